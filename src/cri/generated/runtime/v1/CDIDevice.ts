@@ -1,0 +1,10 @@
+// Original file: proto/api.proto
+
+
+export interface CDIDevice {
+  'name'?: (string);
+}
+
+export interface CDIDevice__Output {
+  'name': (string);
+}

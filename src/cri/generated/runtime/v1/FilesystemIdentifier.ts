@@ -1,0 +1,10 @@
+// Original file: proto/api.proto
+
+
+export interface FilesystemIdentifier {
+  'mountpoint'?: (string);
+}
+
+export interface FilesystemIdentifier__Output {
+  'mountpoint': (string);
+}

@@ -1,0 +1,12 @@
+// Original file: proto/api.proto
+
+
+export interface KeyValue {
+  'key'?: (string);
+  'value'?: (string);
+}
+
+export interface KeyValue__Output {
+  'key': (string);
+  'value': (string);
+}
