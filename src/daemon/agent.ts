@@ -1,0 +1,107 @@
+// The node agent's wiring: the status server first (so /healthz answers from the start), then the runtime
+// connection (retried in the background), then the controllers ("modules"). Each part registers its health
+// checks and its shutdown hook; stop() runs the hooks last-started-first within one deadline.
+import type { Registry } from 'prom-client';
+import type { Logger } from '../observability/logger.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { HealthRegistry } from './health.js';
+import type { DaemonOptions } from './options.js';
+import { RuntimeConnection, type RuntimeHandle } from './runtime-connection.js';
+import { ShutdownHooks, type ShutdownOutcome } from './shutdown.js';
+import { StatusServer, type BoundAddress } from './status-server.js';
+
+/** What a controller of the agent gets when it starts. */
+export interface AgentContext<C extends RuntimeHandle = RuntimeHandle> {
+  options: DaemonOptions;
+  nodeName: string;
+  logger: Logger;
+  metrics: Registry;
+  clock: Clock;
+  /** Checks behind /healthz (and /readyz): add e.g. `nodeImageInformerSynced`. */
+  liveness: HealthRegistry;
+  /** Checks behind /readyz only. */
+  readiness: HealthRegistry;
+  /** Add the controller's stop function here; hooks run last-added-first on SIGTERM. */
+  shutdown: ShutdownHooks;
+  /** The runtime: `await runtime.connected()` before the first CRI call. */
+  runtime: RuntimeConnection<C>;
+}
+
+/** A controller of the agent (image puller, CRR executor, ...). start() must not block on long work. */
+export interface AgentModule<C extends RuntimeHandle = RuntimeHandle> {
+  name: string;
+  start(context: AgentContext<C>): void | Promise<void>;
+}
+
+export interface AgentDependencies<C extends RuntimeHandle> {
+  logger: Logger;
+  metrics: Registry;
+  /** One attempt to connect to the runtime (discovery included). */
+  connectRuntime: () => Promise<C>;
+  clock?: Clock;
+  modules?: ReadonlyArray<AgentModule<C>>;
+  /** Per-check timeout of the health checks (default 3 s). */
+  healthCheckTimeoutMs?: number;
+}
+
+export interface RunningAgent<C extends RuntimeHandle> {
+  address: BoundAddress;
+  context: AgentContext<C>;
+  /** Stop everything (idempotent); the outcome says whether every hook finished in time. */
+  stop(deadlineMs: number): Promise<ShutdownOutcome>;
+}
+
+export async function startAgent<C extends RuntimeHandle>(
+  options: DaemonOptions,
+  deps: AgentDependencies<C>,
+): Promise<RunningAgent<C>> {
+  const clock = deps.clock ?? systemClock;
+  const logger = deps.logger;
+  const healthOptions = { clock, timeoutMs: deps.healthCheckTimeoutMs };
+  const liveness = new HealthRegistry(healthOptions);
+  const readiness = new HealthRegistry(healthOptions);
+  const shutdown = new ShutdownHooks(clock);
+
+  readiness.add('shutdown', () => {
+    if (shutdown.started) throw new Error('the agent is shutting down');
+  });
+
+  const server = new StatusServer({ liveness, readiness, metrics: deps.metrics, logger });
+  const address = await server.listen(options.listen);
+  shutdown.add('status-server', () => server.close());
+  logger.info({ address: address.host, port: address.port }, 'serving /healthz, /readyz and /metrics');
+
+  try {
+    const runtime = new RuntimeConnection<C>({
+      connect: deps.connectRuntime,
+      logger: logger.child({ component: 'runtime' }),
+      clock,
+      registry: deps.metrics,
+    });
+    liveness.add('runtime', runtime.check);
+    shutdown.add('runtime', () => runtime.close());
+    runtime.start();
+
+    const context: AgentContext<C> = {
+      options,
+      nodeName: options.nodeName,
+      logger,
+      metrics: deps.metrics,
+      clock,
+      liveness,
+      readiness,
+      shutdown,
+      runtime,
+    };
+
+    for (const module of deps.modules ?? []) {
+      await module.start({ ...context, logger: logger.child({ component: module.name }) });
+      logger.debug({ module: module.name }, 'started');
+    }
+    return { address, context, stop: (deadlineMs) => shutdown.run(logger, deadlineMs) };
+  } catch (err) {
+    // Whatever started before the failure is stopped before the error goes up.
+    await shutdown.run(logger, 5000);
+    throw err;
+  }
+}

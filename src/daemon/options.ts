@@ -1,0 +1,183 @@
+// The agent's configuration: command-line flags first, then environment variables, then defaults.
+// Every problem is a ConfigError with a one-line message that names the flag or variable, so the
+// entry point can print it and exit 2 instead of crashing.
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter } from 'node:path';
+import { parseArgs } from 'node:util';
+import { logLevelFromEnv } from '../observability/logger.js';
+
+export const DEFAULT_ADDR = ':10221';
+export const DEFAULT_HOST_RUN_DIR = '/hostvarrun';
+
+/** A configuration the agent cannot start with. `message` is one line meant for a human. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export interface ListenAddress {
+  /** Undefined = every interface (Node listens on :: and 0.0.0.0). */
+  host: string | undefined;
+  /** 0 = any free port (tests). */
+  port: number;
+}
+
+export interface DaemonOptions {
+  /** The node this agent serves (NODE_NAME, from the pod's spec.nodeName). */
+  nodeName: string;
+  /** An explicit CRI socket; when unset, the runtime is discovered under hostRunDir. */
+  runtimeSocket: string | undefined;
+  /** Where the host's /var/run is mounted. */
+  hostRunDir: string;
+  /** A kubeconfig file; unset = in-cluster service-account credentials. */
+  kubeconfig: string | undefined;
+  /** Where /healthz, /readyz and /metrics are served. */
+  listen: ListenAddress;
+  logLevel: string;
+}
+
+export type ParsedCommandLine = { kind: 'help' } | { kind: 'run'; options: DaemonOptions };
+
+/** Tells whether a path is a readable regular file; returns a reason when it is not. */
+export type FileCheck = (path: string) => string | undefined;
+
+export const DAEMON_USAGE = `Usage: kruise-daemon [flags]            run the node agent
+       kruise-daemon <command> [args]   run a tool (see Commands)
+
+The node agent of kruise-daemon: runs OpenKruise's node-side controllers for the node NODE_NAME
+against the node's container runtime (CRI) and serves /healthz, /readyz and /metrics.
+
+Flags (a flag wins over its environment variable):
+  --runtime-socket PATH   CRI socket (env RUNTIME_SOCKET); default: discovered under --host-run-dir
+                          (containerd.sock, containerd/containerd.sock, crio.sock, crio/crio.sock,
+                          cri-dockerd.sock, cri-dockerd/cri-dockerd.sock)
+  --host-run-dir DIR      where the host's /var/run is mounted (default ${DEFAULT_HOST_RUN_DIR})
+  --kubeconfig PATH       kubeconfig file (env KUBECONFIG); default: in-cluster service account
+  --addr [HOST]:PORT      health and metrics listener (default ${DEFAULT_ADDR}; port 0 = any free port)
+  -h, --help              print this help
+
+Environment:
+  NODE_NAME               required: the name of this node
+  LOG_LEVEL               fatal, error, warn, info (default), debug, trace or silent
+
+If the runtime does not answer at start, the agent keeps retrying with backoff (1 s up to 30 s) and
+/healthz says why; it does not exit. SIGTERM or SIGINT stop it cleanly (exit 0).
+Exit codes: 0 stopped cleanly, 1 failed while running, 2 bad configuration.`;
+
+const FLAGS = {
+  'runtime-socket': { type: 'string' },
+  'host-run-dir': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  addr: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** Parse the agent's flags and environment. Throws ConfigError for anything it cannot use. */
+export function parseDaemonCommandLine(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  checkFile: FileCheck = readableFileProblem,
+): ParsedCommandLine {
+  const values = parseFlags(argv);
+  if (values.help) return { kind: 'help' };
+
+  const nodeName = (env.NODE_NAME ?? '').trim();
+  if (nodeName === '') {
+    throw new ConfigError('NODE_NAME is not set: the agent must know its node (set it from spec.nodeName)');
+  }
+  if (!isDnsSubdomain(nodeName)) {
+    throw new ConfigError(`NODE_NAME=${JSON.stringify(nodeName)} is not a valid node name (a DNS subdomain)`);
+  }
+
+  const runtimeSocket = nonEmpty('--runtime-socket', values['runtime-socket']) ?? fromEnv(env.RUNTIME_SOCKET);
+  const hostRunDir = nonEmpty('--host-run-dir', values['host-run-dir']) ?? DEFAULT_HOST_RUN_DIR;
+  const listen = parseListenAddress(values.addr ?? DEFAULT_ADDR, '--addr');
+  const kubeconfig = kubeconfigPath(values.kubeconfig, env.KUBECONFIG, checkFile);
+
+  let logLevel: string;
+  try {
+    logLevel = logLevelFromEnv(env);
+  } catch (err) {
+    throw new ConfigError(firstLine(err));
+  }
+
+  return { kind: 'run', options: { nodeName, runtimeSocket, hostRunDir, kubeconfig, listen, logLevel } };
+}
+
+/** Parse `[host]:port` (`:10221`, `127.0.0.1:0`, `[::1]:8080`, `localhost:10221`). */
+export function parseListenAddress(text: string, what = 'address'): ListenAddress {
+  const match = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:[\]]*)):(\d{1,5})$/.exec(text.trim());
+  const bad = (why: string): ConfigError =>
+    new ConfigError(`${what}=${JSON.stringify(text)} ${why}; expected [HOST]:PORT such as :10221 or 127.0.0.1:10221`);
+  if (!match) throw bad('is not HOST:PORT');
+  const port = Number(match[3]);
+  if (port > 65535) throw bad('has a port above 65535');
+  const host = match[1] ?? match[2];
+  if (host === undefined || host === '') return { host: undefined, port };
+  if (match[1] === undefined && !/^[A-Za-z0-9.-]+$/.test(host)) throw bad('has an invalid host');
+  return { host, port };
+}
+
+/** Why a path cannot be read as a file, or undefined when it can. */
+export function readableFileProblem(path: string): string | undefined {
+  try {
+    if (!statSync(path).isFile()) return 'is not a regular file';
+    accessSync(path, constants.R_OK);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'does not exist';
+    if (code === 'EACCES') return 'is not readable';
+    return `cannot be read (${code ?? firstLine(err)})`;
+  }
+}
+
+function parseFlags(argv: readonly string[]) {
+  try {
+    return parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (err) {
+    throw new ConfigError(`${firstLine(err)} (see kruise-daemon --help)`);
+  }
+}
+
+function kubeconfigPath(
+  flag: string | undefined,
+  envValue: string | undefined,
+  checkFile: FileCheck,
+): string | undefined {
+  const fromFlag = nonEmpty('--kubeconfig', flag);
+  if (fromFlag !== undefined) return checkedFile('--kubeconfig', fromFlag, checkFile);
+  const entries = (envValue ?? '').split(delimiter).filter((p) => p !== '');
+  if (entries.length === 0) return undefined;
+  if (entries.length > 1) {
+    throw new ConfigError(
+      `KUBECONFIG names ${entries.length} files; kruise-daemon reads one kubeconfig (pass --kubeconfig PATH)`,
+    );
+  }
+  return checkedFile('KUBECONFIG', entries[0]!, checkFile);
+}
+
+function checkedFile(what: string, path: string, checkFile: FileCheck): string {
+  const problem = checkFile(path);
+  if (problem !== undefined) throw new ConfigError(`${what}=${path}: the kubeconfig file ${problem}`);
+  return path;
+}
+
+function nonEmpty(what: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new ConfigError(`${what} is empty`);
+  return value;
+}
+
+/** An environment variable set to the empty string counts as unset. */
+function fromEnv(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
+}
+
+function isDnsSubdomain(name: string): boolean {
+  return name.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(name);
+}
+
+function firstLine(err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text.split('\n')[0] ?? text;
+}

@@ -1,0 +1,102 @@
+// The agent's HTTP listener: /healthz (liveness checks), /readyz (liveness + readiness checks) and /metrics
+// (the process's private prom-client registry). GET and HEAD only; `?verbose` lists every check.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../observability/logger.js';
+import { combineReports, renderReport, type HealthRegistry } from './health.js';
+import type { ListenAddress } from './options.js';
+
+export interface StatusServerOptions {
+  /** /healthz: the agent works (runtime reachable, informers synced...). */
+  liveness: HealthRegistry;
+  /** /readyz adds these to the liveness checks (e.g. not shutting down). */
+  readiness: HealthRegistry;
+  metrics: Registry;
+  logger: Logger;
+}
+
+export interface BoundAddress {
+  host: string;
+  port: number;
+}
+
+export class StatusServer {
+  private readonly server: Server;
+
+  constructor(private readonly options: StatusServerOptions) {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        options.logger.error({ err, path: req.url }, 'status request failed');
+        if (!res.headersSent) send(res, 500, 'text/plain; charset=utf-8', 'internal error\n');
+        else res.destroy();
+      });
+    });
+    // Probes are tiny: a client that dawdles is cut off rather than holding a socket.
+    this.server.headersTimeout = 10_000;
+    this.server.requestTimeout = 15_000;
+  }
+
+  /** Start listening; resolves with the address actually bound (port 0 = any free port). */
+  listen(address: ListenAddress): Promise<BoundAddress> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: Error): void => reject(err);
+      this.server.once('error', onError);
+      this.server.listen({ host: address.host, port: address.port }, () => {
+        this.server.off('error', onError);
+        this.server.on('error', (err) => this.options.logger.error({ err }, 'status server error'));
+        const bound = this.server.address() as AddressInfo;
+        resolve({ host: bound.address, port: bound.port });
+      });
+    });
+  }
+
+  /** Stop accepting, let requests in flight finish for up to graceMs, then drop what is left. */
+  close(graceMs = 2000): Promise<void> {
+    if (!this.server.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      const force = setTimeout(() => this.server.closeAllConnections(), graceMs);
+      force.unref();
+      this.server.close(() => {
+        clearTimeout(force);
+        resolve();
+      });
+      this.server.closeIdleConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://status.invalid');
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n');
+      return;
+    }
+    const verbose = url.searchParams.has('verbose');
+    switch (url.pathname) {
+      case '/healthz': {
+        const report = await this.options.liveness.run();
+        send(res, report.ok ? 200 : 500, 'text/plain; charset=utf-8', renderReport(report, verbose));
+        return;
+      }
+      case '/readyz': {
+        const [live, ready] = await Promise.all([this.options.liveness.run(), this.options.readiness.run()]);
+        const report = combineReports(live, ready);
+        send(res, report.ok ? 200 : 500, 'text/plain; charset=utf-8', renderReport(report, verbose));
+        return;
+      }
+      case '/metrics': {
+        const body = await this.options.metrics.metrics();
+        send(res, 200, this.options.metrics.contentType, body);
+        return;
+      }
+      default:
+        send(res, 404, 'text/plain; charset=utf-8', 'not found: try /healthz, /readyz or /metrics\n');
+    }
+  }
+}
+
+function send(res: ServerResponse, status: number, contentType: string, body: string): void {
+  res.writeHead(status, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
+  res.end(res.req.method === 'HEAD' ? undefined : body);
+}

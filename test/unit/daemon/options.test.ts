@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import {
+  ConfigError,
+  parseDaemonCommandLine,
+  parseListenAddress,
+  readableFileProblem,
+  type FileCheck,
+} from '../../../src/daemon/options.js';
+
+const env = { NODE_NAME: 'node-1' };
+const allReadable: FileCheck = () => undefined;
+
+function options(argv: string[], extraEnv: NodeJS.ProcessEnv = {}, check: FileCheck = allReadable) {
+  const parsed = parseDaemonCommandLine(argv, { ...env, ...extraEnv }, check);
+  assert.equal(parsed.kind, 'run');
+  return parsed.options;
+}
+
+function configError(argv: string[], envValue: NodeJS.ProcessEnv, check: FileCheck = allReadable): string {
+  try {
+    parseDaemonCommandLine(argv, envValue, check);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+    assert.ok(!err.message.includes('\n'), 'the message is one line');
+    return err.message;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+describe('daemon options', () => {
+  it('has the documented defaults', () => {
+    const o = options([]);
+    assert.deepEqual(o, {
+      nodeName: 'node-1',
+      runtimeSocket: undefined,
+      hostRunDir: '/hostvarrun',
+      kubeconfig: undefined,
+      listen: { host: undefined, port: 10221 },
+      logLevel: 'info',
+    });
+  });
+
+  it('takes flags in both --flag=value and --flag value forms', () => {
+    const o = options([
+      '--runtime-socket=/run/c.sock',
+      '--host-run-dir',
+      '/x',
+      '--addr',
+      '127.0.0.1:0',
+      '--kubeconfig=/k',
+    ]);
+    assert.equal(o.runtimeSocket, '/run/c.sock');
+    assert.equal(o.hostRunDir, '/x');
+    assert.deepEqual(o.listen, { host: '127.0.0.1', port: 0 });
+    assert.equal(o.kubeconfig, '/k');
+  });
+
+  it('prefers a flag over its environment variable and reads the variables otherwise', () => {
+    assert.equal(options([], { RUNTIME_SOCKET: '/env.sock' }).runtimeSocket, '/env.sock');
+    assert.equal(
+      options(['--runtime-socket', '/flag.sock'], { RUNTIME_SOCKET: '/env.sock' }).runtimeSocket,
+      '/flag.sock',
+    );
+    assert.equal(options([], { KUBECONFIG: '/env/kubeconfig' }).kubeconfig, '/env/kubeconfig');
+    assert.equal(options(['--kubeconfig', '/flag'], { KUBECONFIG: '/env' }).kubeconfig, '/flag');
+    assert.equal(options([], { LOG_LEVEL: 'DEBUG' }).logLevel, 'debug');
+  });
+
+  it('treats empty environment variables as unset', () => {
+    const o = options([], { RUNTIME_SOCKET: '', KUBECONFIG: '' });
+    assert.equal(o.runtimeSocket, undefined);
+    assert.equal(o.kubeconfig, undefined);
+  });
+
+  it('answers --help and -h without needing NODE_NAME', () => {
+    assert.deepEqual(parseDaemonCommandLine(['--help'], {}), { kind: 'help' });
+    assert.deepEqual(parseDaemonCommandLine(['-h'], {}), { kind: 'help' });
+  });
+
+  it('requires NODE_NAME and checks it is a node name', () => {
+    assert.match(configError([], {}), /NODE_NAME is not set/);
+    assert.match(configError([], { NODE_NAME: '  ' }), /NODE_NAME is not set/);
+    assert.match(configError([], { NODE_NAME: 'Bad_Name' }), /NODE_NAME="Bad_Name" is not a valid node name/);
+  });
+
+  it('rejects unknown flags, stray arguments, missing values and empty values', () => {
+    assert.match(configError(['--nope'], env), /--nope.*see kruise-daemon --help/);
+    assert.match(configError(['stray'], env), /stray/);
+    assert.match(configError(['--addr'], env), /--addr/);
+    assert.match(configError(['--runtime-socket='], env), /--runtime-socket is empty/);
+  });
+
+  it('rejects a bad LOG_LEVEL naming the allowed ones', () => {
+    assert.match(configError([], { ...env, LOG_LEVEL: 'loud' }), /LOG_LEVEL=loud is not one of .*info/);
+  });
+
+  it('reports an unreadable kubeconfig with the reason from the file check', () => {
+    const missing: FileCheck = () => 'does not exist';
+    assert.equal(
+      configError(['--kubeconfig', '/no/such'], env, missing),
+      '--kubeconfig=/no/such: the kubeconfig file does not exist',
+    );
+    assert.match(
+      configError([], { ...env, KUBECONFIG: '/no/such' }, missing),
+      /^KUBECONFIG=\/no\/such: .*does not exist/,
+    );
+    assert.match(configError([], { ...env, KUBECONFIG: '/a:/b' }), /KUBECONFIG names 2 files.*--kubeconfig/);
+  });
+
+  it('checks kubeconfig files on disk by default', () => {
+    assert.match(configError(['--kubeconfig', '/definitely/not/here'], env, readableFileProblem), /does not exist/);
+    assert.match(configError(['--kubeconfig', '/tmp'], env, readableFileProblem), /is not a regular file/);
+    assert.equal(readableFileProblem('/etc/hostname'), undefined);
+  });
+});
+
+describe('parseListenAddress', () => {
+  const good: Array<[string, { host: string | undefined; port: number }]> = [
+    [':10221', { host: undefined, port: 10221 }],
+    ['0.0.0.0:80', { host: '0.0.0.0', port: 80 }],
+    ['127.0.0.1:0', { host: '127.0.0.1', port: 0 }],
+    ['[::1]:8080', { host: '::1', port: 8080 }],
+    ['localhost:65535', { host: 'localhost', port: 65535 }],
+  ];
+  for (const [text, expected] of good) {
+    it(`accepts ${text}`, () => assert.deepEqual(parseListenAddress(text), expected));
+  }
+
+  for (const text of ['10221', ':', ':port', ':65536', 'host:123456', '::1:80', 'a b:80', 'host:-1', '']) {
+    it(`rejects ${JSON.stringify(text)} with a ConfigError naming the flag`, () => {
+      assert.throws(
+        () => parseListenAddress(text, '--addr'),
+        (err: unknown) => err instanceof ConfigError && err.message.startsWith(`--addr=${JSON.stringify(text)}`),
+      );
+    });
+  }
+});

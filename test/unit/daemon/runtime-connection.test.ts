@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { backoffDelay, RUNTIME_CONNECT_BACKOFF } from '../../../src/daemon/backoff.js';
+import { RuntimeConnection, type RuntimeHandle } from '../../../src/daemon/runtime-connection.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+
+class FakeRuntime implements RuntimeHandle {
+  readonly socketPath = '/run/fake.sock';
+  answering = true;
+  closed = 0;
+  async version(): Promise<unknown> {
+    if (!this.answering) throw new Error('connection refused');
+    return { runtime_name: 'fake' };
+  }
+  close(): void {
+    this.closed++;
+  }
+}
+
+/** connect() that fails `failures` times, then returns the runtime; counts attempts. */
+function flakyConnect(runtime: FakeRuntime, failures: number) {
+  const calls = { count: 0 };
+  const connect = async (): Promise<FakeRuntime> => {
+    calls.count++;
+    if (calls.count <= failures) throw new Error(`no runtime socket under /hostvarrun (attempt ${calls.count})`);
+    return runtime;
+  };
+  return { connect, calls };
+}
+
+async function checkReason(connection: RuntimeConnection<FakeRuntime>): Promise<string | undefined> {
+  try {
+    await connection.check();
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+describe('RuntimeConnection', () => {
+  it('connects at once when the runtime answers, and the check passes', async () => {
+    const runtime = new FakeRuntime();
+    const { connect, calls } = flakyConnect(runtime, 0);
+    const registry = new Registry();
+    const connection = new RuntimeConnection({ connect, logger: silentLogger, clock: new FakeClock(), registry });
+    connection.start();
+    assert.equal(await connection.connected(), runtime);
+    assert.equal(calls.count, 1);
+    assert.equal(await checkReason(connection), undefined);
+    assert.match(await registry.metrics(), /kruise_daemon_runtime_connected 1/);
+    await connection.close();
+    assert.equal(runtime.closed, 1);
+    assert.match(await registry.metrics(), /kruise_daemon_runtime_connected 0/);
+  });
+
+  it('retries with growing delays and says why on the check until the runtime answers', async () => {
+    const clock = new FakeClock();
+    const runtime = new FakeRuntime();
+    const { connect, calls } = flakyConnect(runtime, 3);
+    const connection = new RuntimeConnection({ connect, logger: silentLogger, clock, random: () => 0.5 });
+    connection.start();
+    await flushMicrotasks();
+    assert.equal(calls.count, 1);
+    assert.equal(connection.client, undefined);
+    assert.equal(
+      await checkReason(connection),
+      'no container runtime yet (1 failed attempt, next attempt in 1 s): no runtime socket under /hostvarrun (attempt 1)',
+    );
+
+    await clock.advance(999);
+    assert.equal(calls.count, 1, 'no retry before the first delay (1 s)');
+    await clock.advance(1);
+    assert.equal(calls.count, 2);
+    assert.match((await checkReason(connection))!, /2 failed attempts, next attempt in 2 s/);
+
+    await clock.advance(1999);
+    assert.equal(calls.count, 2, 'the second delay is 2 s');
+    await clock.advance(1);
+    assert.equal(calls.count, 3);
+    await clock.advance(4000);
+    assert.equal(calls.count, 4);
+    assert.equal(connection.client, runtime);
+    assert.equal(await checkReason(connection), undefined);
+    assert.equal(clock.pendingTimers(), 0, 'no more attempts once connected');
+    await connection.close();
+  });
+
+  it('reports a connected runtime that stopped answering', async () => {
+    const runtime = new FakeRuntime();
+    const connection = new RuntimeConnection({ connect: flakyConnect(runtime, 0).connect, logger: silentLogger });
+    connection.start();
+    await connection.connected();
+    runtime.answering = false;
+    assert.equal(await checkReason(connection), 'runtime at /run/fake.sock does not answer: connection refused');
+    runtime.answering = true;
+    assert.equal(await checkReason(connection), undefined);
+    await connection.close();
+  });
+
+  it('close() stops the retries and rejects waiters', async () => {
+    const clock = new FakeClock();
+    const { connect, calls } = flakyConnect(new FakeRuntime(), 1000);
+    const connection = new RuntimeConnection({ connect, logger: silentLogger, clock });
+    connection.start();
+    await flushMicrotasks();
+    const waiting = connection.connected();
+    await connection.close();
+    await assert.rejects(waiting, /closed/);
+    await clock.advance(120_000);
+    assert.equal(calls.count, 1);
+    assert.match((await checkReason(connection))!, /closed/);
+  });
+
+  it('closes a client that arrives after close()', async () => {
+    const runtime = new FakeRuntime();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const connection = new RuntimeConnection({
+      connect: async () => {
+        await gate;
+        return runtime;
+      },
+      logger: silentLogger,
+    });
+    connection.start();
+    const closing = connection.close();
+    release();
+    await closing;
+    assert.equal(runtime.closed, 1);
+    assert.equal(connection.client, undefined);
+  });
+});
+
+describe('backoffDelay', () => {
+  const policy = RUNTIME_CONNECT_BACKOFF;
+  it('doubles from 1 s up to 30 s', () => {
+    const mid = () => 0.5;
+    assert.deepEqual(
+      [1, 2, 3, 4, 5, 6, 7, 50].map((n) => backoffDelay(policy, n, mid)),
+      [1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000],
+    );
+  });
+  it('spreads delays by the jitter and never exceeds the maximum', () => {
+    assert.equal(
+      backoffDelay(policy, 1, () => 0),
+      800,
+    );
+    assert.equal(
+      backoffDelay(policy, 1, () => 1),
+      1200,
+    );
+    assert.equal(
+      backoffDelay(policy, 10, () => 1),
+      30_000,
+    );
+  });
+});
