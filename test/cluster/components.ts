@@ -1,0 +1,145 @@
+// The local cluster is this ordered list of components: up runs them in order (each one's variables are visible
+// to the next through ctx.env) and writes <CLUSTER_DIR>/env; down runs them in reverse. Later components (the API
+// emulator, kubelet-lite) go at the end of clusterComponents().
+import { existsSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import type { ClusterComponent, ClusterContext } from './component.js';
+import { readEnvFile, writeEnvFile } from './env-file.js';
+import { clusterPaths } from './paths.js';
+import { hasStatus, type ComponentStatus } from './runtime/component-status.js';
+import { containerd } from './runtime/containerd.js';
+import { withDirLock } from './runtime/dir-lock.js';
+import { ClusterError, errorMessage, PrerequisiteError } from './runtime/errors.js';
+import { hostPackages } from './runtime/host-packages.js';
+import { mountsUnder } from './runtime/mounts.js';
+import { podNetwork } from './runtime/pod-network.js';
+import { registries } from './runtime/registries.js';
+import { testImages } from './runtime/test-images.js';
+
+export const MAX_NODE_COUNT = 50;
+const LOCK_TIMEOUT_MS = 15 * 60_000;
+
+/** The components of the local cluster, in start order. */
+export function clusterComponents(): ClusterComponent[] {
+  return [hostPackages(), registries(), testImages(), podNetwork(), containerd()];
+}
+
+export interface ClusterRunOptions {
+  dir: string;
+  log: (message: string) => void;
+  /** Defaults to clusterComponents(). */
+  components?: ClusterComponent[];
+}
+
+export interface UpOptions extends ClusterRunOptions {
+  /** Nodes kubelet-lite runs (NODE_COUNT); default: the running cluster's, else 1. */
+  nodeCount?: number;
+}
+
+export interface DownOptions extends ClusterRunOptions {
+  /** Also delete the cluster directory (images, registry data, containerd content, allocations). */
+  purge?: boolean;
+}
+
+export function parseNodeCount(text: string): number {
+  const count = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(count) || count < 1 || count > MAX_NODE_COUNT) {
+    throw new Error(`--nodes must be a whole number from 1 to ${MAX_NODE_COUNT}, got ${JSON.stringify(text)}`);
+  }
+  return count;
+}
+
+function context(dir: string, env: Record<string, string>, log: (message: string) => void): ClusterContext {
+  return { dir, env, log };
+}
+
+function checkVariables(component: string, vars: Record<string, string>): void {
+  for (const [key, value] of Object.entries(vars)) {
+    if (typeof value !== 'string') throw new ClusterError(`component ${component} returned a non-string ${key}`);
+  }
+}
+
+/** Bring the cluster up (idempotent) and write <dir>/env; returns the variables written. */
+export async function upCluster(options: UpOptions): Promise<Record<string, string>> {
+  const paths = clusterPaths(options.dir);
+  await mkdir(paths.runDir, { recursive: true });
+  await mkdir(paths.logDir, { recursive: true });
+  if (!existsSync(paths.marker)) {
+    await writeFile(paths.marker, 'A kruise-daemon local cluster (test infrastructure): see test/cluster/README.md\n');
+  }
+  return withDirLock(`${paths.runDir}/lock`, LOCK_TIMEOUT_MS, async () => {
+    const previous = await readEnvFile(paths.envFile).catch(() => undefined);
+    const nodeCount = options.nodeCount ?? parseNodeCount(previous?.NODE_COUNT ?? '1');
+    const env: Record<string, string> = { CLUSTER_DIR: paths.dir, NODE_COUNT: String(nodeCount) };
+    const ctx = context(paths.dir, env, options.log);
+    for (const component of options.components ?? clusterComponents()) {
+      const started = Date.now();
+      let vars: Record<string, string>;
+      try {
+        vars = await component.up(ctx);
+      } catch (err) {
+        if (err instanceof PrerequisiteError) throw err;
+        throw new ClusterError(`up: component ${component.name} failed: ${errorMessage(err)}`, { cause: err });
+      }
+      checkVariables(component.name, vars);
+      Object.assign(env, vars);
+      options.log(`${component.name}: ready (${Date.now() - started} ms)`);
+    }
+    await writeEnvFile(
+      paths.envFile,
+      env,
+      `kruise-daemon local cluster (test infrastructure). Use: source ${paths.envFile}\nWritten by 'up'; removed by 'down'.`,
+    );
+    return env;
+  });
+}
+
+/** Stop everything up started (reverse order); succeeds when nothing runs. Errors are collected, then thrown. */
+export async function downCluster(options: DownOptions): Promise<void> {
+  const paths = clusterPaths(options.dir);
+  if (!existsSync(paths.dir)) return;
+  if (!existsSync(paths.marker)) {
+    throw new ClusterError(`${paths.dir} was not made by this tooling (no ${paths.marker}); not touching it`);
+  }
+  await mkdir(paths.runDir, { recursive: true });
+  await withDirLock(`${paths.runDir}/lock`, LOCK_TIMEOUT_MS, async () => {
+    const env = (await readEnvFile(paths.envFile).catch(() => undefined)) ?? { CLUSTER_DIR: paths.dir };
+    const ctx = context(paths.dir, env, options.log);
+    const failures: string[] = [];
+    for (const component of [...(options.components ?? clusterComponents())].reverse()) {
+      try {
+        await component.down(ctx);
+      } catch (err) {
+        failures.push(`${component.name}: ${errorMessage(err)}`);
+      }
+    }
+    await rm(paths.envFile, { force: true });
+    if (failures.length > 0) throw new ClusterError(`down: ${failures.join('; ')}`);
+  });
+  if (options.purge) {
+    const mounts = await mountsUnder(paths.dir);
+    if (mounts.length > 0) {
+      throw new ClusterError(`not purging ${paths.dir}: still mounted below it: ${mounts.join(', ')}`);
+    }
+    await rm(paths.dir, { recursive: true, force: true });
+    options.log(`purged ${paths.dir}`);
+  }
+}
+
+/** Health of every component that reports it, plus whether the env file is there. */
+export async function clusterStatus(options: ClusterRunOptions): Promise<ComponentStatus[]> {
+  const paths = clusterPaths(options.dir);
+  const env = (await readEnvFile(paths.envFile).catch(() => undefined)) ?? { CLUSTER_DIR: paths.dir };
+  const ctx = context(paths.dir, env, options.log);
+  const statuses: ComponentStatus[] = [{ name: 'env', healthy: existsSync(paths.envFile), detail: paths.envFile }];
+  for (const component of options.components ?? clusterComponents()) {
+    if (hasStatus(component)) statuses.push(...(await component.status(ctx)));
+  }
+  return statuses;
+}
+
+/** Is the cluster in `dir` fully up (env file written and every component with a status healthy)? */
+export async function isClusterUp(options: ClusterRunOptions): Promise<boolean> {
+  if (!existsSync(clusterPaths(options.dir).envFile)) return false;
+  return (await clusterStatus(options)).every((status) => status.healthy);
+}

@@ -1,0 +1,94 @@
+// Component "host-packages": the Debian packages the local cluster runs on. As root on Debian it installs what
+// is missing (apt-get update first, only then); anywhere else it says what is needed (PrerequisiteError, exit 2).
+import { existsSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ClusterComponent, ClusterContext } from '../component.js';
+import { clusterPaths } from '../paths.js';
+import { PrerequisiteError } from './errors.js';
+import { run } from './exec.js';
+
+/** Debian package -> a file it installs that the cluster uses. */
+export const REQUIRED_PACKAGES: Readonly<Record<string, string>> = {
+  containerd: '/usr/bin/containerd',
+  runc: '/usr/sbin/runc',
+  'containernetworking-plugins': '/usr/lib/cni/bridge',
+  'docker-registry': '/usr/bin/docker-registry',
+  skopeo: '/usr/bin/skopeo',
+  umoci: '/usr/bin/umoci',
+  'busybox-static': '/bin/busybox',
+  'apache2-utils': '/usr/bin/htpasswd',
+  iproute2: '/usr/sbin/ip',
+  iptables: '/usr/sbin/iptables',
+};
+
+export function isDebian(): boolean {
+  return existsSync('/etc/debian_version') && existsSync('/usr/bin/apt-get') && existsSync('/usr/bin/dpkg-query');
+}
+
+/** Packages of `names` that dpkg does not report as installed. */
+export async function missingPackages(names: readonly string[]): Promise<string[]> {
+  // dpkg-query exits 1 when some name is unknown, but still prints the others.
+  const result = await run('dpkg-query', ['-W', '-f=${Package} ${Status}\\n', ...names]);
+  const installed = new Set(
+    result.stdout
+      .split('\n')
+      .filter((line) => line.endsWith(' install ok installed'))
+      .map((line) => line.split(' ')[0]),
+  );
+  return names.filter((name) => !installed.has(name));
+}
+
+async function aptGet(args: string[], logFile: string): Promise<void> {
+  const result = await run('apt-get', ['-o', 'DPkg::Lock::Timeout=300', ...args], {
+    env: { DEBIAN_FRONTEND: 'noninteractive' },
+    timeoutMs: 900_000,
+  });
+  await appendFile(logFile, `$ apt-get ${args.join(' ')}\n${result.stdout}${result.stderr}\n`);
+  if (result.code !== 0) {
+    throw new PrerequisiteError(
+      `apt-get ${args[0]} failed (exit ${String(result.code)}); see ${logFile}. ` +
+        `Install by hand: apt-get install ${Object.keys(REQUIRED_PACKAGES).join(' ')}`,
+    );
+  }
+}
+
+export function hostPackages(): ClusterComponent {
+  return {
+    name: 'host-packages',
+    async up(ctx: ClusterContext) {
+      const names = Object.keys(REQUIRED_PACKAGES);
+      if (process.getuid?.() !== 0) {
+        throw new PrerequisiteError(
+          `the local cluster needs root (it runs containerd, creates a bridge and mounts); ` +
+            `run as root on Debian 12, where it installs: ${names.join(' ')}`,
+        );
+      }
+      if (!isDebian()) {
+        const absent = Object.entries(REQUIRED_PACKAGES).filter(([, file]) => !existsSync(file));
+        if (absent.length > 0) {
+          throw new PrerequisiteError(
+            `not a Debian machine, so nothing is installed automatically; missing: ` +
+              absent.map(([pkg, file]) => `${file} (Debian package ${pkg})`).join(', '),
+          );
+        }
+        return {};
+      }
+      const missing = await missingPackages(names);
+      if (missing.length > 0) {
+        const logFile = join(clusterPaths(ctx.dir).logDir, 'apt.log');
+        ctx.log(`installing Debian packages: ${missing.join(' ')} (log: ${logFile})`);
+        await aptGet(['update', '-q'], logFile);
+        await aptGet(['install', '-y', '-q', '--no-install-recommends', ...missing], logFile);
+        const stillMissing = await missingPackages(missing);
+        if (stillMissing.length > 0) {
+          throw new PrerequisiteError(`packages still missing after apt-get install: ${stillMissing.join(' ')}`);
+        }
+      }
+      return {};
+    },
+    async down() {
+      // packages stay installed
+    },
+  };
+}
