@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import { Informer } from '../../../src/kube/informer/informer.js';
+import { byLabel, byNamespace } from '../../../src/kube/informer/store.js';
+import { kubeMetrics } from '../../../src/kube/metrics.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import { createRegistry } from '../../../src/observability/metrics.js';
+import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeListWatcher, gone, serverError } from './support/fake-list-watcher.js';
+
+function record(informer: Informer<KubeObject>): string[] {
+  const log: string[] = [];
+  informer.addHandlers({
+    onAdd: (o) => log.push(`add ${o.metadata?.name}@${o.metadata?.resourceVersion}`),
+    onUpdate: (a, b) =>
+      log.push(`update ${b.metadata?.name}@${a.metadata?.resourceVersion}->${b.metadata?.resourceVersion}`),
+    onDelete: (o) => log.push(`delete ${o.metadata?.name}`),
+  });
+  return log;
+}
+
+function setup(options: { idleTimeoutMs?: number } = {}) {
+  const clock = new FakeClock(0);
+  const lw = new FakeListWatcher();
+  const registry = createRegistry();
+  const metrics = kubeMetrics(registry, 'test_');
+  const informer = new Informer<KubeObject>(CoreResources.pods, lw, {
+    clock,
+    metrics,
+    random: () => 0,
+    indexers: { namespace: byNamespace, app: byLabel('app') },
+    ...options,
+  });
+  return { clock, lw, informer, metrics, log: record(informer) };
+}
+
+async function settle(): Promise<void> {
+  await flushMicrotasks(10);
+}
+
+describe('Informer', () => {
+  let stop: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await stop?.();
+    stop = undefined;
+  });
+
+  it('lists, syncs, then watches with bookmarks from the list resourceVersion', async () => {
+    const { lw, informer, log } = setup();
+    lw.upsert('a');
+    lw.upsert('b');
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    assert.ok(informer.hasSynced());
+    assert.deepEqual(log, ['add a@101', 'add b@102']);
+    assert.equal(lw.lists[0]!.resourceVersion, '0', 'first list may be served from the cache');
+    await settle();
+    assert.equal(lw.current.opts.resourceVersion, '102');
+    assert.equal(lw.current.opts.allowWatchBookmarks, true);
+    assert.ok(lw.current.opts.timeoutSeconds! >= 300 && lw.current.opts.timeoutSeconds! <= 600);
+  });
+
+  it('applies events, ignores a repeated resourceVersion, and follows bookmarks', async () => {
+    const { lw, informer, log } = setup();
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    await settle();
+    const added = lw.upsert('a', { labels: { app: 'web' } });
+    lw.current.push(added);
+    lw.current.push(added);
+    lw.current.push(lw.upsert('a', { labels: { app: 'db' } }));
+    lw.current.push({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '150' } } });
+    await settle();
+    assert.deepEqual(log, ['add a@101', 'update a@101->102']);
+    assert.equal(informer.resourceVersion, '150');
+    assert.deepEqual(
+      informer.store.byIndex('app', 'db').map((o) => o.metadata?.name),
+      ['a'],
+    );
+    assert.deepEqual(informer.store.byIndex('app', 'web'), []);
+    assert.equal(informer.store.byIndex('namespace', 'ns').length, 1);
+    lw.current.push(lw.remove('a'));
+    await settle();
+    assert.deepEqual(log.slice(2), ['delete a']);
+    assert.equal(informer.store.size, 0);
+  });
+
+  it('a stream that ends at once with nothing in it backs off instead of spinning', async () => {
+    const { clock, lw, informer } = setup();
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    await settle();
+    lw.current.end();
+    await settle();
+    assert.equal(lw.watches.length, 1);
+    await clock.advance(1000);
+    assert.equal(lw.watches.length, 2);
+  });
+
+  it('a closed stream resumes from the last resourceVersion without a relist', async () => {
+    const { clock, lw, informer, metrics } = setup();
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    await settle();
+    lw.current.push(lw.upsert('a'));
+    await settle();
+    for (let i = 0; i < 3; i++) {
+      await clock.advance(1000);
+      lw.current.end();
+      await settle();
+    }
+    assert.equal(lw.lists.length, 1);
+    assert.equal(lw.watches.length, 4);
+    assert.ok(lw.watches.slice(1).every((w) => w.opts.resourceVersion === '101'));
+    const restarts = (await metrics.watchRestarts.get()).values.find((v) => v.labels.reason === 'closed');
+    assert.equal(restarts?.value, 3);
+  });
+
+  it('410 Gone relists and hands over the difference once', async () => {
+    const { lw, informer, log, metrics } = setup();
+    lw.upsert('keep');
+    lw.upsert('change');
+    lw.upsert('drop');
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    await settle();
+    // Changes the informer misses while its watch is broken:
+    lw.upsert('change');
+    lw.remove('drop');
+    lw.upsert('new');
+    lw.current.fail(gone());
+    await settle();
+    assert.equal(lw.lists.length, 2);
+    assert.equal(lw.lists[1]!.resourceVersion, undefined, 'after 410 the list is a fresh consistent read');
+    assert.deepEqual(log.slice(3).sort(), ['add new@106', 'delete drop', 'update change@102->104']);
+    assert.equal(lw.current.opts.resourceVersion, '106');
+    const relists = (await metrics.relists.get()).values.map((v) => [v.labels.reason, v.value]);
+    assert.deepEqual(relists.sort(), [
+      ['gone', 1],
+      ['initial', 1],
+    ]);
+  });
+
+  it('other watch failures back off 1 s, 2 s, 4 s and never relist', async () => {
+    const { clock, lw, informer } = setup();
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    await settle();
+    lw.watchErrors = [serverError(), serverError(), serverError()];
+    const openedAt: number[] = [];
+    const before = lw.watches.length;
+    lw.current.fail(serverError());
+    for (let t = 0; t < 20_000; t += 100) {
+      await clock.advance(100);
+      while (openedAt.length < lw.watches.length - before) openedAt.push(clock.now());
+    }
+    assert.equal(lw.lists.length, 1);
+    assert.equal(lw.watches.length - before, 1, 'one stream opened after the failures');
+    // failure of the open stream, then three refused opens: waits 1, 2, 4, 8 s before the next open.
+    assert.ok(openedAt[0]! >= 15_000 && openedAt[0]! <= 15_100, `opened at ${openedAt[0]}`);
+  });
+
+  it('an idle stream is reopened from the same resourceVersion', async () => {
+    const { clock, lw, informer } = setup({ idleTimeoutMs: 60_000 });
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    await settle();
+    await clock.advance(30_000);
+    lw.current.push({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '120' } } });
+    await clock.advance(59_000);
+    assert.equal(lw.watches.length, 1, 'events and bookmarks keep it alive');
+    await clock.advance(1_000);
+    await settle();
+    assert.equal(lw.watches.length, 2);
+    assert.ok(lw.watches[0]!.closed);
+    assert.equal(lw.current.opts.resourceVersion, '120');
+    assert.equal(lw.lists.length, 1);
+  });
+
+  it('a failed first list backs off and retries; handlers added late get the cache replayed', async () => {
+    const { clock, lw, informer } = setup();
+    lw.upsert('a');
+    lw.listErrors = [serverError()];
+    informer.start();
+    stop = () => informer.stop();
+    await settle();
+    assert.equal(informer.hasSynced(), false);
+    await clock.advance(1000);
+    await informer.synced;
+    const late: string[] = [];
+    informer.addHandlers({ onAdd: (o) => late.push(o.metadata!.name!) });
+    assert.deepEqual(late, ['a']);
+  });
+
+  it('a throwing handler does not stop the others', async () => {
+    const { lw, informer, log } = setup();
+    informer.addHandlers({
+      onAdd: () => {
+        throw new Error('handler bug');
+      },
+    });
+    lw.upsert('a');
+    informer.start();
+    stop = () => informer.stop();
+    await informer.synced;
+    assert.deepEqual(log, ['add a@101']);
+  });
+
+  it('synced rejects when stopped before syncing', async () => {
+    const { lw, informer } = setup();
+    lw.listErrors = [serverError()];
+    informer.start();
+    await settle();
+    await informer.stop();
+    await assert.rejects(informer.synced, /stopped before it synced/);
+  });
+});
