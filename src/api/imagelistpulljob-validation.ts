@@ -1,0 +1,59 @@
+// ImageListPullJob validation: OpenKruise's webhook rules and messages, as field errors.
+// (No deadline-versus-timeout check and no pullSecrets immutability, as OpenKruise.) Never throws.
+
+import { MAX_IMAGES_PER_IMAGE_LIST_PULL_JOB } from './constants.js';
+import { fieldError, isObject, jsonTypeName, typeError } from './field-checks.js';
+import { indexPath, type FieldError } from './field-errors.js';
+import { validateImageReference } from './image-reference.js';
+import {
+  validateCompletionPolicy,
+  validateParallelism,
+  validateSelectors,
+  validateTemplateShapes,
+} from './job-template-validation.js';
+
+export function validateImageListPullJob(job: unknown): FieldError[] {
+  if (!isObject(job)) {
+    return [
+      fieldError('FieldValueTypeInvalid', '<nil>', `ImageListPullJob must be an object, got ${jsonTypeName(job)}`),
+    ];
+  }
+  const spec = job['spec'];
+  if (!isObject(spec)) {
+    return [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')];
+  }
+  const errors: FieldError[] = [];
+  errors.push(...validateSelectors(spec));
+  errors.push(...validateImages(spec['images']));
+  errors.push(...validateParallelism(spec['parallelism']));
+  errors.push(...validateTemplateShapes(spec));
+  errors.push(...validateCompletionPolicy(spec));
+  return errors;
+}
+
+function validateImages(images: unknown): FieldError[] {
+  const shapeError = typeError('spec.images', images, 'array');
+  if (shapeError) return [shapeError];
+  if (!Array.isArray(images) || images.length === 0) {
+    return [fieldError('FieldValueRequired', 'spec.images', 'image can not be empty')];
+  }
+  const errors: FieldError[] = [];
+  if (images.length > MAX_IMAGES_PER_IMAGE_LIST_PULL_JOB) {
+    errors.push(
+      fieldError(
+        'FieldValueTooMany',
+        'spec.images',
+        `the maximum number of images cannot > ${MAX_IMAGES_PER_IMAGE_LIST_PULL_JOB}`,
+      ),
+    );
+  }
+  const seen = new Set<unknown>();
+  images.forEach((image: unknown, index) => {
+    const path = indexPath('spec.images', index);
+    if (seen.has(image)) errors.push(fieldError('FieldValueDuplicate', path, 'images cannot have duplicate values'));
+    seen.add(image);
+    const problem = validateImageReference(image);
+    if (problem) errors.push(fieldError('FieldValueInvalid', path, `invalid image ${String(image)}: ${problem}`));
+  });
+  return errors;
+}

@@ -1,0 +1,84 @@
+// ImagePullJob validation: OpenKruise's webhook rules and messages, as field errors. Pass the stored
+// object as `oldObject` on update (spec.pullSecrets is immutable). Takes raw input; never throws.
+
+import { DEFAULT_PULL_TIMEOUT_SECONDS } from './constants.js';
+import { fieldError, isObject, jsonTypeName, optionalInteger, typeError } from './field-checks.js';
+import type { FieldError } from './field-errors.js';
+import { validateImageReference } from './image-reference.js';
+import {
+  validateCompletionPolicy,
+  validateParallelism,
+  validateSelectors,
+  validateTemplateShapes,
+} from './job-template-validation.js';
+
+export interface JobValidationOptions {
+  /** The object before this update; absent on create. */
+  oldObject?: unknown;
+}
+
+export function validateImagePullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
+  if (!isObject(job)) {
+    return [fieldError('FieldValueTypeInvalid', '<nil>', `ImagePullJob must be an object, got ${jsonTypeName(job)}`)];
+  }
+  const spec = job['spec'];
+  if (!isObject(spec)) {
+    return [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')];
+  }
+  const errors: FieldError[] = [];
+
+  if (options.oldObject !== undefined) {
+    const oldSpec = isObject(options.oldObject) ? options.oldObject['spec'] : undefined;
+    const oldSecrets = isObject(oldSpec) ? oldSpec['pullSecrets'] : undefined;
+    if (!sameStringList(oldSecrets, spec['pullSecrets'])) {
+      errors.push(fieldError('FieldValueForbidden', 'spec.pullSecrets', 'spec.pullSecrets is immutable'));
+    }
+  }
+
+  errors.push(...validateSelectors(spec));
+
+  const image = spec['image'];
+  const imageError = typeError('spec.image', image, 'string');
+  if (imageError) errors.push(imageError);
+  else if (image === undefined || image === null || image === '') {
+    errors.push(fieldError('FieldValueRequired', 'spec.image', 'image can not be empty'));
+  } else {
+    const problem = validateImageReference(image);
+    if (problem)
+      errors.push(fieldError('FieldValueInvalid', 'spec.image', `invalid image ${String(image)}: ${problem}`));
+  }
+
+  errors.push(...validateParallelism(spec['parallelism']));
+  errors.push(...validateTemplateShapes(spec));
+  errors.push(...validateCompletionPolicy(spec));
+  errors.push(...validateDeadlineVersusTimeout(spec));
+  return errors;
+}
+
+/** With type Always, a deadline shorter than one pull attempt's timeout (default 600) can never be met. */
+function validateDeadlineVersusTimeout(spec: Record<string, unknown>): FieldError[] {
+  const completion = spec['completionPolicy'];
+  if (!isObject(completion)) return [];
+  const type = completion['type'];
+  if (type !== undefined && type !== null && type !== '' && type !== 'Always') return [];
+  const deadline = optionalInteger(completion['activeDeadlineSeconds']);
+  if (deadline === undefined) return [];
+  const pullPolicy = spec['pullPolicy'];
+  const timeout =
+    (isObject(pullPolicy) ? optionalInteger(pullPolicy['timeoutSeconds']) : undefined) ?? DEFAULT_PULL_TIMEOUT_SECONDS;
+  if (timeout <= deadline) return [];
+  return [
+    fieldError(
+      'FieldValueInvalid',
+      'spec.completionPolicy.activeDeadlineSeconds',
+      'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)',
+    ),
+  ];
+}
+
+/** Equal as lists of strings, treating missing and empty as the same. */
+function sameStringList(a: unknown, b: unknown): boolean {
+  const left = Array.isArray(a) ? a : [];
+  const right = Array.isArray(b) ? b : [];
+  return left.length === right.length && left.every((value, index) => value === right[index]);
+}

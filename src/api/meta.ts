@@ -1,0 +1,88 @@
+// The small part of meta/v1 that apps.kruise.io objects embed, as it travels on the wire (JSON).
+// Times are RFC 3339 strings, never Date objects. Full core kinds (Pod, Node, ...) come from core.ts.
+
+/** RFC 3339 time as the API serializes metav1.Time, e.g. `2024-05-01T10:00:00Z`. */
+export type Time = string;
+
+/** An integer or a string (`intstr.IntOrString`), e.g. a parallelism of `2` or `"2"`. */
+export type IntOrString = number | string;
+
+export interface TypeMeta {
+  apiVersion?: string;
+  kind?: string;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+/** core/v1 ObjectReference (NodeImage tags point at the ImagePullJobs that want them with these). */
+export interface ObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  resourceVersion?: string;
+  fieldPath?: string;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: Time;
+  deletionTimestamp?: Time;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+}
+
+export interface ListMeta {
+  resourceVersion?: string;
+  continue?: string;
+  remainingItemCount?: number;
+}
+
+/** metav1.Condition. */
+export interface Condition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  observedGeneration?: number;
+  lastTransitionTime: Time;
+  reason: string;
+  message: string;
+}
+
+export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: LabelSelectorOperator;
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+/** Any object of a kind served by the API: type meta plus object meta. */
+export interface KubeObject extends TypeMeta {
+  metadata: ObjectMeta;
+}
+
+export interface KubeList<T> extends TypeMeta {
+  metadata: ListMeta;
+  items: T[];
+}

@@ -1,0 +1,55 @@
+// PersistentPodState (apps.kruise.io v1alpha1, namespaced): where each pod of a StatefulSet ran, so a
+// recreated pod can be pinned back to its node/zone (and get its reserved IP back).
+
+import type { ObjectMeta } from './meta.js';
+
+export type PersistentPodStateRetentionPolicy = 'WhenScaled' | 'WhenDeleted';
+
+export interface TargetReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+}
+
+export interface PersistentPodAnnotation {
+  key: string;
+}
+
+/** Node label keys (v1alpha1 name `nodeTopologyKeys`; v1beta1 renames it `keys`). */
+export interface NodeTopologyTerm {
+  nodeTopologyKeys: string[];
+}
+
+export interface PreferredTopologyTerm {
+  weight: number;
+  preference: NodeTopologyTerm;
+}
+
+export interface PersistentPodStateSpec {
+  targetRef: TargetReference;
+  persistentPodAnnotations?: PersistentPodAnnotation[];
+  requiredPersistentTopology?: NodeTopologyTerm;
+  preferredPersistentTopology?: PreferredTopologyTerm[];
+  /** Empty means `WhenScaled`. */
+  persistentPodStateRetentionPolicy?: PersistentPodStateRetentionPolicy;
+}
+
+export interface PodState {
+  nodeName?: string;
+  nodeTopologyLabels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+export interface PersistentPodStateStatus {
+  observedGeneration: number;
+  /** Key = pod name. */
+  podStates?: Record<string, PodState>;
+}
+
+export interface PersistentPodState {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: PersistentPodStateSpec;
+  status?: PersistentPodStateStatus;
+}
