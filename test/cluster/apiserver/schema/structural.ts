@@ -6,7 +6,8 @@
 // defaults that do not validate or are not pruned). Each problem is one line in kube's wording:
 // `properties[spec].type: Required value: must not be empty for specified object fields`.
 
-import { forbidden, invalid, notSupported, required, type SchemaError } from './errors.js';
+import type { FieldError } from '../../../../src/api/field-errors.js';
+import { forbidden, invalid, notSupported, publicError, required, type SchemaError } from './errors.js';
 import { pruneUnknownFields } from './prune.js';
 import { formatPath, isJsonObject, type FieldPath, type JSONSchemaProps } from './types.js';
 import { compilePattern, isIntOrStringAnyOf, validateValue } from './validate.js';
@@ -28,6 +29,11 @@ interface Context {
  * `basePath` prefixes every path (e.g. `spec.versions[0].schema.openAPIV3Schema`).
  */
 export function checkStructural(schema: unknown, basePath = ''): string[] {
+  return checkStructuralErrors(schema, basePath).map((p) => `${p.field}: ${p.message}`);
+}
+
+/** The same problems as field errors (type, field, message as kube words them), sorted like kube sorts them. */
+export function checkStructuralErrors(schema: unknown, basePath = ''): FieldError[] {
   const base: FieldPath = basePath === '' ? [] : [{ field: basePath }];
   const problems: SchemaError[] = [];
   if (!isJsonObject(schema)) {
@@ -35,7 +41,8 @@ export function checkStructural(schema: unknown, basePath = ''): string[] {
   } else {
     checkNode(schema as JSONSchemaProps, base, 'root', { insideResourceMeta: false }, problems);
   }
-  return problems.map((p) => `${p.field}: ${p.message}`).sort();
+  const line = (p: SchemaError): string => `${p.field}: ${p.message}`;
+  return problems.sort((a, b) => (line(a) < line(b) ? -1 : line(a) > line(b) ? 1 : 0)).map(publicError);
 }
 
 function checkNode(s: JSONSchemaProps, path: FieldPath, level: Level, ctx: Context, out: SchemaError[]): void {
