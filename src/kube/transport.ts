@@ -40,13 +40,21 @@ export interface HttpTransportOptions {
   userAgent?: string;
   /** Default request timeout (ms), 30 s. */
   timeoutMs?: number;
-  /** Sockets kept per host (default 16). */
+  /** Most sockets open at once (default: no limit; every watch holds one). Idle sockets kept: 4. */
   maxSockets?: number;
 }
 
 export class RequestTimeoutError extends Error {
   override readonly name = 'RequestTimeoutError';
 }
+
+class StaleConnectionError extends Error {
+  constructor(override readonly cause: Error) {
+    super(cause.message);
+  }
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
 export const DEFAULT_USER_AGENT = 'kruise-daemon/0.1.0 (linux) node-kube-light';
 
@@ -67,7 +75,8 @@ export class HttpTransport implements Transport {
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     const common = {
       keepAlive: true,
-      maxSockets: options.maxSockets ?? 16,
+      // No cap by default: each open watch holds a socket, and requests must never queue behind watches.
+      maxSockets: options.maxSockets ?? Infinity,
       maxFreeSockets: 4,
       scheduling: 'lifo' as const,
     };
@@ -111,11 +120,26 @@ export class HttpTransport implements Transport {
 
   /** Send; on 401 with a token that may have rotated, read the token afresh and send once more. */
   private async withAuthRetry(req: HttpRequest): Promise<HttpStream> {
-    const first = await this.send(req);
+    const first = await this.sendOnFreshSocketIfStale(req);
     if (first.status !== 401 || this.connection.auth.kind !== 'token') return first;
     first.body.resume();
     this.connection.auth.source.invalidate();
-    return await this.send(req);
+    return await this.sendOnFreshSocketIfStale(req);
+  }
+
+  /**
+   * A kept-alive socket the server has closed (a restart, an idle timeout) fails at once with ECONNRESET; the request
+   * never reached the server, so an idempotent one is sent again (Node's documented pattern, as Go's transport does).
+   */
+  private async sendOnFreshSocketIfStale(req: HttpRequest): Promise<HttpStream> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.send(req);
+      } catch (err) {
+        if (!(err instanceof StaleConnectionError)) throw err;
+        if (!IDEMPOTENT.has(req.method) || attempt >= 3) throw err.cause;
+      }
+    }
   }
 
   private async send(req: HttpRequest): Promise<HttpStream> {
@@ -173,7 +197,12 @@ export class HttpTransport implements Transport {
       });
       request.on('error', (err) => {
         finish();
-        if (!settled) reject(err);
+        if (settled) return;
+        if (request.reusedSocket && (err as NodeJS.ErrnoException).code === 'ECONNRESET') {
+          reject(new StaleConnectionError(err));
+        } else {
+          reject(err);
+        }
       });
       if (req.body !== undefined) request.end(req.body);
       else request.end();

@@ -45,6 +45,8 @@ export interface InformerHandlers<T> {
 }
 
 export interface InformerOptions<T extends KubeObject> extends Selection {
+  /** Names this informer in logs and metric labels (default: the resource, e.g. "pods"). */
+  name?: string;
   clock?: Clock;
   logger?: Logger;
   metrics?: KubeMetrics;
@@ -88,7 +90,7 @@ export class Informer<T extends KubeObject> {
   private counters = { lists: 0, watches: 0 };
 
   constructor(rt: ResourceType, source: KubeClient | ListWatcher<T>, options: InformerOptions<T> = {}) {
-    this.resource = resourceLabel(rt);
+    this.resource = options.name ?? resourceLabel(rt);
     this.lw = 'transport' in source ? listWatcherFor<T>(source, rt, options) : source;
     this.clock = options.clock ?? systemClock;
     this.logger = (options.logger ?? silentLogger).child({ informer: this.resource });

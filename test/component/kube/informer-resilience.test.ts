@@ -2,6 +2,7 @@
 // window compacted (410 → relist), a 20 s outage, a restart. In each the cache ends equal to the server's state and
 // the handlers are told every change once.
 import assert from 'node:assert/strict';
+import { isAlreadyExists, isNotFound } from '../../../src/kube/errors.js';
 import { Informer } from '../../../src/kube/informer/informer.js';
 import { kubeMetrics, type KubeMetrics } from '../../../src/kube/metrics.js';
 import { objectKey, type KubeObject } from '../../../src/kube/object.js';
@@ -24,7 +25,10 @@ async function churn(client: KubeClient, ops: number, seed: number): Promise<Del
     const key = `${NS}/${name}`;
     const existing = await client
       .get<KubeObject & { data?: Record<string, string> }>(CoreResources.configMaps, name, { namespace: NS })
-      .catch(() => undefined);
+      .catch((err: unknown) => {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      });
     if (!existing) {
       const o = await client.create(CoreResources.configMaps, {
         metadata: { name, namespace: NS, labels: { app: 'churn' } },
@@ -47,7 +51,9 @@ async function churn(client: KubeClient, ops: number, seed: number): Promise<Del
   // An object outside the selection never reaches the informer.
   await client
     .create(CoreResources.configMaps, { metadata: { name: `other-${seed}`, namespace: NS } })
-    .catch(() => undefined);
+    .catch((err: unknown) => {
+      if (!isAlreadyExists(err)) throw err;
+    });
   return written;
 }
 
@@ -188,10 +194,14 @@ describe('Informer against the API emulator (component)', function () {
       await one.synced;
       await client
         .patch(CoreResources.configMaps, 'cm-1', { data: { n: 'again' } }, { type: 'merge', namespace: NS })
-        .catch(() => undefined);
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
       await client
         .patch(CoreResources.configMaps, 'cm-2', { data: { n: 'again' } }, { type: 'merge', namespace: NS })
-        .catch(() => undefined);
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
       await converged();
       assert.ok(seen.length >= 1);
       assert.ok(
