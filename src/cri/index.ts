@@ -1,0 +1,99 @@
+// The CRI client of kruise-daemon: connectRuntime() finds (or takes) the runtime socket and returns a
+// CriClient with typed methods for every RPC the project uses.
+import type { Registry } from 'prom-client';
+import { silentLogger, type Logger } from '../observability/logger.js';
+import { CriClient, socketPathOf } from './client.js';
+import type { CriMethod } from './methods.js';
+import { checkExplicitSocket, discoverRuntime } from './discovery.js';
+
+export { CriClient, MAX_MESSAGE_BYTES, socketPathOf } from './client.js';
+export type { CriCallOptions, CriClientOptions, CriMethodTypes, CriRequest, CriResponse } from './client.js';
+export {
+  CriError,
+  CriAuthenticationFailedError,
+  CriDeadlineExceededError,
+  CriImageNotFoundError,
+  CriInvalidArgumentError,
+  CriNotFoundError,
+  CriRegistryUnreachableError,
+  CriUnavailableError,
+  CriUnimplementedError,
+  grpcCodeName,
+  isCriError,
+  toCriError,
+} from './errors.js';
+export type { CriErrorKind, CriErrorContext } from './errors.js';
+export { CRI_METHODS, CRI_METHOD_NAMES, defaultDeadlineMs } from './methods.js';
+export type { CriMethod, MethodSpec, RetryPolicy } from './methods.js';
+export { CRI_REQUESTS_TOTAL, CRI_REQUEST_DURATION } from './metrics.js';
+export {
+  CANDIDATE_SOCKETS,
+  CriDiscoveryError,
+  DEFAULT_HOST_RUN_DIR,
+  DEFAULT_PROBE_TIMEOUT_MS,
+  checkExplicitSocket,
+  discoverRuntime,
+} from './discovery.js';
+export type { DiscoveredRuntime } from './discovery.js';
+export type { ProbeOutcome, ProbeStatus } from './socket-probe.js';
+export { DEFAULT_REGISTRY, imageReferenceProblem, parseImageReference, registryOf } from './image-ref.js';
+export type { ImageReference } from './image-ref.js';
+export type * from './types.js';
+export {
+  ContainerState,
+  MountPropagation,
+  NamespaceMode,
+  PodSandboxState,
+  Protocol,
+  SecurityProfileType,
+  SupplementalGroupsPolicy,
+} from './types.js';
+
+export interface ConnectRuntimeOptions {
+  /** Explicit runtime socket (path or unix:// URL); default RUNTIME_SOCKET from `env`, else discovery. */
+  socket?: string;
+  /** Where the host's /var/run is mounted, searched when no socket is given (default /hostvarrun). */
+  hostRunDir?: string;
+  /** Wait for each probe call while connecting (ms, default 5000). */
+  timeoutMs?: number;
+  /** Default deadline of the returned client's calls (ms), replacing the per-method defaults. */
+  callTimeoutMs?: number;
+  /** Per-method default deadlines of the returned client (ms). */
+  deadlines?: Partial<Record<CriMethod, number>>;
+  registry?: Registry;
+  logger?: Logger;
+  /** Environment read for RUNTIME_SOCKET (default process.env). */
+  env?: Record<string, string | undefined>;
+}
+
+/**
+ * Connect to the container runtime: the explicit socket (option, then RUNTIME_SOCKET) when given, checked
+ * with Version and ListImages; otherwise the first candidate under the host run dir that answers both.
+ * Throws CriDiscoveryError naming every path tried and what it answered.
+ */
+export async function connectRuntime(options: ConnectRuntimeOptions = {}): Promise<CriClient> {
+  const env = options.env ?? process.env;
+  const log = options.logger ?? silentLogger;
+  const explicit = options.socket?.trim() || env.RUNTIME_SOCKET?.trim() || undefined;
+  const found = explicit
+    ? await checkExplicitSocket(
+        socketPathOf(explicit),
+        options.socket?.trim() ? 'runtime socket option' : 'RUNTIME_SOCKET',
+        {
+          timeoutMs: options.timeoutMs,
+        },
+      )
+    : await discoverRuntime({ hostRunDir: options.hostRunDir, timeoutMs: options.timeoutMs, logger: log });
+  const v = found.version;
+  log.info(
+    { socket: found.socket, runtime: v.runtime_name, runtimeVersion: v.runtime_version, api: v.runtime_api_version },
+    'connected to the CRI runtime',
+  );
+  return new CriClient({
+    socket: found.socket,
+    registry: options.registry,
+    logger: options.logger,
+    timeoutMs: options.callTimeoutMs,
+    deadlines: options.deadlines,
+  });
+}
