@@ -1,0 +1,117 @@
+// `kruise-daemon [flags]`: parse the configuration, start the agent, run until SIGTERM/SIGINT, stop cleanly.
+// Resolves with the exit code: 0 stopped cleanly, 1 failed (or a stop hook failed), 2 bad configuration.
+import { connectRuntime, type CriClient } from '../cri/index.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { createRegistry } from '../observability/metrics.js';
+import { startAgent, type AgentContext, type AgentModule, type RunningAgent } from './agent.js';
+import type { CommandIo } from './commands.js';
+import { ConfigError, DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
+
+/** The agent's context as its controllers see it: a real CRI client. */
+export type DaemonContext = AgentContext<CriClient>;
+export type DaemonModule = AgentModule<CriClient>;
+
+/** The controllers the agent runs; later issues add theirs here. */
+export const DAEMON_MODULES: readonly DaemonModule[] = [];
+
+/** Within terminationGracePeriodSeconds (10 s in the DaemonSet), leaving time to flush logs and exit. */
+export const SHUTDOWN_DEADLINE_MS = 8000;
+
+export async function runDaemon(argv: string[], io: CommandIo, commandsHelp = ''): Promise<number> {
+  let options: DaemonOptions;
+  try {
+    const parsed = parseDaemonCommandLine(argv, io.env);
+    if (parsed.kind === 'help') {
+      io.stdout.write(`${DAEMON_USAGE}\n${commandsHelp ? `\n${commandsHelp}\n` : ''}`);
+      return 0;
+    }
+    options = parsed.options;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      io.stderr.write(`kruise-daemon: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+
+  const logger = createLogger('kruise-daemon', options.logLevel).child({ node: options.nodeName });
+  const stopOnCrash = installCrashHandlers(logger);
+  const metrics = createRegistry({ processMetrics: true });
+  logger.info(
+    {
+      runtimeSocket: options.runtimeSocket ?? `discover under ${options.hostRunDir}`,
+      kubeconfig: options.kubeconfig ?? 'in-cluster',
+      nodeVersion: process.version,
+    },
+    'starting kruise-daemon',
+  );
+
+  let agent: RunningAgent<CriClient>;
+  try {
+    agent = await startAgent<CriClient>(options, {
+      logger,
+      metrics,
+      modules: DAEMON_MODULES,
+      connectRuntime: () =>
+        connectRuntime({
+          socket: options.runtimeSocket,
+          hostRunDir: options.hostRunDir,
+          env: {}, // options already read RUNTIME_SOCKET; the flag wins over it
+          registry: metrics,
+          logger: logger.child({ component: 'cri' }),
+        }),
+    });
+  } catch (err) {
+    logger.fatal({ err }, 'kruise-daemon could not start');
+    io.stderr.write(`kruise-daemon: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
+    stopOnCrash();
+    return 1;
+  }
+
+  const signal = await firstSignal(logger);
+  logger.info({ signal, deadlineMs: SHUTDOWN_DEADLINE_MS }, 'stopping');
+  const outcome = await agent.stop(SHUTDOWN_DEADLINE_MS);
+  stopOnCrash();
+  if (outcome.clean) {
+    logger.info('stopped');
+    return 0;
+  }
+  logger.error({ failed: outcome.failed }, 'stopped, but some parts did not stop cleanly');
+  return 1;
+}
+
+/** Resolves with the first SIGTERM/SIGINT; a second one while stopping exits at once (status 1). */
+function firstSignal(logger: Logger): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let received: NodeJS.Signals | undefined;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (received === undefined) {
+        received = signal;
+        resolve(signal);
+        return;
+      }
+      logger.warn({ signal }, 'second signal while stopping: exiting now');
+      logger.flush();
+      process.exit(1);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+/** An error nobody caught ends the process with a fatal log line, not a bare stack trace. */
+function installCrashHandlers(logger: Logger): () => void {
+  const crash = (err: unknown, origin: string): void => {
+    logger.fatal({ err, origin }, 'kruise-daemon crashed');
+    logger.flush();
+    process.exit(1);
+  };
+  const onException = (err: Error, origin: string): void => crash(err, origin);
+  const onRejection = (reason: unknown): void => crash(reason, 'unhandledRejection');
+  process.on('uncaughtException', onException);
+  process.on('unhandledRejection', onRejection);
+  return () => {
+    process.off('uncaughtException', onException);
+    process.off('unhandledRejection', onRejection);
+  };
+}

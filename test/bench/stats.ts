@@ -1,0 +1,21 @@
+// Summary statistics for latency samples.
+
+/** The p-th percentile (0 < p <= 100) by the nearest-rank method: a value that was actually observed. */
+export function percentile(samples: readonly number[], p: number): number {
+  if (samples.length === 0) throw new Error('percentile of no samples');
+  if (!(p > 0 && p <= 100)) throw new RangeError(`percentile ${p} is not in (0, 100]`);
+  const sorted = [...samples].sort((a, b) => a - b);
+  const rank = Math.ceil((p / 100) * sorted.length);
+  return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]!;
+}
+
+/** Time `operation` `iterations` times, one call after another; returns each duration in ms. */
+export async function timeEach(iterations: number, operation: () => Promise<unknown>): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = performance.now();
+    await operation();
+    samples.push(performance.now() - start);
+  }
+  return samples;
+}

@@ -1,0 +1,7 @@
+// Every benchmark suite, by name. `npm run bench` runs those marked inDefaultRun; `npm run bench -- NAME...`
+// runs the named ones. Later issues add theirs here (e.g. `scale`).
+import { agentMemorySuite } from './agent-memory.js';
+import { criLatencySuite } from './cri-latency.js';
+import type { BenchSuite } from './framework.js';
+
+export const SUITES: readonly BenchSuite[] = [criLatencySuite, agentMemorySuite];

@@ -1,0 +1,130 @@
+// The agent binary against the local cluster's real containerd: health, readiness, metrics, waiting for a
+// runtime that is not there yet, discovery under --host-run-dir, and a clean stop on SIGTERM/SIGINT.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { useCluster } from '../../support/cluster.js';
+import { waitFor } from '../../support/wait.js';
+import { AgentProcess, httpGet } from './agent-process.js';
+
+/** The agent stops within this (its own deadline is 8 s; an idle agent takes far less). */
+const STOP_DEADLINE_MS = 10_000;
+
+describe('kruise-daemon agent (real containerd)', function () {
+  this.timeout(60_000);
+  let runtimeSocket = '';
+  const agents: AgentProcess[] = [];
+  const tmpDirs: string[] = [];
+
+  before(async () => {
+    runtimeSocket = (await useCluster()).runtimeSocket;
+  });
+  after(async () => {
+    await Promise.all(agents.map((a) => a.stop()));
+    for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  function startAgent(env: Record<string, string>, args?: string[]): AgentProcess {
+    const agent = new AgentProcess({ env: { NODE_NAME: 'node-a', ...env }, args });
+    agents.push(agent);
+    return agent;
+  }
+
+  function tmpDir(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'kruise-daemon-test-'));
+    tmpDirs.push(dir);
+    return dir;
+  }
+
+  it('is healthy and ready once the runtime answers, serves metrics, and exits 0 on SIGTERM', async () => {
+    const agent = startAgent({ RUNTIME_SOCKET: runtimeSocket });
+    const base = await agent.baseUrl();
+    await waitFor(async () => (await httpGet(`${base}/healthz`)).status === 200, { message: '/healthz 200' });
+
+    const verbose = await httpGet(`${base}/healthz?verbose`);
+    assert.equal(verbose.body, '[+]runtime ok\nhealthy\n');
+    const ready = await httpGet(`${base}/readyz?verbose`);
+    assert.equal(ready.status, 200);
+    assert.equal(ready.body, '[+]runtime ok\n[+]shutdown ok\nhealthy\n');
+
+    const metrics = await httpGet(`${base}/metrics`);
+    assert.equal(metrics.status, 200);
+    assert.match(metrics.contentType, /^text\/plain/);
+    assert.match(metrics.body, /^kruise_daemon_cri_requests_total\{[^}]*method="Version"[^}]*\} [1-9]\d*$/m);
+    assert.match(metrics.body, /^kruise_daemon_cri_request_duration_seconds_bucket\{/m);
+    assert.match(metrics.body, /^kruise_daemon_runtime_connected 1$/m);
+    assert.match(metrics.body, /^process_resident_memory_bytes \d+/m);
+    assert.match(metrics.body, /^nodejs_heap_size_used_bytes \d+/m);
+
+    const connected = agent.findLog(/^connected to the container runtime$/);
+    assert.equal(connected?.socket, runtimeSocket);
+    assert.equal(connected?.node, 'node-a');
+
+    agent.child.kill('SIGTERM');
+    const exit = await waitFor(() => agent.hasExited && agent.exited, {
+      timeoutMs: STOP_DEADLINE_MS,
+      message: 'the agent to exit after SIGTERM',
+    });
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.ok(agent.findLog(/^stopped$/), 'logs that it stopped');
+    await assert.rejects(httpGet(`${base}/healthz`), 'the listener is closed');
+    assert.deepEqual(agent.otherOutput, [], 'stdout carries only JSON log lines');
+  });
+
+  it('keeps running without a runtime, says why on /healthz, and recovers when the runtime appears', async () => {
+    const dir = tmpDir();
+    const socket = join(dir, 'runtime.sock'); // nothing there yet
+    const agent = startAgent({ RUNTIME_SOCKET: socket });
+    const base = await agent.baseUrl();
+
+    const unhealthy = await waitFor(
+      async () => {
+        const r = await httpGet(`${base}/healthz`);
+        return r.status === 500 && /no container runtime yet/.test(r.body) && r;
+      },
+      { message: '/healthz to report the missing runtime' },
+    );
+    assert.ok(unhealthy.body.includes(socket), `the reason names the socket: ${unhealthy.body}`);
+    assert.equal((await httpGet(`${base}/readyz`)).status, 500);
+    assert.match((await httpGet(`${base}/metrics`)).body, /^kruise_daemon_runtime_connected 0$/m);
+    assert.ok(agent.findLog(/container runtime not reachable; will retry/), 'logs the failed attempt');
+    assert.equal(agent.hasExited, false, 'does not exit');
+
+    symlinkSync(runtimeSocket, socket);
+    await waitFor(async () => (await httpGet(`${base}/healthz`)).status === 200, {
+      timeoutMs: 20_000,
+      message: '/healthz 200 after the runtime appeared (next retry within the backoff)',
+    });
+    assert.equal((await httpGet(`${base}/readyz`)).status, 200);
+
+    agent.child.kill('SIGINT');
+    const exit = await waitFor(() => agent.hasExited && agent.exited, {
+      timeoutMs: STOP_DEADLINE_MS,
+      message: 'the agent to exit after SIGINT',
+    });
+    assert.deepEqual(exit, { code: 0, signal: null });
+  });
+
+  it('finds the runtime under --host-run-dir as OpenKruise does', async () => {
+    const hostRunDir = tmpDir();
+    symlinkSync(runtimeSocket, join(hostRunDir, 'containerd.sock'));
+    const agent = startAgent({}, ['--addr', '127.0.0.1:0', '--host-run-dir', hostRunDir]);
+    const base = await agent.baseUrl();
+    await waitFor(async () => (await httpGet(`${base}/healthz`)).status === 200, { message: '/healthz 200' });
+    assert.equal(agent.findLog(/^connected to the container runtime$/)?.socket, join(hostRunDir, 'containerd.sock'));
+    assert.deepEqual(await agent.stop(STOP_DEADLINE_MS), { code: 0, signal: null });
+  });
+
+  it('stops promptly on SIGTERM while still retrying the runtime', async () => {
+    const agent = startAgent({ RUNTIME_SOCKET: join(tmpDir(), 'never.sock') });
+    const base = await agent.baseUrl();
+    await waitFor(async () => (await httpGet(`${base}/healthz`)).status === 500, { message: '/healthz 500' });
+    agent.child.kill('SIGTERM');
+    const exit = await waitFor(() => agent.hasExited && agent.exited, {
+      timeoutMs: STOP_DEADLINE_MS,
+      message: 'the agent to exit after SIGTERM',
+    });
+    assert.deepEqual(exit, { code: 0, signal: null });
+  });
+});
