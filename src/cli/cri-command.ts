@@ -204,9 +204,10 @@ async function ps(client: CriClient, line: CriCommandLine, now: number): Promise
     client.listImages(),
   ]);
   const doc: PsDocument = psDocument(sandboxes.items, containers.containers);
-  // Runtimes report a container's image by ID; show a tag where the node has one.
+  // containerd reports the reference the container was created with; some runtimes give the image ID
+  // instead: show a tag for those where the node has one.
   const tagOf = new Map(imageList.images.map((i) => [i.id, i.repo_tags[0] ?? i.repo_digests[0] ?? i.id]));
-  for (const c of doc.containers) c.image = tagOf.get(c.image) ?? tagOf.get(c.imageRef) ?? c.image;
+  for (const c of doc.containers) c.image = tagOf.get(c.image) ?? c.image;
   return line.json ? json(doc) : renderPs(doc, now);
 }
 
