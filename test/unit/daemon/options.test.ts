@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import {
   ConfigError,
   parseDaemonCommandLine,
@@ -110,7 +111,7 @@ describe('daemon options', () => {
   it('checks kubeconfig files on disk by default', () => {
     assert.match(configError(['--kubeconfig', '/definitely/not/here'], env, readableFileProblem), /does not exist/);
     assert.match(configError(['--kubeconfig', '/tmp'], env, readableFileProblem), /is not a regular file/);
-    assert.equal(readableFileProblem('/etc/hostname'), undefined);
+    assert.equal(readableFileProblem(fileURLToPath(import.meta.url)), undefined);
   });
 });
 
