@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { load as loadYaml } from 'js-yaml';
 import { ApiError, apiErrors } from './errors.js';
 import { mediaTypeOf } from './patch/index.js';
+import { decodeProtobufObject, PROTOBUF } from './protobuf.js';
 
 /** kube-apiserver refuses request bodies over 3 MiB. */
 export const MAX_BODY_BYTES = 3 * 1024 * 1024;
@@ -22,6 +23,7 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
 /** Decode a POST/PUT body: JSON, or YAML when the client says so. */
 export function decodeBody(body: Buffer, contentType: string | undefined): unknown {
   const type = mediaTypeOf(contentType ?? 'application/json');
+  if (type === PROTOBUF) return decodeProtobufObject(body);
   const text = body.toString('utf8');
   if (text.trim() === '') throw apiErrors.badRequest('the request body is empty');
   if (type === 'application/json' || type === '' || type === '*/*') {
@@ -38,7 +40,7 @@ export function decodeBody(body: Buffer, contentType: string | undefined): unkno
       throw apiErrors.badRequest(`error decoding YAML: ${(err as Error).message.split('\n')[0]}`);
     }
   }
-  throw apiErrors.unsupportedMediaType(['application/json', 'application/yaml']);
+  throw apiErrors.unsupportedMediaType(['application/json', 'application/yaml', PROTOBUF]);
 }
 
 export function sendJson(

@@ -203,6 +203,42 @@ describe('kubectl against the API emulator', function () {
     assert.deepEqual(onNode.trim().split('\n').sort(), ['pod/p1', 'pod/p2']);
   });
 
+  it('takes the protobuf bodies of kubectl create namespace/configmap/secret/serviceaccount', async () => {
+    assert.equal((await kubectl.ok(['create', 'namespace', 'pb'])).trim(), 'namespace/pb created');
+    await kubectl.ok(['create', 'configmap', 'pb-cm', '-n', 'pb', '--from-literal=a=1', '--from-literal=b=two']);
+    await kubectl.ok([
+      'create',
+      'secret',
+      'docker-registry',
+      'pb-reg',
+      '-n',
+      'pb',
+      '--docker-server=127.0.0.1:5000',
+      '--docker-username=u',
+      '--docker-password=p',
+    ]);
+    await kubectl.ok(['create', 'secret', 'generic', 'pb-gen', '-n', 'pb', '--from-literal=x=y']);
+    await kubectl.ok(['create', 'serviceaccount', 'pb-sa', '-n', 'pb']);
+    const cm = JSON.parse(await kubectl.ok(['get', 'cm', 'pb-cm', '-n', 'pb', '-o', 'json']));
+    assert.deepEqual(cm.data, { a: '1', b: 'two' });
+    const reg = JSON.parse(await kubectl.ok(['get', 'secret', 'pb-reg', '-n', 'pb', '-o', 'json']));
+    assert.equal(reg.type, 'kubernetes.io/dockerconfigjson');
+    const auths = JSON.parse(Buffer.from(reg.data['.dockerconfigjson'], 'base64').toString()).auths;
+    assert.equal(auths['127.0.0.1:5000'].username, 'u');
+    const gen = JSON.parse(await kubectl.ok(['get', 'secret', 'pb-gen', '-n', 'pb', '-o', 'json']));
+    assert.equal(gen.type, 'Opaque');
+    assert.equal(Buffer.from(gen.data.x, 'base64').toString(), 'y');
+    const ns = JSON.parse(await kubectl.ok(['get', 'ns', 'pb', '-o', 'json']));
+    assert.equal(ns.metadata.generateName, undefined);
+    assert.equal(ns.status.phase, 'Active');
+    const deploy = await kubectl.run(['create', 'deployment', 'pb-d', '--image=busybox', '-n', 'pb']);
+    assert.equal(deploy.code, 1);
+    assert.match(
+      deploy.stderr,
+      /decodes application\/vnd\.kubernetes\.protobuf only for v1 ConfigMap, Secret, Namespace, ServiceAccount/,
+    );
+  });
+
   it('serves the OpenKruise NodeImage CRD from deploy/crds when present', async function () {
     const file = join(packageRoot(), 'deploy', 'crds', 'apps.kruise.io_nodeimages.yaml');
     if (!existsSync(file)) this.skip();

@@ -190,7 +190,7 @@ function foldStringData(secret: KubeObject): void {
     }
   }
   delete secret.stringData;
-  secret.type ??= 'Opaque';
+  if (typeof secret.type !== 'string' || secret.type === '') secret.type = 'Opaque';
 }
 
 function validateSecret(secret: KubeObject, old: KubeObject | undefined): FieldError[] {
