@@ -50,7 +50,10 @@ export async function probeSocket(path: string, timeoutMs: number): Promise<Prob
   }
   if (!info.isSocket()) return { path, status: 'not-a-socket', detail: `not a socket (${fileType(info)})` };
 
-  const viaLink = (await lstat(path)).isSymbolicLink() ? ` (symlink to ${await readlink(path)})` : '';
+  const target = (await lstat(path).catch(() => undefined))?.isSymbolicLink()
+    ? await readlink(path).catch(() => '?')
+    : undefined;
+  const viaLink = target === undefined ? '' : ` (symlink to ${target})`;
   const client = new CriClient({ socket: path, timeoutMs, reconnectWaitMs: 1 });
   try {
     const version = await client.version({ version: 'v1' });
