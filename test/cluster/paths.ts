@@ -73,6 +73,8 @@ export interface ClusterPaths {
   preferredSubnetOctet: number;
   /** cgroup parent for pods of this cluster (cgroupfs path); down removes everything below it. */
   podCgroupParent: string;
+  /** Where pod/container logs go (LinuxPodSandboxConfig.log_directory = <podLogDir>/<namespace>_<name>_<uid>). */
+  podLogDir: string;
 }
 
 /** CLUSTER_DIR from the environment (made absolute), else <repo>/.cluster. */
@@ -153,5 +155,6 @@ export function clusterPaths(dir: string): ClusterPaths {
     networkName: `kd-${id}`,
     preferredSubnetOctet: 100 + (Number.parseInt(id, 16) % 150),
     podCgroupParent: `/kd-${id}`,
+    podLogDir: join(dir, 'pod-logs'),
   };
 }

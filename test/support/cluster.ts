@@ -39,6 +39,8 @@ export interface ClusterEnv {
   podBridge: string;
   /** cgroup parent to give pod sandboxes (LinuxPodSandboxConfig.cgroup_parent), e.g. `${podCgroupParent}/pod<uid>`. */
   podCgroupParent: string;
+  /** Parent directory for pod log directories (LinuxPodSandboxConfig.log_directory). */
+  podLogDir: string;
   sandboxImage: string;
   containerdPidFile: string;
   containerdConfig: string;
@@ -71,6 +73,7 @@ export function toClusterEnv(vars: Record<string, string>): ClusterEnv {
     podGateway: need('POD_GATEWAY'),
     podBridge: need('POD_BRIDGE'),
     podCgroupParent: need('POD_CGROUP_PARENT'),
+    podLogDir: need('POD_LOG_DIR'),
     sandboxImage: need('SANDBOX_IMAGE'),
     containerdPidFile: need('CONTAINERD_PID_FILE'),
     containerdConfig: need('CONTAINERD_CONFIG'),

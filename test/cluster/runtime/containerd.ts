@@ -151,7 +151,9 @@ export function containerd(): ComponentWithStatus {
         cniConfDir: requireEnv(ctx, 'CNI_CONF_DIR', 'pod-network'),
         registries,
       });
-      for (const d of [c.root, c.state, c.opt, c.runcRoot, paths.logDir]) await mkdir(d, { recursive: true });
+      for (const d of [c.root, c.state, c.opt, c.runcRoot, paths.logDir, paths.podLogDir]) {
+        await mkdir(d, { recursive: true });
+      }
       await writeRegistryHosts(paths, registries);
       const state = await ensureDaemon(
         {
@@ -181,6 +183,7 @@ export function containerd(): ComponentWithStatus {
         CONTAINERD_STATE: c.state,
         CONTAINERD_LOG: c.log,
         POD_CGROUP_PARENT: paths.podCgroupParent,
+        POD_LOG_DIR: paths.podLogDir,
       };
     },
     async down(ctx: ClusterContext) {

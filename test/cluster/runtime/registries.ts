@@ -58,7 +58,12 @@ export function registryConfig(options: { port: number; dataDir: string; htpassw
       delete: { enabled: true },
       cache: { blobdescriptor: 'inmemory' },
     },
-    http: { addr: `127.0.0.1:${options.port}`, headers: { 'X-Content-Type-Options': ['nosniff'] } },
+    http: {
+      addr: `127.0.0.1:${options.port}`,
+      // signs upload state only; a fixed value per instance keeps the registry from logging a warning
+      secret: `kruise-daemon-test-${options.service}`,
+      headers: { 'X-Content-Type-Options': ['nosniff'] },
+    },
   };
   if (options.htpasswd) config.auth = { htpasswd: { realm: 'kruise-daemon-test', path: options.htpasswd } };
   return `${JSON.stringify(config, null, 2)}\n`;

@@ -8,7 +8,8 @@
 import { createHash } from 'node:crypto';
 import { chmod, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ClusterComponent, ClusterContext } from '../component.js';
+import type { ClusterContext } from '../component.js';
+import type { ComponentStatus, ComponentWithStatus } from './component-status.js';
 import { clusterPaths, type ClusterPaths } from '../paths.js';
 import { ClusterError } from './errors.js';
 import { runChecked } from './exec.js';
@@ -34,6 +35,15 @@ interface PushTarget {
   tag: string;
   layoutTag: string;
   credentials?: BasicCredentials;
+}
+
+function pushTargets(registry: string, authRegistry: string, credentials: BasicCredentials): PushTarget[] {
+  return [
+    { registry, ...TEST_IMAGES.pause },
+    { registry, ...TEST_IMAGES.busybox1 },
+    { registry, ...TEST_IMAGES.busybox2 },
+    { registry: authRegistry, ...TEST_IMAGES.busybox1, credentials },
+  ];
 }
 
 function architecture(): string {
@@ -205,7 +215,7 @@ async function push(paths: ClusterPaths, layout: string, target: PushTarget): Pr
   await runChecked('skopeo', args, { timeoutMs: 120_000 });
 }
 
-export function testImages(): ClusterComponent {
+export function testImages(): ComponentWithStatus {
   return {
     name: 'test-images',
     async up(ctx: ClusterContext) {
@@ -215,12 +225,7 @@ export function testImages(): ClusterComponent {
       const credentials = { user: requireEnv(ctx, 'AUTH_USER'), password: requireEnv(ctx, 'AUTH_PASSWORD') };
       const digests = await ensureLayout(paths, ctx.log);
       const layout = join(paths.imagesDir, 'oci');
-      const targets: PushTarget[] = [
-        { registry, ...TEST_IMAGES.pause },
-        { registry, ...TEST_IMAGES.busybox1 },
-        { registry, ...TEST_IMAGES.busybox2 },
-        { registry: authRegistry, ...TEST_IMAGES.busybox1, credentials },
-      ];
+      const targets = pushTargets(registry, authRegistry, credentials);
       for (const target of targets) {
         const want = digests.get(target.layoutTag);
         if (want !== undefined && (await registryDigest(target)) === want) continue;
@@ -238,6 +243,26 @@ export function testImages(): ClusterComponent {
     },
     async down() {
       // images stay cached in <dir>/images and in the registries' data (down --purge deletes them)
+    },
+    async status(ctx: ClusterContext): Promise<ComponentStatus[]> {
+      const { REGISTRY: registry, AUTH_REGISTRY: authRegistry, AUTH_USER: user, AUTH_PASSWORD: password } = ctx.env;
+      if (!registry || !authRegistry || !user || !password) {
+        return [{ name: 'test-images', healthy: false, detail: 'registries not known (no env file)' }];
+      }
+      const targets = pushTargets(registry, authRegistry, { user, password });
+      const missing: string[] = [];
+      for (const target of targets) {
+        if ((await registryDigest(target)) === undefined)
+          missing.push(`${target.registry}/${target.repository}:${target.tag}`);
+      }
+      return [
+        {
+          name: 'test-images',
+          healthy: missing.length === 0,
+          detail:
+            missing.length === 0 ? `${targets.length} images in the registries` : `missing: ${missing.join(', ')}`,
+        },
+      ];
     },
   };
 }
