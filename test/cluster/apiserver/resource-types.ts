@@ -7,6 +7,11 @@ import type { KubeObject } from './types.js';
 
 export type FieldGetter = (obj: KubeObject) => string | undefined;
 
+/** What a kind's rules may look up in the rest of the cluster. */
+export interface ClusterView {
+  nodeExists(name: string): boolean;
+}
+
 /** What a kind does on writes; shared by all versions of a kind. */
 export interface KindBehaviour {
   /** metadata.generation starts at 1 and grows when anything but metadata/status changes. */
@@ -27,7 +32,7 @@ export interface KindBehaviour {
   /** Kind-specific validation of the stored form; `old` is set on updates. */
   validate?(obj: KubeObject, old: KubeObject | undefined): FieldError[];
   /** Seconds of grace a DELETE gives; 0 deletes at once (default). */
-  deleteGracePeriod?(obj: KubeObject, requested: number | undefined): number;
+  deleteGracePeriod?(obj: KubeObject, requested: number | undefined, cluster: ClusterView): number;
   /** Extra condition before an object being deleted is removed (Namespace: spec.finalizers empty). */
   readyToRemove?(obj: KubeObject): boolean;
   /** Set when the object starts terminating (Namespace: status.phase=Terminating). */

@@ -314,7 +314,9 @@ describe('API emulator semantics', function () {
     it('keeps a bound pod terminating until a delete with gracePeriodSeconds=0; unbound pods go at once', async () => {
       const pods = '/api/v1/namespaces/default/pods';
       const spec = (nodeName?: string): any => ({ nodeName, containers: [{ name: 'c', image: 'busybox' }] });
+      await api.create('/api/v1/nodes', { metadata: { name: 'n1' } });
       await api.create(pods, { metadata: { name: 'bound' }, spec: spec('n1') });
+      await api.create(pods, { metadata: { name: 'ghost-node' }, spec: spec('no-such-node') });
       await api.create(pods, { metadata: { name: 'free' }, spec: spec() });
       const graceful = await api.delete(`${pods}/bound`);
       assert.equal(graceful.status, 202);
@@ -325,6 +327,7 @@ describe('API emulator semantics', function () {
       const force = await api.delete(`${pods}/bound?gracePeriodSeconds=0`);
       assert.equal(force.status, 200);
       assert.equal((await api.get(`${pods}/bound`)).status, 404);
+      assert.equal((await api.delete(`${pods}/ghost-node`)).status, 200, 'no node to finish it: deleted at once');
       const free = await api.delete(`${pods}/free`);
       assert.equal(free.status, 200);
       assert.equal((await api.get(`${pods}/free`)).status, 404);

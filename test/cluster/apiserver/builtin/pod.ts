@@ -3,9 +3,10 @@
 // Graceful deletion, as kube-apiserver does it: a DELETE of a pod bound to a node (spec.nodeName set) and not in a
 // terminal phase only sets metadata.deletionTimestamp and deletionGracePeriodSeconds; the pod stays until a DELETE
 // with gracePeriodSeconds=0 (kubelet-lite sends it once the containers are gone) or until its Node is deleted.
-// Unbound or finished pods are deleted at once.
+// Unbound or finished pods, and pods bound to a node that does not exist, are deleted at once.
 import { ageOf } from '../age.js';
 import { fieldError, fieldPath, type FieldError } from '../field-errors.js';
+import type { ClusterView } from '../resource-types.js';
 import { column, nameColumn, type TableConverter } from '../table.js';
 import { isPlainObject, jsonEqual, type JsonObject, type KubeObject } from '../types.js';
 import { builtinResource, dig, ensureObject, str } from './meta.js';
@@ -170,10 +171,10 @@ function qosClass(pod: KubeObject): string {
   return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
-function podGracePeriod(pod: KubeObject, requested: number | undefined): number {
+function podGracePeriod(pod: KubeObject, requested: number | undefined, cluster: ClusterView): number {
   const nodeName = dig(pod, 'spec', 'nodeName');
   const phase = dig(pod, 'status', 'phase');
-  if (typeof nodeName !== 'string' || nodeName === '') return 0;
+  if (typeof nodeName !== 'string' || nodeName === '' || !cluster.nodeExists(nodeName)) return 0;
   if (phase === 'Succeeded' || phase === 'Failed') return 0;
   if (requested !== undefined) return Math.max(0, requested);
   const fromSpec = dig(pod, 'spec', 'terminationGracePeriodSeconds');

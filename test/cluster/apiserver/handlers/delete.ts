@@ -82,7 +82,8 @@ function commitDelete(
   if (requested !== undefined && (!Number.isInteger(requested) || requested < 0)) {
     throw apiErrors.badRequest(`gracePeriodSeconds must be a non-negative integer, got ${requested}`);
   }
-  const grace = rt.behaviour.deleteGracePeriod?.(current, requested) ?? 0;
+  const cluster = { nodeExists: (name: string) => ctx.store.get('core/nodes', '', name) !== undefined };
+  const grace = rt.behaviour.deleteGracePeriod?.(current, requested, cluster) ?? 0;
   const now = ctx.clock.now();
   const next = cloneJson(current);
   const meta = next.metadata;

@@ -45,6 +45,17 @@ export function decodeObject(rt: ResourceType, body: unknown): KubeObject {
   }
   obj.apiVersion = expected;
   obj.kind = rt.kind;
+  if (rt.schema === undefined) {
+    // Built-in kinds: what Go's JSON decoding would refuse before validation even starts.
+    for (const key of ['spec', 'status']) {
+      const v = obj[key];
+      if (v !== undefined && v !== null && !isPlainObject(v)) {
+        throw apiErrors.badRequest(
+          `${rt.kind} in version "${rt.version}" cannot be handled as a ${rt.kind}: ${key} must be an object, got ${Array.isArray(v) ? 'an array' : typeof v}`,
+        );
+      }
+    }
+  }
   if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
   if (!isPlainObject(obj.metadata)) throw apiErrors.badRequest('metadata must be an object');
   for (const key of ['name', 'generateName', 'namespace', 'resourceVersion', 'uid'] as const) {
