@@ -2,6 +2,7 @@
 // connection (retried in the background), then the controllers ("modules"). Each part registers its health
 // checks and its shutdown hook; stop() runs the hooks last-started-first within one deadline.
 import type { Registry } from 'prom-client';
+import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../observability/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { HealthRegistry } from './health.js';
@@ -25,6 +26,8 @@ export interface AgentContext<C extends RuntimeHandle = RuntimeHandle> {
   shutdown: ShutdownHooks;
   /** The runtime: `await runtime.connected()` before the first CRI call. */
   runtime: RuntimeConnection<C>;
+  /** The Kubernetes API client shared by the controllers (made on first use; rejects without credentials). */
+  kube: () => Promise<KubeClient>;
 }
 
 /** A controller of the agent (image puller, CRR executor, ...). start() must not block on long work. */
@@ -42,6 +45,8 @@ export interface AgentDependencies<C extends RuntimeHandle> {
   modules?: ReadonlyArray<AgentModule<C>>;
   /** Per-check timeout of the health checks (default 3 s). */
   healthCheckTimeoutMs?: number;
+  /** Makes the Kubernetes API client (loads credentials); called at most once, on first use. */
+  kube?: () => Promise<KubeClient>;
 }
 
 export interface RunningAgent<C extends RuntimeHandle> {
@@ -82,6 +87,16 @@ export async function startAgent<C extends RuntimeHandle>(
     shutdown.add('runtime', () => runtime.close());
     runtime.start();
 
+    let kubeClient: Promise<KubeClient> | undefined;
+    const kube = (): Promise<KubeClient> => {
+      kubeClient ??= deps.kube ? deps.kube() : Promise.reject(new Error('no Kubernetes API client configured'));
+      return kubeClient;
+    };
+    // closed after the controllers (hooks run last-added-first), so they can flush their last writes
+    shutdown.add('kube-client', async () => {
+      if (kubeClient) (await kubeClient.catch(() => undefined))?.close();
+    });
+
     const context: AgentContext<C> = {
       options,
       nodeName: options.nodeName,
@@ -92,6 +107,7 @@ export async function startAgent<C extends RuntimeHandle>(
       readiness,
       shutdown,
       runtime,
+      kube,
     };
 
     for (const module of deps.modules ?? []) {

@@ -1,10 +1,12 @@
 // `kruise-daemon [flags]`: parse the configuration, start the agent, run until SIGTERM/SIGINT, stop cleanly.
 // Resolves with the exit code: 0 stopped cleanly, 1 failed (or a stop hook failed), 2 bad configuration.
 import { connectRuntime, type CriClient } from '../cri/index.js';
+import { KubeClient, kubeMetrics, loadConnection } from '../kube/index.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createRegistry } from '../observability/metrics.js';
 import { startAgent, type AgentContext, type AgentModule, type RunningAgent } from './agent.js';
 import type { CommandIo } from './commands.js';
+import { imagePullerModule } from './imagepuller/module.js';
 import { ConfigError, DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
 
 /** The agent's context as its controllers see it: a real CRI client. */
@@ -12,7 +14,10 @@ export type DaemonContext = AgentContext<CriClient>;
 export type DaemonModule = AgentModule<CriClient>;
 
 /** The controllers the agent runs; later issues add theirs here. */
-export const DAEMON_MODULES: readonly DaemonModule[] = [];
+export const DAEMON_MODULES: readonly DaemonModule[] = [imagePullerModule];
+
+/** The agent's User-Agent towards the API server (the emulator counts requests by it). */
+export const DAEMON_USER_AGENT = 'kruise-daemon/0.1.0';
 
 /** Within terminationGracePeriodSeconds (10 s in the DaemonSet), leaving time to flush logs and exit. */
 export const SHUTDOWN_DEADLINE_MS = 8000;
@@ -52,6 +57,12 @@ export async function runDaemon(argv: string[], io: CommandIo, commandsHelp = ''
       logger,
       metrics,
       modules: DAEMON_MODULES,
+      kube: async () =>
+        new KubeClient(await loadConnection({ kubeconfig: options.kubeconfig, env: io.env }), {
+          metrics: kubeMetrics(metrics),
+          logger: logger.child({ component: 'kube' }),
+          userAgent: DAEMON_USER_AGENT,
+        }),
       connectRuntime: () =>
         connectRuntime({
           socket: options.runtimeSocket,

@@ -8,6 +8,9 @@ import { logLevelFromEnv } from '../observability/logger.js';
 
 export const DEFAULT_ADDR = ':10221';
 export const DEFAULT_HOST_RUN_DIR = '/hostvarrun';
+/** Image pulls the agent runs at once on its node (kubelet's own pull limits do not cover them). */
+export const DEFAULT_MAX_PARALLEL_PULLS = 2;
+export const MAX_PARALLEL_PULLS_LIMIT = 64;
 
 /** A configuration the agent cannot start with. `message` is one line meant for a human. */
 export class ConfigError extends Error {
@@ -33,6 +36,8 @@ export interface DaemonOptions {
   /** Where /healthz, /readyz and /metrics are served. */
   listen: ListenAddress;
   logLevel: string;
+  /** Node-wide cap on NodeImage pulls running at once (never unlimited). */
+  maxParallelPulls: number;
 }
 
 export type ParsedCommandLine = { kind: 'help' } | { kind: 'run'; options: DaemonOptions };
@@ -53,6 +58,7 @@ Flags (a flag wins over its environment variable):
   --host-run-dir DIR      where the host's /var/run is mounted (default ${DEFAULT_HOST_RUN_DIR})
   --kubeconfig PATH       kubeconfig file (env KUBECONFIG); default: in-cluster service account
   --addr [HOST]:PORT      health and metrics listener (default ${DEFAULT_ADDR}; port 0 = any free port)
+  --max-parallel-pulls N  image pulls run at once for the NodeImage (1-${MAX_PARALLEL_PULLS_LIMIT}, default ${DEFAULT_MAX_PARALLEL_PULLS})
   -h, --help              print this help
 
 Environment:
@@ -68,6 +74,7 @@ const FLAGS = {
   'host-run-dir': { type: 'string' },
   kubeconfig: { type: 'string' },
   addr: { type: 'string' },
+  'max-parallel-pulls': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -92,6 +99,7 @@ export function parseDaemonCommandLine(
   const hostRunDir = nonEmpty('--host-run-dir', values['host-run-dir']) ?? DEFAULT_HOST_RUN_DIR;
   const listen = parseListenAddress(values.addr ?? DEFAULT_ADDR, '--addr');
   const kubeconfig = kubeconfigPath(values.kubeconfig, env.KUBECONFIG, checkFile);
+  const maxParallelPulls = parseMaxParallelPulls(values['max-parallel-pulls']);
 
   let logLevel: string;
   try {
@@ -100,7 +108,22 @@ export function parseDaemonCommandLine(
     throw new ConfigError(firstLine(err));
   }
 
-  return { kind: 'run', options: { nodeName, runtimeSocket, hostRunDir, kubeconfig, listen, logLevel } };
+  return {
+    kind: 'run',
+    options: { nodeName, runtimeSocket, hostRunDir, kubeconfig, listen, logLevel, maxParallelPulls },
+  };
+}
+
+function parseMaxParallelPulls(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_MAX_PARALLEL_PULLS;
+  const value = Number(text.trim());
+  if (!/^\d+$/.test(text.trim()) || value < 1 || value > MAX_PARALLEL_PULLS_LIMIT) {
+    throw new ConfigError(
+      `--max-parallel-pulls=${JSON.stringify(text)} must be a whole number from 1 to ${MAX_PARALLEL_PULLS_LIMIT} ` +
+        '(pulls are never unlimited)',
+    );
+  }
+  return value;
 }
 
 /** Parse `[host]:port` (`:10221`, `127.0.0.1:0`, `[::1]:8080`, `localhost:10221`). */

@@ -38,6 +38,7 @@ describe('daemon options', () => {
       kubeconfig: undefined,
       listen: { host: undefined, port: 10221 },
       logLevel: 'info',
+      maxParallelPulls: 2,
     });
   });
 

@@ -1,0 +1,370 @@
+// The image puller: watches this node's NodeImage only, keeps one TagPull per (image, tag) in spec, and reports
+// every tag's state in the NodeImage status. Level-triggered: each reconcile compares the spec with what runs
+// and what is already complete (a status for the same tag and version with a completionTime is never pulled
+// again, which is what makes a restart cheap), starts what is missing and stops what is no longer wanted.
+import {
+  EVENT_REASON_PULL_IMAGE_FAILED,
+  EVENT_REASON_PULL_IMAGE_SUCCEED,
+  EVENT_SOURCE_IMAGE_PULLER,
+  KRUISE_DAEMON_CONFIG_NAMESPACE,
+  KRUISE_GROUP,
+  NODE_IMAGE,
+  V1BETA1,
+} from '../../api/constants.js';
+import type { ObjectReference } from '../../api/meta.js';
+import type { ImageSpec, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/nodeimage.js';
+import {
+  CoreResources,
+  EventRecorder,
+  Informer,
+  isNotFound,
+  patchStatus,
+  runWorkers,
+  WorkQueue,
+  type KubeClient,
+  type KubeMetrics,
+  type KubeObject,
+  type ResourceType,
+} from '../../kube/index.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Clock } from '../../util/clock.js';
+import type { PullSecretObject } from './docker-keyring.js';
+import type { ImagePullMetrics } from './metrics.js';
+import { buildNodeImageStatus, countPhases, specTags } from './nodeimage-status.js';
+import { PullSecretStore } from './pull-secrets.js';
+import { PullSlots } from './pull-slots.js';
+import { StatusWriter } from './status-writer.js';
+import { tagSpecProblem } from './tag-spec-check.js';
+import { rfc3339, TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
+
+export const NODE_IMAGES: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1BETA1,
+  resource: NODE_IMAGE.resource,
+  namespaced: false,
+  kind: NODE_IMAGE.kind,
+};
+
+export const DEFAULT_MAX_PARALLEL_PULLS = 2;
+
+export interface ImagePullControllerOptions {
+  nodeName: string;
+  client: KubeClient;
+  /** The CRI image service once connected; rejects if `signal` aborts first. */
+  runtime: (signal: AbortSignal) => Promise<ImageRuntime>;
+  clock: Clock;
+  logger: Logger;
+  metrics: ImagePullMetrics;
+  kubeMetrics?: KubeMetrics;
+  maxParallelPulls?: number;
+  statusMinIntervalMs?: number;
+  secretCacheMs?: number;
+}
+
+type NodeImageObject = NodeImage & KubeObject;
+
+/** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
+interface StaticTag {
+  version: number;
+  status: ImageTagStatus;
+}
+
+export class ImagePullController {
+  readonly informer: Informer<NodeImageObject>;
+  private readonly queue: WorkQueue<string>;
+  private readonly slots: PullSlots;
+  private readonly secrets: PullSecretStore;
+  private readonly writer: StatusWriter;
+  private readonly events: EventRecorder;
+  /** Running and finished pulls by tag key. */
+  private readonly pulls = new Map<string, TagPull>();
+  /** Completed statuses adopted from the object (earlier runs of the agent, or the central controller). */
+  private readonly adopted = new Map<string, ImageTagStatus>();
+  private readonly invalid = new Map<string, StaticTag>();
+  /** The object our last status patch returned (fresher than the cache until the watch catches up). */
+  private lastPatched: NodeImageObject | undefined;
+  private workers: Promise<void> | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly options: ImagePullControllerOptions) {
+    this.log = options.logger;
+    this.informer = new Informer<NodeImageObject>(NODE_IMAGES, options.client, {
+      fieldSelector: `metadata.name=${options.nodeName}`,
+      name: 'nodeimages',
+      clock: options.clock,
+      logger: options.logger,
+      metrics: options.kubeMetrics,
+    });
+    this.queue = new WorkQueue<string>({ name: 'imagepuller', clock: options.clock, metrics: options.kubeMetrics });
+    this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
+    this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock, options.secretCacheMs);
+    this.writer = new StatusWriter({
+      clock: options.clock,
+      logger: options.logger,
+      write: () => this.writeStatus(),
+      minIntervalMs: options.statusMinIntervalMs,
+    });
+    this.events = new EventRecorder(options.client, {
+      component: EVENT_SOURCE_IMAGE_PULLER,
+      host: options.nodeName,
+      clock: options.clock,
+      logger: options.logger,
+      metrics: options.kubeMetrics,
+    });
+    this.informer.addHandlers({
+      onAdd: () => this.queue.add(options.nodeName),
+      onUpdate: (before, after) => {
+        if (JSON.stringify(before.spec ?? {}) !== JSON.stringify(after.spec ?? {})) this.queue.add(options.nodeName);
+        else this.writer.request(); // someone else wrote the status: put ours back if it differs
+      },
+      onDelete: () => this.queue.add(options.nodeName),
+    });
+  }
+
+  start(): void {
+    this.informer.start();
+    this.workers = runWorkers(this.queue, 1, () => this.reconcile(), {
+      logger: this.log,
+      metrics: this.options.kubeMetrics,
+    });
+  }
+
+  /** Health check: fails until the NodeImage informer has listed once. */
+  readonly checkSynced = (): void => {
+    if (!this.informer.hasSynced())
+      throw new Error(`the NodeImage informer (metadata.name=${this.options.nodeName}) has not synced yet`);
+  };
+
+  async stop(): Promise<void> {
+    this.queue.shutDown();
+    await this.workers;
+    for (const pull of this.pulls.values()) pull.abort();
+    await this.informer.stop();
+    await Promise.all([...this.pulls.values()].map((p) => p.done));
+    await this.writer.close().catch(() => undefined);
+    await this.events.close();
+  }
+
+  /** Tags per phase right now (for tests and figures). */
+  snapshot(): NodeImageStatus {
+    return buildNodeImageStatus(this.current()?.spec, (name, tag) => this.tagStatus(name, tag));
+  }
+
+  private current(): NodeImageObject | undefined {
+    const cached = this.informer.get(this.options.nodeName);
+    const patched = this.lastPatched;
+    if (!cached) return undefined;
+    if (!patched || patched.metadata?.uid !== cached.metadata?.uid) return cached;
+    return newerResourceVersion(patched, cached) ? patched : cached;
+  }
+
+  private reconcile(): void {
+    const nodeImage = this.informer.get(this.options.nodeName);
+    if (!nodeImage || nodeImage.metadata?.deletionTimestamp) {
+      this.stopAll();
+      this.lastPatched = undefined;
+      return;
+    }
+    if (this.lastPatched && this.lastPatched.metadata?.uid !== nodeImage.metadata?.uid) this.lastPatched = undefined;
+    const images = isRecord(nodeImage.spec?.images) ? nodeImage.spec.images : {};
+    const wanted = new Set<string>();
+    for (const [name, image] of Object.entries(images)) {
+      if (!isRecord(image)) continue;
+      for (const tag of specTags(image)) {
+        const key = tagKey(name, tag.tag);
+        wanted.add(key);
+        this.reconcileTag(nodeImage, name, image as unknown as ImageSpec & Record<string, unknown>, tag, key);
+      }
+    }
+    for (const [key, pull] of this.pulls) {
+      if (wanted.has(key)) continue;
+      pull.abort();
+      this.pulls.delete(key);
+      this.log.info(
+        { image: `${pull.spec.imageName}:${pull.spec.tag}` },
+        'tag removed from the NodeImage; its pull stopped',
+      );
+    }
+    for (const key of this.adopted.keys()) if (!wanted.has(key)) this.adopted.delete(key);
+    for (const key of this.invalid.keys()) if (!wanted.has(key)) this.invalid.delete(key);
+    this.writer.request();
+  }
+
+  private reconcileTag(
+    nodeImage: NodeImageObject,
+    name: string,
+    image: ImageSpec & Record<string, unknown>,
+    tag: Record<string, unknown> & { tag: string },
+    key: string,
+  ): void {
+    const version = typeof tag.version === 'number' && Number.isInteger(tag.version) ? tag.version : 0;
+    const problem = tagSpecProblem(name, image, tag);
+    if (problem !== undefined) {
+      this.pulls.get(key)?.abort();
+      this.pulls.delete(key);
+      this.adopted.delete(key);
+      const known = this.invalid.get(key);
+      if (known?.status.message === problem) return;
+      const status: ImageTagStatus = {
+        tag: tag.tag,
+        phase: 'Failed',
+        completionTime: rfc3339(this.options.clock.now()),
+        version,
+        message: problem,
+      };
+      this.invalid.set(key, { version, status });
+      this.log.warn({ image: `${name}:${tag.tag}`, err: problem }, 'tag cannot be pulled as written');
+      this.emitFinished(nodeImage, { imageName: name, tag: tag.tag, version, ownerReferences: ownersOf(tag) }, status);
+      return;
+    }
+    this.invalid.delete(key);
+    const running = this.pulls.get(key);
+    if (running && running.spec.version === version) return;
+    if (running) {
+      running.abort();
+      this.pulls.delete(key);
+      this.log.info(
+        { image: `${name}:${tag.tag}`, from: running.spec.version, to: version },
+        'tag version changed; pulling again',
+      );
+    }
+    const adopted = this.adopted.get(key);
+    if (adopted && (adopted.version ?? 0) === version) return;
+    this.adopted.delete(key);
+    const reported = nodeImage.status?.imageStatuses?.[name]?.tags?.find(
+      (s) => s.tag === tag.tag && (s.version ?? 0) === version && Boolean(s.completionTime),
+    );
+    if (reported) {
+      this.adopted.set(key, reported);
+      return;
+    }
+    const spec: TagPullSpec = {
+      imageName: name,
+      tag: tag.tag,
+      version,
+      pullPolicy: isRecord(tag.pullPolicy) ? tag.pullPolicy : undefined,
+      imagePullPolicy: typeof tag.imagePullPolicy === 'string' ? tag.imagePullPolicy : undefined,
+      pullSecrets: Array.isArray(image.pullSecrets) ? image.pullSecrets : undefined,
+      sandboxConfig: isRecord(image.sandboxConfig) ? image.sandboxConfig : undefined,
+      ownerReferences: ownersOf(tag),
+    };
+    this.pulls.set(
+      key,
+      new TagPull(spec, {
+        runtime: this.options.runtime,
+        slots: this.slots,
+        secrets: this.secrets,
+        clock: this.options.clock,
+        logger: this.log.child({ image: `${name}:${tag.tag}` }),
+        metrics: this.options.metrics,
+        onChange: () => this.writer.request(),
+        onFinished: (result) => this.onFinished(result),
+      }),
+    );
+  }
+
+  private stopAll(): void {
+    for (const pull of this.pulls.values()) pull.abort();
+    this.pulls.clear();
+    this.adopted.clear();
+    this.invalid.clear();
+  }
+
+  private tagStatus(name: string, tag: string): ImageTagStatus | undefined {
+    const key = tagKey(name, tag);
+    return this.invalid.get(key)?.status ?? this.pulls.get(key)?.status ?? this.adopted.get(key);
+  }
+
+  private async writeStatus(): Promise<void> {
+    const base = this.current();
+    if (!base) return;
+    let computed: NodeImageStatus | undefined;
+    const result = await patchStatus(
+      this.options.client,
+      NODE_IMAGES,
+      base,
+      (draft) => {
+        computed = buildNodeImageStatus(draft.spec, (name, tag) => this.tagStatus(name, tag));
+        return computed;
+      },
+      { logger: this.log },
+    ).catch((err: unknown) => {
+      if (isNotFound(err)) return undefined; // deleted meanwhile: the watch will tell
+      throw err;
+    });
+    if (result?.patched) this.lastPatched = result.object;
+    if (computed) this.options.metrics.setTagsByPhase(countPhases(computed));
+  }
+
+  private onFinished(result: TagPullResult): void {
+    const nodeImage = this.current();
+    this.options.metrics.pullFinished(
+      result.status.phase === 'Failed' ? 'failed' : result.present ? 'present' : 'succeeded',
+      result.seconds,
+    );
+    if (nodeImage) this.emitFinished(nodeImage, result.spec, result.status, result.seconds);
+  }
+
+  private emitFinished(
+    nodeImage: NodeImageObject,
+    spec: Pick<TagPullSpec, 'imageName' | 'tag' | 'ownerReferences'> & { version: number },
+    status: ImageTagStatus,
+    seconds?: number,
+  ): void {
+    const image = `${spec.imageName}:${spec.tag}`;
+    const [type, reason, message] =
+      status.phase === 'Succeeded'
+        ? ([
+            'Normal',
+            EVENT_REASON_PULL_IMAGE_SUCCEED,
+            `Image ${image}, elapsedTime ${(seconds ?? 0).toFixed(3)}s`,
+          ] as const)
+        : (['Warning', EVENT_REASON_PULL_IMAGE_FAILED, `Image ${image} ${status.message ?? 'failed'}`] as const);
+    this.events.event(nodeImage, type, reason, message, NODE_IMAGES);
+    for (const owner of spec.ownerReferences ?? []) {
+      const target = ownerObject(owner);
+      if (target) this.events.event(target, type, reason, message);
+    }
+  }
+
+  private async readSecret(name: string): Promise<PullSecretObject | undefined> {
+    try {
+      return await this.options.client.get<PullSecretObject & KubeObject>(CoreResources.secrets, name, {
+        namespace: KRUISE_DAEMON_CONFIG_NAMESPACE,
+      });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+}
+
+function tagKey(name: string, tag: string): string {
+  return `${name}\u0000${tag}`;
+}
+
+function ownersOf(tag: Record<string, unknown>): ObjectReference[] | undefined {
+  const owners = tag.ownerReferences;
+  return Array.isArray(owners) ? owners.filter(isRecord) : undefined;
+}
+
+/** An ImagePullJob named in a tag's ownerReferences, as an object events can point at. */
+function ownerObject(ref: ObjectReference): KubeObject | undefined {
+  if (!ref.name || !ref.namespace) return undefined;
+  return {
+    apiVersion: ref.apiVersion || `${KRUISE_GROUP}/${V1BETA1}`,
+    kind: ref.kind || 'ImagePullJob',
+    metadata: { name: ref.name, namespace: ref.namespace, ...(ref.uid && { uid: ref.uid }) },
+  };
+}
+
+function newerResourceVersion(a: KubeObject, b: KubeObject): boolean {
+  const ra = a.metadata?.resourceVersion;
+  const rb = b.metadata?.resourceVersion;
+  if (!ra || !rb || !/^\d+$/.test(ra) || !/^\d+$/.test(rb)) return false;
+  return BigInt(ra) > BigInt(rb);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,68 @@
+// The image puller's metrics: pulls by result, pull duration, and tags by phase.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ImagePullPhase } from '../../api/nodeimage.js';
+
+export const IMAGE_PULLS_TOTAL = 'kruise_daemon_image_pulls_total';
+export const IMAGE_PULL_DURATION = 'kruise_daemon_image_pull_duration_seconds';
+export const IMAGE_TAGS = 'kruise_daemon_image_tags';
+
+/** How a tag's pull ended (counted once per (tag, version)); `present` = IfNotPresent found it on the node. */
+export type PullResult = 'succeeded' | 'failed' | 'present';
+
+export interface ImagePullMetrics {
+  pullFinished(result: PullResult, seconds: number): void;
+  /** One CRI PullImage attempt (a tag may make several). */
+  attempt(outcome: 'ok' | 'error'): void;
+  setTagsByPhase(counts: Readonly<Record<ImagePullPhase, number>>): void;
+}
+
+const PHASES: readonly ImagePullPhase[] = ['Waiting', 'Pulling', 'Succeeded', 'Failed'];
+const perRegistry = new WeakMap<Registry, ImagePullMetrics>();
+
+export function imagePullMetrics(registry: Registry): ImagePullMetrics {
+  const known = perRegistry.get(registry);
+  if (known) return known;
+  const registers = [registry];
+  const pulls = new Counter({
+    name: IMAGE_PULLS_TOTAL,
+    help: 'Image tags whose pull ended, by result (succeeded, failed, present: IfNotPresent found it)',
+    labelNames: ['result'],
+    registers,
+  });
+  const attempts = new Counter({
+    name: 'kruise_daemon_image_pull_attempts_total',
+    help: 'CRI PullImage attempts made by the image puller, by outcome',
+    labelNames: ['outcome'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: IMAGE_PULL_DURATION,
+    help: 'From the start of a tag pull (Pulling) to its end, all attempts included, seconds',
+    labelNames: ['result'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+    registers,
+  });
+  const tags = new Gauge({
+    name: IMAGE_TAGS,
+    help: "Tags of this node's NodeImage by phase",
+    labelNames: ['phase'],
+    registers,
+  });
+  for (const phase of PHASES) tags.set({ phase }, 0);
+  for (const outcome of ['ok', 'error']) attempts.inc({ outcome }, 0);
+  for (const result of ['succeeded', 'failed', 'present']) pulls.inc({ result }, 0);
+  const metrics: ImagePullMetrics = {
+    pullFinished(result, seconds) {
+      pulls.inc({ result });
+      duration.observe({ result }, seconds);
+    },
+    attempt(outcome) {
+      attempts.inc({ outcome });
+    },
+    setTagsByPhase(counts) {
+      for (const phase of PHASES) tags.set({ phase }, counts[phase]);
+    },
+  };
+  perRegistry.set(registry, metrics);
+  return metrics;
+}

@@ -1,0 +1,84 @@
+// Coalesced, rate-limited status writes for one object: request() marks the status dirty; one write runs at a
+// time, at most one per minIntervalMs, and the first after a quiet period goes out at once, so a phase change is
+// on the API server well within a second while a burst of changes becomes one write. A failed write is retried
+// with backoff (1 s → 30 s). Whether anything is sent at all is the write function's call (it skips unchanged).
+import type { Logger } from '../../observability/logger.js';
+import type { Clock, TimerHandle } from '../../util/clock.js';
+
+export const DEFAULT_STATUS_MIN_INTERVAL_MS = 300;
+
+export interface StatusWriterOptions {
+  clock: Clock;
+  logger: Logger;
+  /** Performs one write (computes the status from the current state and patches it if it changed). */
+  write: () => Promise<void>;
+  minIntervalMs?: number;
+}
+
+export class StatusWriter {
+  private readonly minIntervalMs: number;
+  private timer: TimerHandle | undefined;
+  private writing: Promise<void> | undefined;
+  private dirty = false;
+  private lastWriteAt = -Infinity;
+  private failures = 0;
+  private stopped = false;
+
+  constructor(private readonly options: StatusWriterOptions) {
+    this.minIntervalMs = options.minIntervalMs ?? DEFAULT_STATUS_MIN_INTERVAL_MS;
+  }
+
+  /** The status may have changed: write it soon. */
+  request(): void {
+    if (this.stopped) return;
+    this.dirty = true;
+    if (this.writing || this.timer) return;
+    this.schedule(Math.max(0, this.lastWriteAt + this.minIntervalMs - this.options.clock.now()));
+  }
+
+  /** Write now what is pending (shutdown), then stop taking requests. */
+  async close(): Promise<void> {
+    this.timer?.cancel();
+    this.timer = undefined;
+    while (this.writing) await this.writing;
+    if (this.dirty) await this.run();
+    this.stopped = true;
+  }
+
+  private schedule(ms: number): void {
+    this.timer = this.options.clock.setTimer(() => {
+      this.timer = undefined;
+      void this.run();
+    }, ms);
+  }
+
+  private run(): Promise<void> {
+    this.dirty = false;
+    this.lastWriteAt = this.options.clock.now();
+    const writing = this.options
+      .write()
+      .then(
+        () => {
+          this.failures = 0;
+        },
+        (err: unknown) => {
+          this.failures++;
+          this.dirty = true;
+          this.options.logger.warn(
+            { err: err instanceof Error ? err.message : String(err), failures: this.failures },
+            'NodeImage status write failed; retrying',
+          );
+        },
+      )
+      .finally(() => {
+        this.writing = undefined;
+        if (this.dirty && !this.stopped && !this.timer) {
+          const backoff = this.failures > 0 ? Math.min(1000 * 2 ** (this.failures - 1), 30_000) : 0;
+          const wait = Math.max(backoff, this.lastWriteAt + this.minIntervalMs - this.options.clock.now());
+          this.schedule(Math.max(0, wait));
+        }
+      });
+    this.writing = writing;
+    return writing;
+  }
+}

@@ -1,0 +1,396 @@
+// One (image, tag, version) of the NodeImage being pulled: Waiting (for a node slot) → Pulling (startTime) →
+// Succeeded (imageID, completionTime, progress 100) or Failed (message). backoffLimit+1 attempts with a 1 s → 30 s
+// backoff between them; timeoutSeconds bounds each attempt (the CRI deadline), activeDeadlineSeconds the whole
+// pull from its start. abort() stops it at once: the CRI call is cancelled and nothing more is reported.
+import { PULLING_IMAGE_BY_ANNOTATION, PULLING_IMAGE_BY_VALUE } from '../../api/constants.js';
+import { pullReference, repositoryName, tryParseNameAndTag, type ImageReference } from '../../api/image-reference.js';
+import type { ObjectReference, Time } from '../../api/meta.js';
+import type {
+  ImagePullPolicy,
+  ImageTagPullPolicy,
+  ImageTagStatus,
+  ReferenceObject,
+  SandboxConfig,
+} from '../../api/nodeimage.js';
+import type { CriCallOptions } from '../../cri/client.js';
+import { isCriError } from '../../cri/errors.js';
+import type {
+  AuthConfig,
+  ImageStatusRequest,
+  ImageStatusResponse__Output,
+  PullImageRequest,
+  PullImageResponse__Output,
+} from '../../cri/types.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Clock } from '../../util/clock.js';
+import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
+import type { ImagePullMetrics } from './metrics.js';
+import { PullSecretProblem, type PullSecretStore } from './pull-secrets.js';
+import type { PullSlots, ReleaseSlot } from './pull-slots.js';
+
+export const DEFAULT_TIMEOUT_SECONDS = 600;
+export const DEFAULT_BACKOFF_LIMIT = 3;
+export const FIRST_BACKOFF_MS = 1000;
+export const MAX_BACKOFF_MS = 30_000;
+/** Deadline of the ImageStatus call that IfNotPresent makes. */
+const IMAGE_STATUS_TIMEOUT_MS = 10_000;
+
+/** What the puller needs of the CRI image service (CriClient has it). */
+export interface ImageRuntime {
+  pullImage(request: PullImageRequest, options?: CriCallOptions): Promise<PullImageResponse__Output>;
+  imageStatus(request: ImageStatusRequest, options?: CriCallOptions): Promise<ImageStatusResponse__Output>;
+}
+
+/** Everything a tag pull needs from the NodeImage spec, copied when it starts. */
+export interface TagPullSpec {
+  /** The NodeImage key (familiar name, no tag). */
+  imageName: string;
+  tag: string;
+  version: number;
+  pullPolicy?: ImageTagPullPolicy;
+  imagePullPolicy?: ImagePullPolicy | string;
+  pullSecrets?: ReferenceObject[];
+  sandboxConfig?: SandboxConfig;
+  ownerReferences?: ObjectReference[];
+}
+
+export interface TagPullResult {
+  spec: TagPullSpec;
+  status: ImageTagStatus;
+  /** Seconds from startTime to completion (0 when it failed before starting). */
+  seconds: number;
+  /** True when IfNotPresent found the image and nothing was pulled. */
+  present: boolean;
+}
+
+export interface TagPullDependencies {
+  /** The runtime, once connected (may wait). */
+  runtime: (signal: AbortSignal) => Promise<ImageRuntime>;
+  slots: PullSlots;
+  secrets: PullSecretStore;
+  clock: Clock;
+  logger: Logger;
+  metrics?: ImagePullMetrics;
+  /** The status changed (a write is due). */
+  onChange: () => void;
+  /** The pull ended (Succeeded or Failed) and was not aborted. */
+  onFinished?: (result: TagPullResult) => void;
+}
+
+class AttemptTimeout extends Error {
+  constructor(
+    message: string,
+    readonly byDeadline: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** An error the next attempt would get again: no point retrying. */
+class PermanentPullError extends Error {}
+
+export class TagPull {
+  private current: ImageTagStatus;
+  private readonly stop = new AbortController();
+  private finished = false;
+  /** Resolves when the pull has ended (finished or aborted) and let go of its slot. */
+  readonly done: Promise<void>;
+
+  constructor(
+    readonly spec: TagPullSpec,
+    private readonly deps: TagPullDependencies,
+  ) {
+    this.current = { tag: spec.tag, phase: 'Waiting', version: spec.version };
+    // started on a microtask, so the owner has stored this object before the first status change arrives
+    this.done = Promise.resolve()
+      .then(() => this.run())
+      .catch((err: unknown) => {
+        // run() handles its own failures; this is a safety net so a bug never becomes an unhandled rejection
+        if (!this.stop.signal.aborted) this.fail(`internal error: ${messageOf(err)}`, 0);
+      });
+  }
+
+  /** The status to report for this tag now. */
+  get status(): ImageTagStatus {
+    return this.current;
+  }
+
+  get aborted(): boolean {
+    return this.stop.signal.aborted;
+  }
+
+  get isFinished(): boolean {
+    return this.finished;
+  }
+
+  /** Stop: cancel the CRI call, release the slot, report nothing more. */
+  abort(): void {
+    if (!this.stop.signal.aborted)
+      this.stop.abort(new Error(`pull of ${this.spec.imageName}:${this.spec.tag} stopped`));
+  }
+
+  private get log(): Logger {
+    return this.deps.logger;
+  }
+
+  private async run(): Promise<void> {
+    const parsed = tryParseNameAndTag(this.spec.imageName, this.spec.tag);
+    if (!parsed.ok) {
+      this.fail(`invalid image ${this.spec.imageName}:${this.spec.tag}: ${parsed.error}`, 0);
+      return;
+    }
+    const reference = parsed.reference;
+    const pullRef = pullReference(reference);
+    const policy = this.spec.pullPolicy ?? {};
+    const attempts = backoffLimitOf(policy) + 1;
+    const timeoutMs = timeoutSecondsOf(policy) * 1000;
+    const deadlineSeconds = policy.activeDeadlineSeconds;
+    const hasDeadline = typeof deadlineSeconds === 'number' && deadlineSeconds > 0;
+
+    let release: ReleaseSlot | undefined;
+    try {
+      release = await this.deps.slots.acquire(pullRef, this.stop.signal);
+    } catch {
+      return; // aborted while waiting
+    }
+    const startedAt = this.deps.clock.now();
+    const deadlineAt = hasDeadline ? startedAt + deadlineSeconds * 1000 : Infinity;
+    this.update({ tag: this.spec.tag, phase: 'Pulling', startTime: rfc3339(startedAt), version: this.spec.version });
+    this.log.info({ image: pullRef, attempts, timeoutMs, activeDeadlineSeconds: deadlineSeconds }, 'pulling image');
+
+    let lastError = '';
+    let backoffMs = FIRST_BACKOFF_MS;
+    try {
+      for (let attempt = 1; attempt <= attempts; attempt++) {
+        const left = deadlineAt - this.deps.clock.now();
+        if (left <= 0) {
+          lastError = deadlineMessage(pullRef, deadlineSeconds ?? 0, lastError);
+          break;
+        }
+        try {
+          release ??= await this.deps.slots.acquire(pullRef, this.stop.signal);
+          const outcome = await this.attempt(reference, pullRef, Math.min(timeoutMs, left), left < timeoutMs, {
+            timeoutSeconds: timeoutSecondsOf(policy),
+            deadlineSeconds: deadlineSeconds ?? 0,
+          });
+          this.succeed(outcome.imageId, startedAt, outcome.present);
+          return;
+        } catch (err) {
+          if (this.stop.signal.aborted) return;
+          lastError = messageOf(err);
+          this.deps.metrics?.attempt('error');
+          this.log.warn({ image: pullRef, attempt, of: attempts, err: lastError }, 'image pull attempt failed');
+          if (err instanceof PermanentPullError) break;
+        }
+        if (attempt === attempts) break;
+        // let another tag use the slot while this one backs off
+        release?.();
+        release = undefined;
+        const pause = Math.min(backoffMs, Math.max(0, deadlineAt - this.deps.clock.now()));
+        backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+        try {
+          await this.deps.clock.sleep(pause, this.stop.signal);
+        } catch {
+          return;
+        }
+      }
+      if (this.stop.signal.aborted) return;
+      this.fail(lastError || `pulling image ${pullRef} failed`, (this.deps.clock.now() - startedAt) / 1000, startedAt);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** One attempt: IfNotPresent check, credentials, PullImage with each matching credential in turn. */
+  private async attempt(
+    reference: ImageReference,
+    pullRef: string,
+    budgetMs: number,
+    budgetIsDeadline: boolean,
+    limits: { timeoutSeconds: number; deadlineSeconds: number },
+  ): Promise<{ imageId: string; present: boolean }> {
+    const timer = new AbortController();
+    const handle = this.deps.clock.setTimer(() => {
+      timer.abort(
+        budgetIsDeadline
+          ? new AttemptTimeout(deadlineMessage(pullRef, limits.deadlineSeconds, ''), true)
+          : new AttemptTimeout(
+              `pulling image ${pullRef} timed out after ${limits.timeoutSeconds}s (pullPolicy.timeoutSeconds)`,
+              false,
+            ),
+      );
+    }, budgetMs);
+    const signal = AbortSignal.any([this.stop.signal, timer.signal]);
+    const endsAt = this.deps.clock.now() + budgetMs;
+    // the CRI deadline is a little later than our own timer, so a cut says which limit was hit
+    const remaining = (): number => Math.max(1, endsAt - this.deps.clock.now()) + 1000;
+    try {
+      // every step honours `signal`, so an abort or a timeout ends the attempt at once and the slot (and with
+      // it the reference) is let go only after the CRI call has really ended
+      {
+        const runtime = await this.deps.runtime(signal);
+        if (this.spec.imagePullPolicy === 'IfNotPresent') {
+          const found = await runtime.imageStatus(
+            { image: { image: pullRef } },
+            { timeoutMs: Math.min(IMAGE_STATUS_TIMEOUT_MS, remaining()), signal },
+          );
+          if (found.image?.id) return { imageId: found.image.id, present: true };
+        }
+        let credentials: RegistryCredential[];
+        try {
+          credentials = credentialsFor(
+            repositoryName(reference),
+            await this.deps.secrets.credentials(this.spec.pullSecrets),
+          );
+        } catch (err) {
+          if (err instanceof PullSecretProblem) throw new Error(`cannot pull ${pullRef}: ${err.message}`);
+          throw new Error(`cannot pull ${pullRef}: reading pull secrets failed: ${messageOf(err)}`);
+        }
+        const request: PullImageRequest = {
+          image: { image: pullRef },
+          sandbox_config: {
+            labels: { ...this.spec.sandboxConfig?.labels },
+            annotations: {
+              ...this.spec.sandboxConfig?.annotations,
+              [PULLING_IMAGE_BY_ANNOTATION]: PULLING_IMAGE_BY_VALUE,
+            },
+          },
+        };
+        if (credentials.length === 0) {
+          const response = await this.pullOnce(runtime, request, remaining(), signal, pullRef, reference);
+          return { imageId: response.image_ref, present: false };
+        }
+        const failures: string[] = [];
+        for (const credential of credentials) {
+          try {
+            const response = await this.pullOnce(
+              runtime,
+              { ...request, auth: authConfigOf(credential, reference.registry) },
+              remaining(),
+              signal,
+              pullRef,
+              reference,
+            );
+            return { imageId: response.image_ref, present: false };
+          } catch (err) {
+            if (signal.aborted) throw err;
+            failures.push(`with the credential for ${credential.key}: ${messageOf(err)}`);
+          }
+        }
+        this.deps.secrets.forget(this.spec.pullSecrets);
+        throw new Error(
+          `pulling image ${pullRef} failed with each of the ${credentials.length} matching pull credential(s): ` +
+            failures.join('; '),
+        );
+      }
+    } catch (err) {
+      if (timer.signal.aborted && !this.stop.signal.aborted && timer.signal.reason instanceof AttemptTimeout) {
+        throw timer.signal.reason;
+      }
+      throw err;
+    } finally {
+      handle.cancel();
+    }
+  }
+
+  private async pullOnce(
+    runtime: ImageRuntime,
+    request: PullImageRequest,
+    timeoutMs: number,
+    signal: AbortSignal,
+    pullRef: string,
+    reference: ImageReference,
+  ): Promise<PullImageResponse__Output> {
+    try {
+      const response = await runtime.pullImage(request, { timeoutMs, signal });
+      this.deps.metrics?.attempt('ok');
+      return response;
+    } catch (err) {
+      if (signal.aborted) throw err;
+      if (isCriError(err, 'InvalidArgument')) throw new PermanentPullError(messageOf(err));
+      if (isCriError(err, 'AuthenticationFailed') && !request.auth) {
+        throw new Error(
+          `${messageOf(err)} (no pull secret gave credentials for registry ${reference.registry}; ` +
+            `the image needs one in namespace kruise-daemon-config)`,
+        );
+      }
+      if (isCriError(err, 'RegistryUnreachable')) {
+        throw new Error(`registry ${reference.registry} of ${pullRef} cannot be reached: ${messageOf(err)}`);
+      }
+      throw err;
+    }
+  }
+
+  private succeed(imageId: string, startedAt: number, present: boolean): void {
+    if (this.stop.signal.aborted) return;
+    const now = this.deps.clock.now();
+    this.finished = true;
+    this.update({
+      tag: this.spec.tag,
+      phase: 'Succeeded',
+      progress: 100,
+      startTime: rfc3339(startedAt),
+      completionTime: rfc3339(now),
+      version: this.spec.version,
+      ...(imageId && { imageID: `${this.spec.imageName}@${imageId}` }),
+    });
+    this.log.info({ image: `${this.spec.imageName}:${this.spec.tag}`, present, ms: now - startedAt }, 'image pulled');
+    this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds: (now - startedAt) / 1000, present });
+  }
+
+  private fail(message: string, seconds: number, startedAt?: number): void {
+    if (this.stop.signal.aborted) return;
+    this.finished = true;
+    const now = this.deps.clock.now();
+    this.update({
+      tag: this.spec.tag,
+      phase: 'Failed',
+      ...(startedAt !== undefined && { startTime: rfc3339(startedAt) }),
+      completionTime: rfc3339(now),
+      version: this.spec.version,
+      message,
+    });
+    this.log.warn({ image: `${this.spec.imageName}:${this.spec.tag}`, err: message }, 'image pull failed');
+    this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds, present: false });
+  }
+
+  private update(status: ImageTagStatus): void {
+    if (this.stop.signal.aborted) return;
+    this.current = status;
+    this.deps.onChange();
+  }
+}
+
+export function backoffLimitOf(policy: ImageTagPullPolicy): number {
+  const limit = policy.backoffLimit;
+  return typeof limit === 'number' && Number.isInteger(limit) && limit >= 0 ? limit : DEFAULT_BACKOFF_LIMIT;
+}
+
+export function timeoutSecondsOf(policy: ImageTagPullPolicy): number {
+  const timeout = policy.timeoutSeconds;
+  return typeof timeout === 'number' && Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_SECONDS;
+}
+
+function deadlineMessage(pullRef: string, seconds: number, lastError: string): string {
+  const base = `pulling image ${pullRef} exceeds the activeDeadlineSeconds (${seconds}s)`;
+  return lastError ? `${base}; last error: ${lastError}` : base;
+}
+
+function authConfigOf(credential: RegistryCredential, registry: string): AuthConfig {
+  return {
+    server_address: registry,
+    ...(credential.username !== undefined && { username: credential.username }),
+    ...(credential.password !== undefined && { password: credential.password }),
+    ...(credential.identityToken !== undefined && { identity_token: credential.identityToken }),
+    ...(credential.registryToken !== undefined && { registry_token: credential.registryToken }),
+  };
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** metav1.Time: RFC 3339 with second precision. */
+export function rfc3339(ms: number): Time {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}

@@ -1,0 +1,118 @@
+// Fakes for the image puller's unit tests: a CRI image service whose pulls the test scripts (succeed, fail, hang
+// until cancelled) and a secret reader backed by a map.
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { CriCallOptions } from '../../../src/cri/client.js';
+import { toCriError } from '../../../src/cri/errors.js';
+import type {
+  ImageStatusRequest,
+  ImageStatusResponse__Output,
+  PullImageRequest,
+  PullImageResponse__Output,
+} from '../../../src/cri/types.js';
+import type { PullSecretObject } from '../../../src/daemon/imagepuller/docker-keyring.js';
+import type { ImageRuntime } from '../../../src/daemon/imagepuller/tag-pull.js';
+
+/** What one PullImage call does: resolve with an image id, fail with a runtime message, or hang until cancelled. */
+export type PullBehaviour = { id: string } | { fail: string; code?: number } | 'hang';
+
+export interface RecordedPull {
+  request: PullImageRequest;
+  timeoutMs?: number;
+  /** Set when the call ended: ok, error or cancelled. */
+  outcome?: 'ok' | 'error' | 'cancelled';
+}
+
+export class FakeImageRuntime implements ImageRuntime {
+  readonly pulls: RecordedPull[] = [];
+  readonly present = new Map<string, string>();
+  /** Per image reference, the behaviour of successive calls (the last one repeats); default succeed. */
+  readonly script = new Map<string, PullBehaviour[]>();
+  private readonly calls = new Map<string, number>();
+  private readonly hanging = new Set<() => void>();
+  inFlight = 0;
+  maxInFlight = 0;
+
+  pullImage(request: PullImageRequest, options: CriCallOptions = {}): Promise<PullImageResponse__Output> {
+    const image = request.image?.image ?? '';
+    const record: RecordedPull = { request, timeoutMs: options.timeoutMs };
+    this.pulls.push(record);
+    const n = this.calls.get(image) ?? 0;
+    this.calls.set(image, n + 1);
+    const steps = this.script.get(image) ?? [{ id: `sha256:${'a'.repeat(64)}` }];
+    const step = steps[Math.min(n, steps.length - 1)]!;
+    this.inFlight++;
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+    const end = (outcome: RecordedPull['outcome']): void => {
+      record.outcome = outcome;
+      this.inFlight--;
+    };
+    const context = { method: 'PullImage', image, withCredentials: Boolean(request.auth) };
+    return new Promise((resolve, reject) => {
+      const cancel = (): void => {
+        end('cancelled');
+        reject(toCriError({ code: GrpcStatus.CANCELLED, details: 'Cancelled on client' }, context));
+      };
+      if (options.signal?.aborted) {
+        cancel();
+        return;
+      }
+      if (step === 'hang') {
+        const onAbort = (): void => {
+          this.hanging.delete(onAbort);
+          cancel();
+        };
+        this.hanging.add(onAbort);
+        options.signal?.addEventListener('abort', onAbort, { once: true });
+        return;
+      }
+      queueMicrotask(() => {
+        if ('id' in step) {
+          end('ok');
+          this.present.set(image, step.id);
+          resolve({ image_ref: step.id });
+        } else {
+          end('error');
+          reject(toCriError({ code: step.code ?? GrpcStatus.UNKNOWN, details: step.fail }, context));
+        }
+      });
+    });
+  }
+
+  imageStatus(request: ImageStatusRequest): Promise<ImageStatusResponse__Output> {
+    const id = this.present.get(request.image?.image ?? '');
+    return Promise.resolve({
+      image: id ? ({ id } as ImageStatusResponse__Output['image']) : null,
+      info: {},
+    } as ImageStatusResponse__Output);
+  }
+
+  pullsOf(image: string): RecordedPull[] {
+    return this.pulls.filter((p) => p.request.image?.image === image);
+  }
+}
+
+export function secretReader(secrets: Record<string, PullSecretObject>): {
+  read: (name: string) => Promise<PullSecretObject | undefined>;
+  reads: string[];
+} {
+  const reads: string[] = [];
+  return {
+    reads,
+    read: (name) => {
+      reads.push(name);
+      return Promise.resolve(secrets[name]);
+    },
+  };
+}
+
+/** A kubernetes.io/dockerconfigjson secret in kruise-daemon-config. */
+export function dockerConfigSecret(
+  name: string,
+  auths: Record<string, { username?: string; password?: string; auth?: string }>,
+): PullSecretObject {
+  return {
+    metadata: { name, namespace: 'kruise-daemon-config' },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths })).toString('base64') },
+  };
+}
