@@ -61,6 +61,20 @@ describe('kubectl against the API emulator', function () {
     assert.deepEqual(data, { key1: 'value1' });
   });
 
+  it('server-side applies (create, then merge into the live object)', async () => {
+    const manifest = (value: string): string =>
+      ['apiVersion: v1', 'kind: ConfigMap', 'metadata:', '  name: ssa-cm', 'data:', `  k: "${value}"`].join('\n');
+    assert.equal(
+      (await kubectl.ok(['apply', '--server-side', '-f', '-'], manifest('1'))).trim(),
+      'configmap/ssa-cm serverside-applied',
+    );
+    await kubectl.ok(['label', 'cm', 'ssa-cm', 'extra=kept']);
+    await kubectl.ok(['apply', '--server-side', '-f', '-'], manifest('2'));
+    const got = JSON.parse(await kubectl.ok(['get', 'cm', 'ssa-cm', '-o', 'json']));
+    assert.equal(got.data.k, '2');
+    assert.equal(got.metadata.labels.extra, 'kept');
+  });
+
   it('creates from a file and prints objects as YAML', async () => {
     const manifest = [
       'apiVersion: v1',

@@ -1,7 +1,7 @@
 // Emulator semantics over HTTP, in-process: resourceVersions and conflicts, watch resume and expiry, bookmarks,
 // selectors, status subresource, finalizers, garbage collection, CRD lifecycle, pods, namespaces.
 import assert from 'node:assert/strict';
-import { startApiServer, type ApiServer } from '../../cluster/apiserver/index.js';
+import { admissionDenied, startApiServer, type ApiServer } from '../../cluster/apiserver/index.js';
 import { waitFor } from '../../support/wait.js';
 import { configMap, widget, widgetCrd, WIDGETS } from './fixtures.js';
 import { RawClient, type WatchReader } from './http-client.js';
@@ -444,6 +444,38 @@ describe('API emulator semantics', function () {
       await w.waitForEnd();
       const groups = await api.get('/apis');
       assert.ok(!groups.body.groups.some((g: any) => g.name === 'test.kruise.io'));
+    });
+  });
+
+  describe('admission hook point', () => {
+    it('runs mutating plugins before validation and validating plugins after; denials are 403', async () => {
+      const seen: string[] = [];
+      const remove = server.admission.add({
+        name: 'test.kruise.io',
+        mutate: (req) => {
+          seen.push(`${req.operation} ${req.resource.resource} ${req.name}`);
+          if (req.operation !== 'CREATE' || !req.object) return undefined;
+          return { ...req.object, metadata: { ...req.object.metadata, labels: { injected: 'yes' } } };
+        },
+        validate: (req) => {
+          if (req.name.startsWith('deny-'))
+            throw admissionDenied(req, 'test.kruise.io', 'names starting with deny- are refused');
+        },
+      });
+      const created = await api.create(CMS, configMap('mutated'));
+      assert.deepEqual(created.metadata.labels, { injected: 'yes' });
+      const denied = await api.post(CMS, configMap('deny-me'));
+      assert.equal(denied.status, 403);
+      assert.equal(denied.body.reason, 'Forbidden');
+      assert.match(
+        denied.body.message,
+        /admission webhook "test.kruise.io" denied the request: names starting with deny-/,
+      );
+      const badMutation = await api.post(CMS, configMap('INVALID'));
+      assert.equal(badMutation.status, 422, 'validation still runs after mutation');
+      remove();
+      assert.equal((await api.post(CMS, configMap('deny-now-allowed'))).status, 201);
+      assert.ok(seen.includes('CREATE configmaps mutated'));
     });
   });
 

@@ -6,7 +6,6 @@ import { ApiError, apiErrors, successStatus } from '../errors.js';
 import { decodeBody, readBody, sendJson, warningHeaders } from '../http-io.js';
 import { wantsTable } from '../media-types.js';
 import { buildFilter } from '../object-filter.js';
-import { APPLY_PATCH, PatchError, applyPatch, mediaTypeOf } from '../patch/index.js';
 import { parseBool, type ResourceRequest } from '../request-info.js';
 import type { ResourceType } from '../resource-types.js';
 import { buildTable } from '../table.js';
@@ -14,6 +13,7 @@ import { apiVersionOf, type KubeObject } from '../types.js';
 import type { WatchHub } from '../watch-hub.js';
 import { bindPod } from './binding.js';
 import { createObject } from './create.js';
+import { patchObject } from './patch.js';
 import { deleteObject, deletedStatusDetails, parseDeleteOptions } from './delete.js';
 import type { FieldValidation, WriteOptions, WriteResult } from './object-prep.js';
 import { getObject, listObjects, parseLimit } from './read.js';
@@ -37,11 +37,6 @@ function writeOptions(query: URLSearchParams, userAgent: string): WriteOptions {
     );
   }
   return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, userAgent };
-}
-
-function toPatchError(err: unknown): unknown {
-  if (err instanceof PatchError) return new ApiError(err.code, err.reason, err.message);
-  return err;
 }
 
 function parseRv(value: string | null): number | undefined {
@@ -134,10 +129,14 @@ export class ResourceHandler {
         this.sendWrite(res, await updateObject(ctx, target, () => body, writeOptions(query, userAgent)));
         return;
       }
-      case 'patch':
+      case 'patch': {
         if (info.subresource === 'binding') throw apiErrors.methodNotAllowed();
-        this.sendWrite(res, await this.patch(rt, info, ns, req, writeOptions(query, userAgent)));
+        const target = { rt, namespace: ns, name: info.name, subresource: info.subresource };
+        const body = await readBody(req);
+        const contentType = req.headers['content-type'] ?? '';
+        this.sendWrite(res, await patchObject(ctx, target, body, contentType, writeOptions(query, userAgent)));
         return;
+      }
       case 'delete': {
         if (info.subresource) throw apiErrors.methodNotAllowed();
         const raw = await readBody(req);
@@ -184,45 +183,6 @@ export class ResourceHandler {
         return;
       }
     }
-  }
-
-  private async patch(
-    rt: ResourceType,
-    info: ResourceRequest,
-    ns: string,
-    req: IncomingMessage,
-    write: WriteOptions,
-  ): Promise<WriteResult> {
-    const { ctx } = this.deps;
-    const body = await readBody(req);
-    const contentType = req.headers['content-type'] ?? '';
-    const gvk = { group: rt.group, version: rt.version, kind: rt.kind };
-    const opts = { isCustomResource: !rt.behaviour.strategicMerge };
-    const patchOf = (target: Record<string, unknown>): unknown => {
-      try {
-        return applyPatch(target, body, contentType, gvk, opts);
-      } catch (err) {
-        throw toPatchError(err);
-      }
-    };
-    const isApply = mediaTypeOf(contentType) === APPLY_PATCH;
-    if (isApply && !info.subresource && !ctx.store.get(rt.storageKey, ns, info.name)) {
-      const created = patchOf({}) as KubeObject;
-      const meta = (created.metadata ??= {});
-      if (meta.name && meta.name !== info.name) {
-        throw apiErrors.badRequest(
-          `the name of the object (${String(meta.name)}) does not match the name on the URL (${info.name})`,
-        );
-      }
-      meta.name = info.name;
-      try {
-        return await createObject(ctx, rt, ns, created, write);
-      } catch (err) {
-        if (!(err instanceof ApiError && err.reason === 'AlreadyExists')) throw err;
-      }
-    }
-    const target = { rt, namespace: ns, name: info.name, subresource: info.subresource };
-    return updateObject(ctx, target, patchOf, write);
   }
 
   private watch(
