@@ -27,8 +27,12 @@ export class Kubectl {
   }
 
   run(args: string[], stdin?: string): Promise<KubectlResult> {
-    return new Promise((resolve) => {
+    return new Promise((resolve, reject) => {
       const child = execFile('kubectl', args, { env: this.env, timeout: 60_000 }, (err, stdout, stderr) => {
+        if ((err as NodeJS.ErrnoException | null)?.code === 'ENOENT') {
+          reject(new Error('kubectl is not on PATH: these tests need the real kubectl (1.32 dispatcher)'));
+          return;
+        }
         const code = err
           ? typeof (err as { code?: unknown }).code === 'number'
             ? (err as { code: number }).code
