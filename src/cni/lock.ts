@@ -92,9 +92,9 @@ export interface LockHandle {
 export type AttemptResult =
   { kind: 'acquired'; handle: LockHandle } | { kind: 'busy'; owner: number } | { kind: 'retry' };
 
-function generations(dir: string): number[] {
+function generations(names: readonly string[]): number[] {
   const out: number[] = [];
-  for (const name of readdirSync(dir)) {
+  for (const name of names) {
     if (/^g\d{1,15}$/.test(name)) out.push(Number(name.slice(1)));
   }
   return out;
@@ -107,6 +107,8 @@ export class GenerationLock {
     readonly dir: string,
     private readonly now: () => number = Date.now,
     private readonly me: ProcessIdentity = selfIdentity(),
+    /** Directory listing (tests replay a stale one). */
+    private readonly list: (dir: string) => string[] = (d) => readdirSync(d),
   ) {}
 
   /** Create `g<gen>` holding `content` atomically; false when it exists already. */
@@ -127,7 +129,7 @@ export class GenerationLock {
   /** One attempt, never blocking. */
   attempt(): AttemptResult {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const gens = generations(this.dir);
+    const gens = generations(this.list(this.dir));
     const top = gens.length ? Math.max(...gens) : 0;
     if (top > 0) {
       let text: string;
@@ -144,7 +146,7 @@ export class GenerationLock {
     const mine = top + 1;
     const record: OwnerRecord = { ...this.me, at: this.now() };
     if (!this.publish(mine, JSON.stringify(record))) return { kind: 'retry' };
-    if (generations(this.dir).some((g) => g > mine)) {
+    if (generations(this.list(this.dir)).some((g) => g > mine)) {
       unlinkQuietly(join(this.dir, `g${mine}`)); // created from a stale listing: withdraw
       return { kind: 'retry' };
     }
@@ -159,7 +161,7 @@ export class GenerationLock {
 
   /** Remove generations below mine-1 and temp files of dead processes. Only the holder calls it. */
   private cleanUp(mine: number): void {
-    for (const name of readdirSync(this.dir)) {
+    for (const name of this.list(this.dir)) {
       if (/^g\d+$/.test(name)) {
         if (Number(name.slice(1)) < mine - 1) unlinkQuietly(join(this.dir, name));
       } else if (name.startsWith('t.')) {
