@@ -3,8 +3,10 @@
 // emulator, kubelet-lite) go at the end of clusterComponents().
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { apiServerComponent } from './apiserver/component.js';
 import type { ClusterComponent, ClusterContext } from './component.js';
 import { readEnvFile, writeEnvFile } from './env-file.js';
+import { kubeletLiteComponent } from './kubelet-lite/component.js';
 import { clusterPaths } from './paths.js';
 import { hasStatus, type ComponentStatus } from './runtime/component-status.js';
 import { containerd } from './runtime/containerd.js';
@@ -21,7 +23,7 @@ const LOCK_TIMEOUT_MS = 15 * 60_000;
 
 /** The components of the local cluster, in start order. */
 export function clusterComponents(): ClusterComponent[] {
-  return [hostPackages(), registries(), testImages(), podNetwork(), containerd()];
+  return [hostPackages(), registries(), testImages(), podNetwork(), containerd(), apiServerComponent(), kubeletLiteComponent()];
 }
 
 export interface ClusterRunOptions {
