@@ -44,14 +44,21 @@ describe('cni lock: generation files with stale-owner takeover', () => {
   });
 
   it('treats a zombie owner (state Z) as dead', async function () {
-    // `true` becomes a zombie: its parent exec'd into sleep, which never reaps it
-    const child = spawn('sh', ['-c', 'true & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // the background reader exits when we write a line, after its parent exec'd into sleep, which never reaps it
+    const child = spawn('sh', ['-c', 'exec 3<&0; (read x <&3) & echo $!; exec sleep 60'], {
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     try {
       const zombie = await new Promise<number>((resolve) =>
         child.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
       );
-      await waitFor(() => statOf(zombie)?.state === 'Z', { message: `pid ${zombie} in state Z` });
+      await waitFor(() => /sleep/.test(readFileSync(`/proc/${child.pid}/cmdline`, 'latin1')), {
+        message: 'exec sleep',
+      });
       writeFileSync(join(dir, 'g1'), owner(zombie, statOf(zombie)!.start));
+      assert.deepEqual(new GenerationLock(dir).attempt(), { kind: 'busy', owner: zombie }, 'alive while reading');
+      child.stdin.write('go\n');
+      await waitFor(() => statOf(zombie)?.state === 'Z', { message: `pid ${zombie} in state Z` });
       assert.equal(new GenerationLock(dir).attempt().kind, 'acquired');
     } finally {
       child.kill('SIGKILL');
