@@ -243,6 +243,8 @@ export class TagPull {
             await this.deps.secrets.credentials(this.spec.pullSecrets),
           );
         } catch (err) {
+          // read the secrets again next time: the controller may copy a missing secret in at any moment
+          this.deps.secrets.forget(this.spec.pullSecrets);
           if (err instanceof PullSecretProblem) throw new Error(`cannot pull ${pullRef}: ${err.message}`);
           throw new Error(`cannot pull ${pullRef}: reading pull secrets failed: ${messageOf(err)}`);
         }
@@ -265,7 +267,7 @@ export class TagPull {
           try {
             const response = await this.pullOnce(
               runtime,
-              { ...request, auth: authConfigOf(credential, reference.registry) },
+              { ...request, auth: authConfigOf(credential) },
               remaining(),
               signal,
               pullRef,
@@ -376,9 +378,9 @@ function deadlineMessage(pullRef: string, seconds: number, lastError: string): s
   return lastError ? `${base}; last error: ${lastError}` : base;
 }
 
-function authConfigOf(credential: RegistryCredential, registry: string): AuthConfig {
+/** No server_address: containerd would parse a bare host:port as a URL and fail; the pull names the host anyway. */
+function authConfigOf(credential: RegistryCredential): AuthConfig {
   return {
-    server_address: registry,
     ...(credential.username !== undefined && { username: credential.username }),
     ...(credential.password !== undefined && { password: credential.password }),
     ...(credential.identityToken !== undefined && { identity_token: credential.identityToken }),

@@ -197,6 +197,19 @@ describe('imagepuller TagPull', () => {
     assert.equal(h.runtime.pulls.length, 0);
   });
 
+  it('reads a missing secret again on the next attempt (the controller may copy it in late)', async () => {
+    const secrets: Record<string, PullSecretObject> = {};
+    const h = harness({ secrets });
+    const { pull } = h.start({ pullSecrets: [{ name: 'late' }], pullPolicy: { backoffLimit: 1 } });
+    await flushMicrotasks();
+    assert.equal(h.runtime.pulls.length, 0);
+    secrets.late = dockerConfigSecret('late', { [REG]: { username: 'u', password: 'p' } });
+    await h.clock.advance(1000);
+    await pull.done;
+    assert.equal(pull.status.phase, 'Succeeded');
+    assert.equal(h.runtime.pulls[0]!.request.auth?.password, 'p');
+  });
+
   it('explains a 401 without credentials, naming the registry', async () => {
     const h = harness();
     h.runtime.script.set(`${IMAGE}:1.0`, [{ fail: 'pull access denied, 401 Unauthorized' }]);

@@ -1,0 +1,196 @@
+// What the image puller's e2e tests and benchmark share: the local cluster (real containerd and registries), an
+// in-process API emulator with deploy/crds applied and a kubeconfig for it, the agent as a real process, a test
+// client, a direct CRI client, and helpers to read the agent's metrics and to wait for NodeImage statuses.
+import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { load as loadYaml } from 'js-yaml';
+import type { NodeImage, NodeImageSpec, NodeImageStatus } from '../../src/api/nodeimage.js';
+import { CriClient } from '../../src/cri/client.js';
+import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { isNotFound } from '../../src/kube/errors.js';
+import type { KubeObject } from '../../src/kube/object.js';
+import { packageRoot } from '../../src/util/repo-root.js';
+import { startApiServer, writeKubeconfig, type ApiServer } from '../cluster/apiserver/index.js';
+import { AgentProcess, httpGet } from '../component/daemon/agent-process.js';
+import { useCluster, type ClusterEnv } from './cluster.js';
+import { waitFor } from './wait.js';
+
+export type NodeImageObject = NodeImage & KubeObject;
+
+export interface ImagePullerEnv {
+  cluster: ClusterEnv;
+  api: ApiServer;
+  kubeconfig: string;
+  /** The test's own client (User-Agent kd-imagepuller-test). */
+  client: KubeClient;
+  cri: CriClient;
+  close(): Promise<void>;
+}
+
+export const TEST_USER_AGENT = 'kd-imagepuller-test';
+export const DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
+
+export async function startImagePullerEnv(options: { applyCrds?: boolean } = {}): Promise<ImagePullerEnv> {
+  const cluster = await useCluster();
+  const api = await startApiServer({ bookmarkIntervalMs: 5_000 });
+  const dir = await mkdtemp(join(tmpdir(), 'kd-imagepuller-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeKubeconfig(kubeconfig, api.url);
+  const client = new KubeClient(
+    { server: api.url, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: `emulator ${api.url}` },
+    { userAgent: TEST_USER_AGENT, timeoutMs: 10_000 },
+  );
+  const cri = new CriClient({ socket: cluster.runtimeSocket });
+  const env: ImagePullerEnv = {
+    cluster,
+    api,
+    kubeconfig,
+    client,
+    cri,
+    async close() {
+      cri.close();
+      client.close();
+      await api.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+  if (options.applyCrds ?? true) await applyCrds(env);
+  await createNamespace(client, DAEMON_CONFIG_NAMESPACE);
+  return env;
+}
+
+/** Create the CustomResourceDefinitions of deploy/crds and wait until NodeImages are served. */
+export async function applyCrds(env: Pick<ImagePullerEnv, 'client' | 'api'>): Promise<void> {
+  const dir = join(packageRoot(), 'deploy', 'crds');
+  const crdType = {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    resource: 'customresourcedefinitions',
+    namespaced: false,
+    kind: 'CustomResourceDefinition',
+  };
+  for (const file of readdirSync(dir).filter((f) => f.startsWith('apps.kruise.io_') && f.endsWith('.yaml'))) {
+    const crd = loadYaml(readFileSync(join(dir, file), 'utf8')) as KubeObject;
+    await env.client.create(crdType, crd);
+  }
+  await waitFor(
+    async () => {
+      await env.client.list(NODE_IMAGES);
+      return true;
+    },
+    { timeoutMs: 10_000, message: 'NodeImages to be served' },
+  );
+}
+
+async function createNamespace(client: KubeClient, name: string): Promise<void> {
+  const namespaces = { group: '', version: 'v1', resource: 'namespaces', namespaced: false, kind: 'Namespace' };
+  await client.create(namespaces, { metadata: { name } }).catch((err: unknown) => {
+    if ((err as { code?: number }).code !== 409) throw err;
+  });
+}
+
+export function startPuller(
+  env: ImagePullerEnv,
+  nodeName: string,
+  extra: { args?: string[]; env?: Record<string, string> } = {},
+): AgentProcess {
+  return new AgentProcess({
+    args: ['--addr', '127.0.0.1:0', ...(extra.args ?? [])],
+    env: {
+      NODE_NAME: nodeName,
+      KUBECONFIG: env.kubeconfig,
+      RUNTIME_SOCKET: env.cluster.runtimeSocket,
+      LOG_LEVEL: 'info',
+      ...extra.env,
+    },
+  });
+}
+
+export async function getNodeImage(client: KubeClient, name: string): Promise<NodeImageObject | undefined> {
+  try {
+    return await client.get<NodeImageObject>(NODE_IMAGES, name);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Create the NodeImage, or replace its spec.images when it exists. */
+export async function setNodeImageSpec(client: KubeClient, name: string, spec: NodeImageSpec): Promise<void> {
+  const existing = await getNodeImage(client, name);
+  if (!existing) {
+    await client.create(NODE_IMAGES, { metadata: { name }, spec } as NodeImageObject);
+    return;
+  }
+  // a merge patch with null first removes image keys no longer wanted
+  const images: Record<string, unknown> = {};
+  for (const key of Object.keys(existing.spec?.images ?? {})) images[key] = null;
+  Object.assign(images, spec.images ?? {});
+  await client.patch(NODE_IMAGES, name, { spec: { images } }, { type: 'merge' });
+}
+
+/** Wait until the NodeImage status satisfies `check` (return true); the last status is in the error. */
+export async function waitForStatus(
+  client: KubeClient,
+  name: string,
+  check: (status: NodeImageStatus, object: NodeImageObject) => boolean,
+  options: { timeoutMs?: number; message?: string } = {},
+): Promise<NodeImageObject> {
+  let last: NodeImageStatus | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        const object = await getNodeImage(client, name);
+        last = object?.status;
+        return object?.status && check(object.status, object) ? object : undefined;
+      },
+      { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 50, message: options.message ?? 'the NodeImage status' },
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}`);
+  }
+}
+
+/** The status of one tag. */
+export function tagStatusOf(status: NodeImageStatus, image: string, tag: string) {
+  return status.imageStatuses?.[image]?.tags.find((t) => t.tag === tag);
+}
+
+/** Sum of a counter in the agent's /metrics over the series whose labels include `labels`. */
+export async function agentCounter(base: string, metric: string, labels: Record<string, string> = {}): Promise<number> {
+  const body = (await httpGet(`${base}/metrics`)).body;
+  let sum = 0;
+  for (const line of body.split('\n')) {
+    const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== metric) continue;
+    const text = match[2] ?? '';
+    if (Object.entries(labels).every(([k, v]) => text.includes(`${k}="${v}"`))) sum += Number(match[3]);
+  }
+  return sum;
+}
+
+/** CRI PullImage calls the agent has made (every attempt and credential). */
+export function pullImageCalls(base: string): Promise<number> {
+  return agentCounter(base, 'kruise_daemon_cri_requests_total', { method: 'PullImage' });
+}
+
+/** Remove images from the node (RemoveImage drops every tag of the same image id). */
+export async function removeImages(cri: CriClient, references: readonly string[]): Promise<void> {
+  for (const image of references) {
+    const found = await cri.imageStatus({ image: { image } });
+    if (found.image?.id) await cri.removeImage({ image: { image: found.image.id } });
+  }
+}
+
+/** A kubernetes.io/dockerconfigjson Secret for one registry. */
+export function dockerConfigSecret(name: string, registry: string, user: string, password: string): KubeObject {
+  const config = { auths: { [registry]: { username: user, password } } };
+  return {
+    metadata: { name, namespace: DAEMON_CONFIG_NAMESPACE },
+    type: 'kubernetes.io/dockerconfigjson',
+    data: { '.dockerconfigjson': Buffer.from(JSON.stringify(config)).toString('base64') },
+  } as KubeObject;
+}
