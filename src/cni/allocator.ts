@@ -5,7 +5,7 @@
 // address after the last one handed out. DEL: the attachment's addresses become reservations for the pod's
 // namespace/name when a duration applies, else they are freed; a DEL for an unknown attachment is a no-op.
 // Reservations end at expiresAt (expire() frees them; every call runs it first).
-import type { IpamConfig, RangeSet } from './config.js';
+import { MINUTE_MS, type IpamConfig, type RangeSet } from './config.js';
 import { CniCode, CniError } from './errors.js';
 import { formatIp, formatNetwork, parseIp } from './ip.js';
 import { addNote, podKey, type HeldEntry, type NetworkState, type PodIdentity, type ReservedEntry } from './state.js';
@@ -107,6 +107,8 @@ export interface AddRequest extends Attachment {
   pod: PodIdentity | undefined;
   /** A valid reserved-ip-duration of the new pod, if any. */
   reservedMinutes: number | undefined;
+  /** The configuration's minute length (tests shorten it). */
+  minuteMs?: number;
 }
 
 /** ADD: one address per range set. Throws CniError(rangeFull) when a set has no free address (nothing changes). */
@@ -175,6 +177,7 @@ function held(set: RangeSet, req: AddRequest, now: number): HeldEntry {
   };
   if (req.pod) entry.pod = req.pod;
   if (req.reservedMinutes !== undefined) entry.reservedMinutes = req.reservedMinutes;
+  if (req.minuteMs !== undefined && req.minuteMs !== MINUTE_MS) entry.minuteMs = req.minuteMs;
   return entry;
 }
 
@@ -217,7 +220,7 @@ export function release(
       ifName: entry.ifName,
       minutes: duration,
       releasedAt: now,
-      expiresAt: now + duration * minuteMs,
+      expiresAt: now + duration * (entry.minuteMs ?? minuteMs),
     };
     out.push({ ip, reserved: true });
   }

@@ -127,6 +127,7 @@ function add(call: CniCall, config: IpamConfig, io: PluginIo): unknown {
         ifName: call.ifName,
         pod: podIdentity(call),
         reservedMinutes: minutes ? minutes : undefined,
+        minuteMs: config.minuteMs,
       },
       now,
     );

@@ -17,6 +17,8 @@ export interface HeldEntry {
   pod?: PodIdentity;
   /** reserved-ip-duration read at ADD (used by a DEL that comes without annotations). */
   reservedMinutes?: number;
+  /** Length of a reservation minute when not 60 000 ms (ipam.testOnlyMinuteMs): GC by the agent applies it too. */
+  minuteMs?: number;
   allocatedAt: number;
 }
 

@@ -28,6 +28,11 @@ export const COMMANDS: readonly Command[] = [
     summary: "query the node's container runtime: info, images, pull, ps (kruise-daemon cri --help)",
     load: async () => (await import('../cli/cri-command.js')).runCriCommand,
   },
+  {
+    name: 'ipam',
+    summary: "kruise-ipam's allocations and reservations on this node: ipam ls [--json] (kruise-daemon ipam --help)",
+    load: async () => (await import('./ipreservation/ls-command.js')).runIpamCommand,
+  },
 ];
 
 export const loadAgent = async (): Promise<AgentMain> => (await import('./main.js')).runDaemon;

@@ -4,6 +4,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import { parseArgs } from 'node:util';
+import { IPAM_FLAGS, IPAM_USAGE, IpamFlagError, parseIpamFlags, type IpamOptions } from './ipreservation/options.js';
 import { logLevelFromEnv } from '../observability/logger.js';
 
 export const DEFAULT_ADDR = ':10221';
@@ -38,6 +39,8 @@ export interface DaemonOptions {
   logLevel: string;
   /** Node-wide cap on NodeImage pulls running at once (never unlimited). */
   maxParallelPulls: number;
+  /** IP reservations (kruise-ipam): present only with --ipam or --ipam-install. */
+  ipam?: IpamOptions;
 }
 
 export type ParsedCommandLine = { kind: 'help' } | { kind: 'run'; options: DaemonOptions };
@@ -59,6 +62,7 @@ Flags (a flag wins over its environment variable):
   --kubeconfig PATH       kubeconfig file (env KUBECONFIG); default: in-cluster service account
   --addr [HOST]:PORT      health and metrics listener (default ${DEFAULT_ADDR}; port 0 = any free port)
   --max-parallel-pulls N  image pulls run at once for the NodeImage (1-${MAX_PARALLEL_PULLS_LIMIT}, default ${DEFAULT_MAX_PARALLEL_PULLS})
+${IPAM_USAGE}
   -h, --help              print this help
 
 Environment:
@@ -75,6 +79,7 @@ const FLAGS = {
   kubeconfig: { type: 'string' },
   addr: { type: 'string' },
   'max-parallel-pulls': { type: 'string' },
+  ...IPAM_FLAGS,
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -100,6 +105,12 @@ export function parseDaemonCommandLine(
   const listen = parseListenAddress(values.addr ?? DEFAULT_ADDR, '--addr');
   const kubeconfig = kubeconfigPath(values.kubeconfig, env.KUBECONFIG, checkFile);
   const maxParallelPulls = parseMaxParallelPulls(values['max-parallel-pulls']);
+  let ipam: IpamOptions | undefined;
+  try {
+    ipam = parseIpamFlags(values);
+  } catch (err) {
+    throw err instanceof IpamFlagError ? new ConfigError(err.message) : err;
+  }
 
   let logLevel: string;
   try {
@@ -110,7 +121,16 @@ export function parseDaemonCommandLine(
 
   return {
     kind: 'run',
-    options: { nodeName, runtimeSocket, hostRunDir, kubeconfig, listen, logLevel, maxParallelPulls },
+    options: {
+      nodeName,
+      runtimeSocket,
+      hostRunDir,
+      kubeconfig,
+      listen,
+      logLevel,
+      maxParallelPulls,
+      ...(ipam && { ipam }),
+    },
   };
 }
 

@@ -91,10 +91,10 @@ describe('command dispatcher', () => {
     assert.match(stderr(), /cannot load command cri: module missing/);
   });
 
-  it('has the cri command in the real table', () => {
+  it('has the cri and ipam commands in the real table', () => {
     assert.deepEqual(
       COMMANDS.map((c) => c.name),
-      ['cri'],
+      ['cri', 'ipam'],
     );
     assert.match(commandsHelp(COMMANDS), /^Commands:\n {2}cri {2}/);
   });

@@ -1,0 +1,78 @@
+// IP reservation as a module of the agent (only with --ipam / --ipam-install): installs the plugin (and conflist)
+// when asked, then runs the controller on the agent's CRI connection. Pod Events go through the agent's
+// Kubernetes client; without one the controller still runs and only logs.
+import type { CriClient } from '../../cri/client.js';
+import { EventRecorder } from '../../kube/event-recorder.js';
+import { CoreResources } from '../../kube/resource.js';
+import type { AgentContext, AgentModule } from '../agent.js';
+import { IpReservationController, type PodEventSink } from './controller.js';
+import { installConflist, installPlugin } from './install.js';
+import { ipamMetrics } from './metrics.js';
+import type { IpamOptions } from './options.js';
+
+export function startIpReservation(ctx: AgentContext<CriClient>, ipam: IpamOptions): IpReservationController {
+  if (ipam.install) {
+    const plugin = installPlugin(ipam.cniBinDir);
+    ctx.logger.info({ path: plugin.path, changed: plugin.changed }, 'kruise-ipam plugin installed');
+    if (ipam.subnets.length > 0) {
+      const conf = installConflist(ipam.cniConfDir, {
+        networkName: ipam.networkName,
+        bridge: ipam.bridge,
+        subnets: ipam.subnets,
+        dataDir: ipam.dataDir,
+      });
+      ctx.logger.info({ path: conf.path, changed: conf.changed }, 'kruise-ipam conflist installed');
+    }
+  }
+  let recorder: EventRecorder | undefined;
+  const events: PodEventSink = {
+    event(pod, type, reason, message) {
+      recorder?.event(
+        { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: pod.namespace, name: pod.name, uid: pod.uid } },
+        type,
+        reason,
+        message,
+        CoreResources.pods,
+      );
+    },
+  };
+  ctx
+    .kube()
+    .then((client) => {
+      recorder = new EventRecorder(client, {
+        component: 'kruise-daemon',
+        host: ctx.nodeName,
+        clock: ctx.clock,
+        logger: ctx.logger,
+      });
+    })
+    .catch((err: unknown) => {
+      ctx.logger.warn({ err }, 'no Kubernetes API client: IP reservation events are only logged');
+    });
+  const controller = new IpReservationController({
+    dataDir: ipam.dataDir,
+    clock: ctx.clock,
+    logger: ctx.logger,
+    metrics: ipamMetrics(ctx.metrics),
+    runtime: () => ctx.runtime.connected(),
+    events,
+    gcIntervalMs: ipam.gcIntervalMs,
+    gcGraceMs: ipam.gcGraceMs,
+  });
+  controller.start();
+  ctx.shutdown.add('ipreservation', async () => {
+    await controller.stop();
+    await recorder?.close();
+  });
+  return controller;
+}
+
+export const ipReservationModule: AgentModule<CriClient> = {
+  name: 'ipreservation',
+  start(ctx) {
+    const ipam = ctx.options.ipam;
+    if (!ipam) return;
+    startIpReservation(ctx, ipam);
+    ctx.logger.info({ dataDir: ipam.dataDir, install: ipam.install }, 'managing kruise-ipam reservations');
+  },
+};
