@@ -2,6 +2,8 @@
 // runs the named ones. Later issues add theirs here (e.g. `scale`).
 import { agentMemorySuite } from './agent-memory.js';
 import { criLatencySuite } from './cri-latency.js';
+import { kubeMemorySuite } from './kube-memory.js';
 import type { BenchSuite } from './framework.js';
+import { kubeletLiteSuite } from './kubelet-lite.js';
 
-export const SUITES: readonly BenchSuite[] = [criLatencySuite, agentMemorySuite];
+export const SUITES: readonly BenchSuite[] = [criLatencySuite, agentMemorySuite, kubeMemorySuite, kubeletLiteSuite];

@@ -11,7 +11,7 @@ import type { KubeClient } from '../../../src/kube/client.js';
 import { createRegistry } from '../../../src/observability/metrics.js';
 import { waitFor } from '../../support/wait.js';
 import { ChangeTracker, type Delivery } from './support/change-tracker.js';
-import { emulatorAvailable, startEmulator, type ApiServer } from './support/emulator.js';
+import { startEmulator, type ApiServer } from './support/emulator.js';
 import { clientFor } from './support/objects.js';
 
 const NS = 'default';
@@ -78,10 +78,6 @@ describe('Informer against the API emulator (component)', function () {
   let informer: Informer<KubeObject>;
   let tracker: ChangeTracker;
   let metrics: KubeMetrics;
-
-  before(function () {
-    if (!emulatorAvailable()) this.skip();
-  });
 
   beforeEach(async () => {
     emu = await startEmulator({ bookmarkIntervalMs: 1000 });

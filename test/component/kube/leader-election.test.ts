@@ -4,7 +4,7 @@ import type { KubeClient } from '../../../src/kube/client.js';
 import { KubeLeaseLock, LeaderElector, type Lease } from '../../../src/kube/leader-election.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { waitFor } from '../../support/wait.js';
-import { emulatorAvailable, startEmulator, type ApiServer } from './support/emulator.js';
+import { startEmulator, type ApiServer } from './support/emulator.js';
 import { clientFor } from './support/objects.js';
 
 describe('LeaderElector against the API emulator (component)', function () {
@@ -13,7 +13,6 @@ describe('LeaderElector against the API emulator (component)', function () {
   let client: KubeClient;
 
   before(async function () {
-    if (!emulatorAvailable()) this.skip();
     emu = await startEmulator();
     client = clientFor(emu.url);
   });

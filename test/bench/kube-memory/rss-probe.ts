@@ -3,7 +3,7 @@
 // Protocol on stdio: prints "synced <n>" once its cache holds the pods, then waits for "measure <round>" on stdin,
 // waits until every cached pod carries annotation round=<round>, collects garbage and prints one JSON line.
 import { createInterface } from 'node:readline';
-import type { KubeObject } from '../../../../src/kube/object.js';
+import type { KubeObject } from '../../../src/kube/object.js';
 
 interface Cached {
   metadata?: { annotations?: Record<string, string> };
@@ -23,10 +23,10 @@ if (!gc) {
 }
 
 async function light(server: string): Promise<Holder> {
-  const kube = await import('../../../../src/kube/index.js');
+  const kube = await import('../../../src/kube/index.js');
   const client = new kube.KubeClient(
     { server, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: 'probe' },
-    { metrics: kube.kubeMetrics((await import('../../../../src/observability/metrics.js')).createRegistry()) },
+    { metrics: kube.kubeMetrics((await import('../../../src/observability/metrics.js')).createRegistry()) },
   );
   const informer = new kube.Informer<Cached & KubeObject>(kube.CoreResources.pods, client, {
     fieldSelector: 'spec.nodeName=kd-node-1',
