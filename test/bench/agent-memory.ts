@@ -3,6 +3,7 @@
 // DaemonSet's V8 heap flags.
 import { AgentProcess, httpGet, rssMiB } from '../component/daemon/agent-process.js';
 import { useCluster } from '../support/cluster.js';
+import { startEmulatorWithCrds } from '../support/emulator-with-crds.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
 
@@ -33,7 +34,15 @@ export const agentMemorySuite: BenchSuite = {
   inDefaultRun: true,
   async run(context) {
     const cluster = await useCluster();
-    const env = { NODE_NAME: 'bench-node', RUNTIME_SOCKET: cluster.runtimeSocket, LOG_LEVEL: 'info' };
+    // the agent is healthy once its NodeImage informer has synced: an API emulator with the CRDs
+    const emulator = await startEmulatorWithCrds();
+    context.defer(() => emulator.close());
+    const env = {
+      NODE_NAME: 'bench-node',
+      RUNTIME_SOCKET: cluster.runtimeSocket,
+      KUBECONFIG: emulator.kubeconfig,
+      LOG_LEVEL: 'info',
+    };
     const plain = await idleRss(context, 'default V8', env);
     const tuned = await idleRss(context, 'heap flags', { ...env, NODE_OPTIONS: DAEMONSET_HEAP_FLAGS });
     const budget = 100;

@@ -1,21 +1,16 @@
 // What the image puller's e2e tests and benchmark share: the local cluster (real containerd and registries), an
 // in-process API emulator with deploy/crds applied and a kubeconfig for it, the agent as a real process, a test
 // client, a direct CRI client, and helpers to read the agent's metrics and to wait for NodeImage statuses.
-import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { load as loadYaml } from 'js-yaml';
 import type { NodeImage, NodeImageSpec, NodeImageStatus } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
 import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';
-import { packageRoot } from '../../src/util/repo-root.js';
-import { startApiServer, writeKubeconfig, type ApiServer } from '../cluster/apiserver/index.js';
+import type { ApiServer } from '../cluster/apiserver/index.js';
 import { AgentProcess, httpGet } from '../component/daemon/agent-process.js';
 import { useCluster, type ClusterEnv } from './cluster.js';
+import { applyCrds as applyCrdsWith, startEmulatorWithCrds } from './emulator-with-crds.js';
 import { waitFor } from './wait.js';
 
 export type NodeImageObject = NodeImage & KubeObject;
@@ -35,54 +30,26 @@ export const DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
 
 export async function startImagePullerEnv(options: { applyCrds?: boolean } = {}): Promise<ImagePullerEnv> {
   const cluster = await useCluster();
-  const api = await startApiServer({ bookmarkIntervalMs: 5_000 });
-  const dir = await mkdtemp(join(tmpdir(), 'kd-imagepuller-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  await writeKubeconfig(kubeconfig, api.url);
-  const client = new KubeClient(
-    { server: api.url, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: `emulator ${api.url}` },
-    { userAgent: TEST_USER_AGENT, timeoutMs: 10_000 },
-  );
+  const emulator = await startEmulatorWithCrds({ applyCrds: options.applyCrds, userAgent: TEST_USER_AGENT });
   const cri = new CriClient({ socket: cluster.runtimeSocket });
   const env: ImagePullerEnv = {
     cluster,
-    api,
-    kubeconfig,
-    client,
+    api: emulator.api,
+    kubeconfig: emulator.kubeconfig,
+    client: emulator.client,
     cri,
     async close() {
       cri.close();
-      client.close();
-      await api.close();
-      await rm(dir, { recursive: true, force: true });
+      await emulator.close();
     },
   };
-  if (options.applyCrds ?? true) await applyCrds(env);
-  await createNamespace(client, DAEMON_CONFIG_NAMESPACE);
+  await createNamespace(env.client, DAEMON_CONFIG_NAMESPACE);
   return env;
 }
 
-/** Create the CustomResourceDefinitions of deploy/crds and wait until NodeImages are served. */
-export async function applyCrds(env: Pick<ImagePullerEnv, 'client' | 'api'>): Promise<void> {
-  const dir = join(packageRoot(), 'deploy', 'crds');
-  const crdType = {
-    group: 'apiextensions.k8s.io',
-    version: 'v1',
-    resource: 'customresourcedefinitions',
-    namespaced: false,
-    kind: 'CustomResourceDefinition',
-  };
-  for (const file of readdirSync(dir).filter((f) => f.startsWith('apps.kruise.io_') && f.endsWith('.yaml'))) {
-    const crd = loadYaml(readFileSync(join(dir, file), 'utf8')) as KubeObject;
-    await env.client.create(crdType, crd);
-  }
-  await waitFor(
-    async () => {
-      await env.client.list(NODE_IMAGES);
-      return true;
-    },
-    { timeoutMs: 10_000, message: 'NodeImages to be served' },
-  );
+/** Create the CRDs of deploy/crds (when the env was started without them). */
+export async function applyCrds(env: Pick<ImagePullerEnv, 'client'>): Promise<void> {
+  await applyCrdsWith(env.client);
 }
 
 async function createNamespace(client: KubeClient, name: string): Promise<void> {

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { useCluster } from '../../support/cluster.js';
+import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
 import { waitFor } from '../../support/wait.js';
 import { AgentProcess, httpGet } from './agent-process.js';
 
@@ -14,19 +15,23 @@ const STOP_DEADLINE_MS = 10_000;
 describe('kruise-daemon agent (real containerd)', function () {
   this.timeout(60_000);
   let runtimeSocket = '';
+  // the image puller's NodeImage informer must sync for /healthz to pass: an API emulator with the CRDs
+  let emulator: EmulatorWithCrds;
   const agents: AgentProcess[] = [];
   const tmpDirs: string[] = [];
 
   before(async () => {
     runtimeSocket = (await useCluster()).runtimeSocket;
+    emulator = await startEmulatorWithCrds();
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.stop()));
+    await emulator?.close();
     for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   function startAgent(env: Record<string, string>, args?: string[]): AgentProcess {
-    const agent = new AgentProcess({ env: { NODE_NAME: 'node-a', ...env }, args });
+    const agent = new AgentProcess({ env: { NODE_NAME: 'node-a', KUBECONFIG: emulator.kubeconfig, ...env }, args });
     agents.push(agent);
     return agent;
   }
@@ -43,10 +48,10 @@ describe('kruise-daemon agent (real containerd)', function () {
     await waitFor(async () => (await httpGet(`${base}/healthz`)).status === 200, { message: '/healthz 200' });
 
     const verbose = await httpGet(`${base}/healthz?verbose`);
-    assert.equal(verbose.body, '[+]runtime ok\nhealthy\n');
+    assert.equal(verbose.body, '[+]runtime ok\n[+]nodeImageInformerSynced ok\nhealthy\n');
     const ready = await httpGet(`${base}/readyz?verbose`);
     assert.equal(ready.status, 200);
-    assert.equal(ready.body, '[+]runtime ok\n[+]shutdown ok\nhealthy\n');
+    assert.equal(ready.body, '[+]runtime ok\n[+]nodeImageInformerSynced ok\n[+]shutdown ok\nhealthy\n');
 
     const metrics = await httpGet(`${base}/metrics`);
     assert.equal(metrics.status, 200);
