@@ -1,0 +1,356 @@
+// The CRR executor: watches the active ContainerRecreateRequests labelled for this node, keys work by pod
+// ("<namespace>/<podName>"), takes one CRR per pod at a time (the others are marked Pending), and drives it:
+// phase Recreating, then per container preStop + StopContainer (one at a time when orderedRecreate), until every
+// container is recreated, started and ready (pod status in the node's pod cache) or failed; then Completed.
+// Level-triggered: each round recomputes from the CRR cache, the pod cache and the runtime; a round that waits
+// (for the cache to catch up with our own write, for a container, for the unready grace period) always requeues.
+import {
+  CONTAINER_RECREATE_REQUEST,
+  CRR_ACTIVE_LABEL,
+  CRR_DEFAULT_TERMINATION_GRACE_SECONDS,
+  CRR_NODE_NAME_LABEL,
+  CRR_POD_UID_LABEL,
+  CRR_UNREADY_ACQUIRED_KEY,
+  KRUISE_GROUP,
+  V1ALPHA1,
+} from '../../api/constants.js';
+import type {
+  ContainerRecreateRequest,
+  ContainerRecreateRequestContainerRecreateState as RecreateState,
+  ContainerRecreateRequestStatus,
+} from '../../api/containerrecreaterequest.js';
+import type { WirePod } from '../../api/wire.js';
+import {
+  EventRecorder,
+  Informer,
+  patchStatus,
+  runWorkers,
+  WorkQueue,
+  type KubeClient,
+  type KubeMetrics,
+  type KubeObject,
+  type ListWatcher,
+  type ReconcileResult,
+  type ResourceType,
+} from '../../kube/index.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Clock } from '../../util/clock.js';
+import type { NodePods } from '../node-pods.js';
+import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
+import {
+  listPodContainers,
+  newestByName,
+  parseContainerId,
+  type ContainerRuntime,
+} from '../podruntime/pod-containers.js';
+import { ResourceVersionExpectations } from './expectations.js';
+import type { CrrMetrics } from './metrics.js';
+import { nextStep, phaseWeight, sameStates, type ReportedContainer } from './recreate-states.js';
+
+export const CRR_RESOURCE: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1ALPHA1,
+  resource: CONTAINER_RECREATE_REQUEST.resource,
+  namespaced: true,
+  kind: CONTAINER_RECREATE_REQUEST.kind,
+};
+
+export const EVENT_SOURCE_CONTAINER_RECREATE = 'kruise-daemon-crr';
+const POD_INDEX = 'pod';
+/** Poll for the manager's unready-acquired mark (its write also wakes us through the watch). */
+const UNREADY_POLL_MS = 1000;
+const CACHE_WAIT_MS = 50;
+
+export type CrrObject = ContainerRecreateRequest & KubeObject;
+
+export interface CrrControllerOptions {
+  nodeName: string;
+  client: KubeClient;
+  /** Where the CRR informer lists/watches (default: the client). */
+  crrSource?: ListWatcher<CrrObject>;
+  pods: NodePods;
+  /** The runtime once connected; rejects if `signal` aborts first. */
+  runtime: (signal: AbortSignal) => Promise<ContainerRuntime>;
+  clock: Clock;
+  logger: Logger;
+  metrics: CrrMetrics;
+  kubeMetrics?: KubeMetrics;
+  /** Pods worked on at once (each may wait a grace period in a preStop hook). */
+  workers?: number;
+  events?: EventSink & { close?(): Promise<void> | void };
+}
+
+export function podKeyOf(crr: CrrObject): string {
+  return `${crr.metadata?.namespace ?? ''}/${crr.spec?.podName ?? ''}`;
+}
+
+function isActive(crr: CrrObject): boolean {
+  return !crr.metadata?.deletionTimestamp && !crr.status?.completionTime;
+}
+
+export function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** Why the agent cannot execute this CRR (the webhook should have refused it), or undefined. */
+export function executionProblem(crr: CrrObject): string | undefined {
+  if (!crr.spec || typeof crr.spec.podName !== 'string' || crr.spec.podName === '') return 'spec.podName is empty';
+  if (!Array.isArray(crr.spec.containers) || crr.spec.containers.length === 0) return 'spec.containers is empty';
+  if (!crr.metadata?.labels?.[CRR_POD_UID_LABEL]) return `label ${CRR_POD_UID_LABEL} is missing`;
+  const runtimes = new Set<string>();
+  for (const [i, c] of crr.spec.containers.entries()) {
+    const parsed = parseContainerId(c.statusContext?.containerID);
+    if (!parsed) {
+      return `failed to find runtime service: spec.containers[${i}].statusContext.containerID is missing or not <runtime>://<id>`;
+    }
+    runtimes.add(parsed.runtime);
+  }
+  if (runtimes.size > 1)
+    return `failed to find runtime service: containers of several runtimes (${[...runtimes].join(', ')})`;
+  return undefined;
+}
+
+export class CrrController {
+  readonly informer: Informer<CrrObject>;
+  private readonly queue: WorkQueue<string>;
+  private readonly expectations: ResourceVersionExpectations;
+  private readonly events: EventSink & { close?(): Promise<void> | void };
+  private readonly killer: ContainerKiller;
+  private readonly arrivals = new Map<string, number>();
+  private readonly stopping = new AbortController();
+  private workers?: Promise<void>;
+  private removePodHandlers?: () => void;
+  private runtimeHandle?: ContainerRuntime;
+
+  constructor(private readonly options: CrrControllerOptions) {
+    const { nodeName, clock, logger, kubeMetrics } = options;
+    this.informer = new Informer<CrrObject>(CRR_RESOURCE, options.crrSource ?? options.client, {
+      name: 'crr',
+      labelSelector: `${CRR_NODE_NAME_LABEL}=${nodeName},${CRR_ACTIVE_LABEL}=true`,
+      clock,
+      logger,
+      metrics: kubeMetrics,
+      indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
+    });
+    this.queue = new WorkQueue<string>({ name: 'crr', clock, metrics: kubeMetrics });
+    this.expectations = new ResourceVersionExpectations(clock);
+    this.events =
+      options.events ??
+      new EventRecorder(options.client, {
+        component: EVENT_SOURCE_CONTAINER_RECREATE,
+        host: nodeName,
+        clock,
+        logger,
+        metrics: kubeMetrics,
+      });
+    const runtime: ContainerRuntime = {
+      listContainers: (...a) => this.rt().listContainers(...a),
+      containerStatus: (...a) => this.rt().containerStatus(...a),
+      stopContainer: (...a) => this.rt().stopContainer(...a),
+      execSync: (...a) => this.rt().execSync(...a),
+    };
+    this.killer = new ContainerKiller({ runtime, events: this.events, clock, logger });
+  }
+
+  private rt(): ContainerRuntime {
+    if (!this.runtimeHandle) throw new Error('the container runtime is not connected yet');
+    return this.runtimeHandle;
+  }
+
+  start(): void {
+    const { informer, queue } = this;
+    informer.addHandlers({
+      onAdd: (crr) => {
+        if (crr.metadata?.uid) this.arrivals.set(crr.metadata.uid, this.options.clock.now());
+        if (isActive(crr)) queue.add(podKeyOf(crr));
+      },
+      onUpdate: (_, crr) => {
+        if (isActive(crr)) queue.add(podKeyOf(crr));
+      },
+      onDelete: (crr) => {
+        this.expectations.forget(crr);
+        if (crr.metadata?.uid) this.arrivals.delete(crr.metadata.uid);
+      },
+    });
+    const onPod = (pod: WirePod): void => {
+      const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+      if (informer.store.byIndex(POD_INDEX, key).length > 0) queue.add(key);
+    };
+    this.removePodHandlers = this.options.pods.addHandlers({
+      onAdd: onPod,
+      onUpdate: (_, p) => onPod(p),
+      onDelete: onPod,
+    });
+    informer.start();
+    this.workers = runWorkers(queue, this.options.workers ?? 16, (key) => this.reconcile(key), {
+      logger: this.options.logger,
+      metrics: this.options.kubeMetrics,
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort(new Error('the CRR controller is stopping'));
+    this.removePodHandlers?.();
+    this.queue.shutDown();
+    await this.workers;
+    await this.informer.stop();
+    await this.events.close?.();
+  }
+
+  /** Liveness: throws until the CRR watch has synced. */
+  checkSynced(): void {
+    if (!this.informer.hasSynced()) throw new Error('the ContainerRecreateRequest informer has not synced yet');
+  }
+
+  /** One round for the CRRs of one pod. */
+  async reconcile(podKey: string): Promise<ReconcileResult | void> {
+    const { pods, clock, logger } = this.options;
+    if (!this.informer.hasSynced() || !pods.hasSynced()) return { requeueAfter: 200 };
+    const crrs = this.informer.store.byIndex(POD_INDEX, podKey).filter(isActive);
+    if (crrs.length === 0) return;
+    if (crrs.some((c) => !this.expectations.satisfied(c))) return { requeueAfter: CACHE_WAIT_MS };
+    crrs.sort(
+      (a, b) =>
+        phaseWeight(a.status?.phase) - phaseWeight(b.status?.phase) ||
+        (a.metadata?.creationTimestamp ?? '').localeCompare(b.metadata?.creationTimestamp ?? '') ||
+        (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
+    );
+    const [picked, ...others] = crrs as [CrrObject, ...CrrObject[]];
+    for (const other of others) {
+      if (!other.status?.phase) await this.writeStatus(other, { phase: 'Pending' });
+    }
+    const log = logger.child({ crr: `${picked.metadata?.namespace}/${picked.metadata?.name}`, pod: podKey });
+
+    const problem = executionProblem(picked);
+    if (problem) {
+      log.warn({ problem }, 'cannot execute this ContainerRecreateRequest; completing it');
+      this.options.metrics.completed.inc({ result: 'invalid' });
+      await this.writeStatus(picked, { phase: 'Completed', completionTime: rfc3339(clock.now()), message: problem });
+      return;
+    }
+
+    const grace = picked.spec.strategy?.unreadyGracePeriodSeconds;
+    if (grace !== undefined && grace !== null) {
+      const acquired = picked.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY];
+      if (!acquired) {
+        if (picked.status?.phase !== 'Recreating') await this.writeStatus(picked, { phase: 'Recreating' });
+        return { requeueAfter: UNREADY_POLL_MS };
+      }
+      const at = Date.parse(acquired);
+      if (Number.isNaN(at)) {
+        await this.writeStatus(picked, {
+          phase: 'Completed',
+          completionTime: rfc3339(clock.now()),
+          message: `failed to parse unready time ${JSON.stringify(acquired)} in annotation ${CRR_UNREADY_ACQUIRED_KEY}`,
+        });
+        return;
+      }
+      const left = at + grace * 1000 - clock.now();
+      if (left > 0) {
+        if (picked.status?.phase !== 'Recreating') await this.writeStatus(picked, { phase: 'Recreating' });
+        return { requeueAfter: left + 100 };
+      }
+    }
+
+    this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
+    const podUid = picked.metadata!.labels![CRR_POD_UID_LABEL]!;
+    const pod = pods.get(podKey);
+    const containers = await listPodContainers(this.rt(), podUid);
+    const step = nextStep({
+      crr: picked,
+      runtime: newestByName(containers),
+      reported: reportedContainers(pod, podUid),
+      nowMs: clock.now(),
+    });
+
+    if (step.kind === 'complete') {
+      const failed = step.states.some((s) => s.phase === 'Failed');
+      this.options.metrics.completed.inc({ result: failed ? 'failed' : 'succeeded' });
+      log.info({ failed }, 'ContainerRecreateRequest completed');
+      await this.writeStatus(picked, {
+        phase: 'Completed',
+        completionTime: rfc3339(clock.now()),
+        message: '',
+        containerRecreateStates: step.states,
+      });
+      return;
+    }
+    if (step.kind === 'wait') {
+      if (picked.status?.phase !== 'Recreating' || !sameStates(picked.status?.containerRecreateStates, step.states)) {
+        await this.writeStatus(picked, { phase: 'Recreating', containerRecreateStates: step.states });
+      }
+      return step.recheckMs ? { requeueAfter: step.recheckMs } : undefined;
+    }
+
+    // kill: record the intent first, so a restarted agent never stops the same container twice
+    const written = await this.writeStatus(picked, { phase: 'Recreating', containerRecreateStates: step.states });
+    const spec = picked.spec.containers.find((c) => c.name === step.container)!;
+    const uid = picked.metadata?.uid ?? '';
+    const arrival = this.arrivals.get(uid);
+    log.info({ container: step.container, containerId: step.runtimeId }, 'stopping container');
+    try {
+      await this.killer.kill({
+        pod: pod ?? podReference(picked, podUid),
+        podIP: pod?.status?.podIP,
+        containerId: step.runtimeId,
+        containerName: step.container,
+        preStop: spec.preStop,
+        ports: spec.ports,
+        gracePeriodSeconds:
+          picked.spec.strategy?.terminationGracePeriodSeconds ?? CRR_DEFAULT_TERMINATION_GRACE_SECONDS,
+        message: `Stopping container ${step.container} by ContainerRecreateRequest ${picked.metadata?.name}`,
+      });
+      this.options.metrics.containersStopped.inc({ result: 'ok' });
+      if (arrival !== undefined) {
+        this.options.metrics.reactionSeconds.observe((clock.now() - arrival) / 1000);
+        this.arrivals.delete(uid);
+      }
+    } catch (err) {
+      this.options.metrics.containersStopped.inc({ result: 'error' });
+      const message = `kill container error: ${err instanceof Error ? err.message : String(err)}`;
+      log.warn({ container: step.container, err: message }, 'could not stop container');
+      const states: RecreateState[] = step.states.map((s) =>
+        s.name === step.container ? { name: s.name, phase: 'Failed', message } : s,
+      );
+      await this.writeStatus(written, { containerRecreateStates: states });
+    }
+    return { requeueAfter: CACHE_WAIT_MS };
+  }
+
+  /** Merge-patch these status fields (whole containerRecreateStates array) and expect the cache to catch up. */
+  private async writeStatus(crr: CrrObject, fields: Partial<ContainerRecreateRequestStatus>): Promise<CrrObject> {
+    const before = crr.metadata?.resourceVersion;
+    const result = await patchStatus(client(this.options), CRR_RESOURCE, crr, (draft) => {
+      draft.status = { ...(draft.status ?? { phase: '' }), ...fields };
+      if (draft.status.message === '') delete draft.status.message;
+    });
+    if (result.patched) this.expectations.expect(crr, before);
+    return result.object;
+  }
+}
+
+function client(options: CrrControllerOptions): KubeClient {
+  return options.client;
+}
+
+/** The pod's containers as kubelet reports them, if the cached pod is the CRR's (same uid). */
+export function reportedContainers(pod: WirePod | undefined, podUid: string): Map<string, ReportedContainer> {
+  const reported = new Map<string, ReportedContainer>();
+  if (!pod || pod.metadata?.uid !== podUid) return reported;
+  for (const cs of pod.status?.containerStatuses ?? []) {
+    reported.set(cs.name, {
+      id: parseContainerId(cs.containerID)?.id,
+      ready: cs.ready === true,
+      running: cs.state?.running !== undefined && cs.state.running !== null,
+    });
+  }
+  return reported;
+}
+
+function podReference(crr: CrrObject, uid: string): KubeObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { namespace: crr.metadata?.namespace, name: crr.spec.podName, uid },
+  };
+}

@@ -1,0 +1,132 @@
+// The per-container state machine of a CRR and the step the agent takes next, as pure functions of the CRR, the
+// pod's containers in the runtime and the pod's status in the cache. OpenKruise's rules (reference §1.6.4, §8.3/4)
+// with two differences: readiness comes from the pod status the agent watches (not from the manager's snapshot
+// annotation), and the state of a container is written (phase Recreating, isKilled) *before* it is stopped, so an
+// agent killed mid-CRR never stops the same container twice.
+import type {
+  ContainerRecreateRequest,
+  ContainerRecreateRequestContainerRecreateState as RecreateState,
+} from '../../api/containerrecreaterequest.js';
+import type { RuntimeContainer } from '../podruntime/pod-containers.js';
+import { parseContainerId } from '../podruntime/pod-containers.js';
+
+/** A container of the pod as the pod status (kubelet) reports it. */
+export interface ReportedContainer {
+  /** Bare runtime id of the instance kubelet reports. */
+  id?: string;
+  ready: boolean;
+  running: boolean;
+}
+
+export const NOT_FOUND_ON_NODE = 'not found container on Node';
+
+export interface StateInputs {
+  crr: ContainerRecreateRequest;
+  /** Newest runtime instance of each container name. */
+  runtime: Map<string, RuntimeContainer>;
+  reported: Map<string, ReportedContainer>;
+  nowMs: number;
+}
+
+/** The state every spec container is in now (terminal states are kept). */
+export function currentStates(input: StateInputs): RecreateState[] {
+  const { crr, runtime, reported, nowMs } = input;
+  const previous = new Map((crr.status?.containerRecreateStates ?? []).map((s) => [s.name, s]));
+  const force = crr.spec.strategy?.forceRecreate === true;
+  const minStartedMs = Math.max(0, crr.spec.strategy?.minStartedSeconds ?? 0) * 1000;
+  return crr.spec.containers.map((c): RecreateState => {
+    const prev = previous.get(c.name);
+    const killed = prev?.isKilled === true ? { isKilled: true } : {};
+    if (prev && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) return prev;
+    const current = runtime.get(c.name);
+    if (!current) return { name: c.name, phase: 'Pending', ...killed, message: NOT_FOUND_ON_NODE };
+    if (current.state === 'exited') return { name: c.name, phase: 'Recreating', ...killed };
+    if (force && !prev?.isKilled) return { name: c.name, phase: 'Pending' };
+    const context = c.statusContext;
+    const contextId = parseContainerId(context?.containerID)?.id;
+    const restarted =
+      context !== undefined && (current.id !== contextId || current.restartCount > (context.restartCount ?? 0));
+    if (restarted) {
+      const seen = reported.get(c.name);
+      const startedLongEnough =
+        current.state === 'running' && current.startedAtMs !== undefined && nowMs - current.startedAtMs > minStartedMs;
+      if (seen && seen.id === current.id && seen.ready && seen.running && startedLongEnough) {
+        return { name: c.name, phase: 'Succeeded', ...killed };
+      }
+      return { name: c.name, phase: 'Recreating', ...killed };
+    }
+    return { name: c.name, phase: 'Pending', ...killed };
+  });
+}
+
+export type NextStep =
+  /** Write `states` (the container's intent: Recreating + isKilled) and then stop it. */
+  | { kind: 'kill'; container: string; runtimeId: string; states: RecreateState[] }
+  /** Write `states` and complete the CRR. */
+  | { kind: 'complete'; states: RecreateState[] }
+  /** Write `states` if they differ from the CRR's; then look again after `recheckMs`. */
+  | { kind: 'wait'; states: RecreateState[]; recheckMs?: number };
+
+/** How often the agent looks again at a CRR that waits for a container (besides pod events). */
+export const RECHECK_MS = 2000;
+
+export function nextStep(input: StateInputs): NextStep {
+  const states = currentStates(input);
+  const strategy = input.crr.spec.strategy ?? {};
+  const ignoreFailures = strategy.failurePolicy === 'Ignore';
+  let completed = 0;
+  let recheckMs: number | undefined;
+  for (let i = 0; i < states.length; i++) {
+    const state = states[i]!;
+    if (state.phase === 'Succeeded') {
+      completed++;
+      continue;
+    }
+    if (state.phase === 'Failed') {
+      completed++;
+      if (ignoreFailures) continue;
+      return { kind: 'complete', states };
+    }
+    if (state.phase === 'Recreating') {
+      recheckMs = RECHECK_MS;
+      const current = input.runtime.get(state.name);
+      const minStartedMs = Math.max(0, strategy.minStartedSeconds ?? 0) * 1000;
+      if (current?.startedAtMs !== undefined && minStartedMs > 0) {
+        const left = current.startedAtMs + minStartedMs - input.nowMs + 1;
+        if (left > 0) recheckMs = Math.min(recheckMs, left);
+      }
+      if (strategy.orderedRecreate) break;
+      continue;
+    }
+    // Pending
+    const current = input.runtime.get(state.name);
+    if (!current) {
+      recheckMs = RECHECK_MS;
+      break;
+    }
+    const next = states.slice();
+    next[i] = { name: state.name, phase: 'Recreating', isKilled: true };
+    return { kind: 'kill', container: state.name, runtimeId: current.id, states: next };
+  }
+  if (completed === states.length) return { kind: 'complete', states };
+  return { kind: 'wait', states, recheckMs };
+}
+
+/** Order in which CRRs of one pod are taken: Completed, Recreating, Pending, new; then oldest first. */
+export function phaseWeight(phase: string | undefined): number {
+  switch (phase) {
+    case 'Completed':
+      return 1;
+    case 'Recreating':
+      return 2;
+    case 'Pending':
+      return 3;
+    default:
+      return 4;
+  }
+}
+
+export function sameStates(a: RecreateState[] | undefined, b: RecreateState[]): boolean {
+  const norm = (s: RecreateState): string => JSON.stringify([s.name, s.phase, s.message ?? '', s.isKilled === true]);
+  return (a ?? []).length === b.length && (a ?? []).every((s, i) => norm(s) === norm(b[i]!));
+}
