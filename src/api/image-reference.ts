@@ -234,3 +234,11 @@ function describeType(value: unknown): string {
   if (Array.isArray(value)) return 'array';
   return typeof value;
 }
+
+/** The registry an image is pulled from (docker.io for Hub references); for an unparseable one, the text before "/". */
+export function registryOf(reference: string): string {
+  const result = tryParseImageReference(reference);
+  if (result.ok) return result.reference.registry;
+  const firstSlash = reference.indexOf('/');
+  return firstSlash > 0 ? reference.slice(0, firstSlash) : DEFAULT_REGISTRY;
+}

@@ -2,14 +2,8 @@
 // the agent uses. Exit codes: 0 done, 1 the runtime failed (or none was found), 2 bad usage.
 // Credentials given to `pull` are passed to the runtime and never printed.
 import { parseArgs } from 'node:util';
-import {
-  connectRuntime,
-  CriDiscoveryError,
-  CriError,
-  imageReferenceProblem,
-  type AuthConfig,
-  type CriClient,
-} from '../cri/index.js';
+import { validateImageReference } from '../api/image-reference.js';
+import { connectRuntime, CriDiscoveryError, CriError, type AuthConfig, type CriClient } from '../cri/index.js';
 import {
   imageDocuments,
   infoDocument,
@@ -130,7 +124,7 @@ export function parseCriCommandLine(argv: readonly string[]): CriCommandLine | '
   if (command === 'pull') {
     if (rest.length !== 1) throw new UsageError('pull takes exactly one IMAGE');
     const image = rest[0] ?? '';
-    const problem = imageReferenceProblem(image);
+    const problem = validateImageReference(image);
     if (problem) throw new UsageError(problem);
     line.image = image;
     if (values.password !== undefined && line.passwordStdin) {

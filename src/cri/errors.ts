@@ -3,7 +3,7 @@
 // Pull failures are classified from the runtime's message, because runtimes report registry errors with
 // code UNKNOWN: containerd says "... 401 Unauthorized" / "...: not found", CRI-O "manifest unknown".
 import { status as GrpcStatus } from '@grpc/grpc-js';
-import { registryOf } from './image-ref.js';
+import { registryOf } from '../api/image-reference.js';
 
 export type CriErrorKind =
   | 'NotFound'

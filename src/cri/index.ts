@@ -36,8 +36,7 @@ export {
 } from './discovery.js';
 export type { DiscoveredRuntime } from './discovery.js';
 export type { ProbeOutcome, ProbeStatus } from './socket-probe.js';
-export { DEFAULT_REGISTRY, imageReferenceProblem, parseImageReference, registryOf } from './image-ref.js';
-export type { ImageReference } from './image-ref.js';
+export { registryOf } from '../api/image-reference.js';
 export type * from './types.js';
 export {
   ContainerState,

@@ -7,6 +7,7 @@ import {
   normalizedReference,
   parseImageReference,
   pullReference,
+  registryOf,
   repositoryName,
   tryParseImageReference,
   tryParseNameAndTag,
@@ -276,3 +277,16 @@ describe('image references', () => {
 function errorOf(result: ReturnType<typeof tryParseNameAndTag>): string {
   return result.ok ? '' : result.error;
 }
+
+describe('registryOf', () => {
+  it('finds the registry the way runtimes do, and the text before "/" for an unparseable reference', () => {
+    assert.equal(registryOf('busybox'), 'docker.io');
+    assert.equal(registryOf('library/busybox:1.36'), 'docker.io');
+    assert.equal(registryOf('127.0.0.1:5001/test/busybox:1.0'), '127.0.0.1:5001');
+    assert.equal(registryOf('localhost/app'), 'localhost');
+    assert.equal(registryOf('registry.example.com/team/app@sha256:' + 'a'.repeat(64)), 'registry.example.com');
+    assert.equal(registryOf('[::1]:5000/app:1'), '[::1]:5000');
+    assert.equal(registryOf('Bad.Host:x/Path'), 'Bad.Host:x');
+    assert.equal(registryOf('Busybox'), 'docker.io');
+  });
+});

@@ -45,7 +45,7 @@ describe('kruise-daemon cri (command line)', () => {
         [['info', 'extra'], /info takes no arguments, got extra/],
         [['pull'], /pull takes exactly one IMAGE/],
         [['pull', 'a', 'b'], /pull takes exactly one IMAGE/],
-        [['pull', 'Not/Valid'], /is not an image reference/],
+        [['pull', 'Not/Valid'], /invalid image reference "Not\/Valid"/],
         [['pull', 'busybox', '--password', 'p'], /a password needs --username/],
         [['pull', 'busybox', '--username', 'u'], /--username needs --password-stdin/],
         [['pull', 'busybox', '--username', 'u', '--password', 'p', '--password-stdin'], /not both/],
