@@ -234,7 +234,7 @@ export class PodSyncer {
     } else {
       return false;
     }
-    this.deps.probes.stopPod(uid);
+    this.deps.probes.stopContainer(uid, latest.id);
     await this.killContainer(pod, c, latest, grace, message);
     if (!restart) return false;
     const refreshed = await readPodRuntime(this.deps.cri, uid);

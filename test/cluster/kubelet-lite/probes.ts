@@ -160,6 +160,13 @@ export class ProbeManager {
     else this.pods.delete(uid);
   }
 
+  /** Stop the workers of one container instance (it is being killed). */
+  stopContainer(uid: string, containerId: string): void {
+    const byId = this.pods.get(uid);
+    for (const w of byId?.get(containerId) ?? []) w.stop();
+    byId?.delete(containerId);
+  }
+
   stopPod(uid: string): void {
     for (const workers of this.pods.get(uid)?.values() ?? []) for (const w of workers) w.stop();
     this.pods.delete(uid);

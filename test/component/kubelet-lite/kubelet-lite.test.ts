@@ -316,4 +316,64 @@ describe('kubelet-lite (local cluster)', function () {
     const nodesOf = (p: Pod): string | undefined => p.spec.nodeName;
     assert.deepEqual(running.map(nodesOf), nodes);
   });
+
+  it('runs init containers to completion first; a restartPolicy Never pod ends Succeeded', async () => {
+    const pod = podManifest(
+      name('init'),
+      nodes[0]!,
+      [container('main', cluster.images.busybox1, { command: ['sh', '-c', 'test "$(cat /work/token)" = from-init'], volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+      {
+        restartPolicy: 'Never',
+        initContainers: [container('prepare', cluster.images.busybox1, { command: ['sh', '-c', 'echo from-init > /work/token'], volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+        volumes: [{ name: 'work', emptyDir: {} }],
+      },
+    );
+    await createPod(kube, pod);
+    const done = await waitForPod(kube, pod.metadata.name, (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed', 'a terminal phase');
+    assert.equal(done.status?.phase, 'Succeeded', JSON.stringify(done.status));
+    assert.equal(done.status?.initContainerStatuses?.[0]?.state.terminated?.exitCode, 0);
+    assert.equal(done.status?.initContainerStatuses?.[0]?.state.terminated?.reason, 'Completed');
+    assert.equal(statusOf(done, 'main')?.state.terminated?.exitCode, 0);
+    assert.equal(statusOf(done, 'main')?.restartCount, 0);
+  });
+
+  it('backs off a crashing container (CrashLoopBackOff) and counts its restarts', async () => {
+    const pod = podManifest(name('crash'), nodes[1]!, [container('app', cluster.images.busybox1, { command: ['sh', '-c', 'exit 3'] })]);
+    await createPod(kube, pod);
+    const looping = await waitForPod(
+      kube,
+      pod.metadata.name,
+      (p) => statusOf(p, 'app')?.state.waiting?.reason === 'CrashLoopBackOff' && (statusOf(p, 'app')?.restartCount ?? 0) >= 2,
+      'CrashLoopBackOff after two restarts',
+    );
+    const s = statusOf(looping, 'app');
+    assert.match(s?.state.waiting?.message ?? '', new RegExp(`^back-off \\S+ restarting failed container=app pod=${pod.metadata.name}_${NAMESPACE}\\(`));
+    assert.equal(s?.lastState.terminated?.exitCode, 3);
+    assert.equal(s?.lastState.terminated?.reason, 'Error');
+    assert.equal(looping.status?.phase, 'Running');
+    assert.equal(s?.ready, false);
+  });
+
+  it('holds Ready False until every readiness gate condition is True', async () => {
+    const gate = 'example.com/gate';
+    const pod = podManifest(name('gated'), nodes[2]!, [container('app', cluster.images.busybox1)], { readinessGates: [{ conditionType: gate }] });
+    await createPod(kube, pod);
+    const gated = await waitForPod(
+      kube,
+      pod.metadata.name,
+      (p) => p.status?.phase === 'Running' && p.status.conditions?.find((c) => c.type === 'ContainersReady')?.status === 'True',
+      'Running with its containers ready',
+    );
+    const ready = gated.status?.conditions?.find((c) => c.type === 'Ready');
+    assert.equal(ready?.status, 'False');
+    assert.equal(ready?.reason, 'ReadinessGatesNotReady');
+    await kube.patch(
+      CoreResources.pods,
+      pod.metadata.name,
+      { status: { conditions: [{ type: gate, status: 'True' }] } },
+      { type: 'strategic', namespace: NAMESPACE, subresource: 'status' },
+    );
+    const after = await waitForPod(kube, pod.metadata.name, isRunningAndReady, 'Ready after the gate turned True');
+    assert.equal(after.status?.conditions?.find((c) => c.type === gate)?.status, 'True');
+  });
 });
