@@ -70,7 +70,11 @@ function manifest(name: string, node: string, label: string, image: string): Pod
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name, namespace: NAMESPACE, labels: { 'kubelet-lite-bench': label } },
-    spec: { nodeName: node, terminationGracePeriodSeconds: 1, containers: [{ name: 'app', image, command: SLEEP_FOREVER }] },
+    spec: {
+      nodeName: node,
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'app', image, command: SLEEP_FOREVER }],
+    },
   } as unknown as Pod;
 }
 
@@ -81,14 +85,17 @@ export const kubeletLiteSuite: BenchSuite = {
   async run({ log, defer }) {
     const cluster = await useCluster();
     const node = cluster.vars.NODE_NAME;
-    if (!node || !cluster.vars.KUBECONFIG) throw new Error('the local cluster has no API emulator/kubelet-lite (NODE_NAME, KUBECONFIG)');
+    if (!node || !cluster.vars.KUBECONFIG)
+      throw new Error('the local cluster has no API emulator/kubelet-lite (NODE_NAME, KUBECONFIG)');
     const kube = new KubeClient(await loadConnection({ kubeconfig: cluster.vars.KUBECONFIG }));
     defer(() => kube.close());
     const label = `run-${Date.now().toString(36)}`;
     const created: string[] = [];
     defer(async () => {
       for (const name of created) {
-        await kube.delete(CoreResources.pods, name, { namespace: NAMESPACE, gracePeriodSeconds: 0 }).catch(() => undefined);
+        await kube
+          .delete(CoreResources.pods, name, { namespace: NAMESPACE, gracePeriodSeconds: 0 })
+          .catch(() => undefined);
       }
     });
     const watch = new ReadyWatch(kube, label);
@@ -98,7 +105,9 @@ export const kubeletLiteSuite: BenchSuite = {
     const once = async (name: string): Promise<number> => {
       const start = performance.now();
       const ready = watch.readyAt(name);
-      await kube.create(CoreResources.pods, manifest(name, node, label, cluster.images.busybox1), { namespace: NAMESPACE });
+      await kube.create(CoreResources.pods, manifest(name, node, label, cluster.images.busybox1), {
+        namespace: NAMESPACE,
+      });
       created.push(name);
       return (await ready) - start;
     };
@@ -113,11 +122,26 @@ export const kubeletLiteSuite: BenchSuite = {
     const burstTotal = performance.now() - burstStart;
     const r = (ms: number): number => Math.round(ms * 10) / 10;
     const figures: Figure[] = [
-      { name: 'podRunning.sequential.p50', value: r(percentile(sequential, 50)), unit: 'ms', note: `${PODS} pods, one at a time` },
+      {
+        name: 'podRunning.sequential.p50',
+        value: r(percentile(sequential, 50)),
+        unit: 'ms',
+        note: `${PODS} pods, one at a time`,
+      },
       { name: 'podRunning.sequential.p99', value: r(percentile(sequential, 99)), unit: 'ms' },
-      { name: 'podRunning.burst.p50', value: r(percentile(burst, 50)), unit: 'ms', note: `${PODS} pods created at once` },
+      {
+        name: 'podRunning.burst.p50',
+        value: r(percentile(burst, 50)),
+        unit: 'ms',
+        note: `${PODS} pods created at once`,
+      },
       { name: 'podRunning.burst.p99', value: r(percentile(burst, 99)), unit: 'ms' },
-      { name: 'podRunning.burst.all', value: r(burstTotal), unit: 'ms', note: 'until the last one is Running and Ready' },
+      {
+        name: 'podRunning.burst.all',
+        value: r(burstTotal),
+        unit: 'ms',
+        note: 'until the last one is Running and Ready',
+      },
     ];
     return figures;
   },

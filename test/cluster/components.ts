@@ -23,7 +23,15 @@ const LOCK_TIMEOUT_MS = 15 * 60_000;
 
 /** The components of the local cluster, in start order. */
 export function clusterComponents(): ClusterComponent[] {
-  return [hostPackages(), registries(), testImages(), podNetwork(), containerd(), apiServerComponent(), kubeletLiteComponent()];
+  return [
+    hostPackages(),
+    registries(),
+    testImages(),
+    podNetwork(),
+    containerd(),
+    apiServerComponent(),
+    kubeletLiteComponent(),
+  ];
 }
 
 export interface ClusterRunOptions {

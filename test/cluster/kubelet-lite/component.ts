@@ -93,12 +93,17 @@ export function kubeletLiteComponent(options: KubeletLiteComponentOptions = {}):
       const kubeconfig = ctx.env.KUBECONFIG;
       const runtimeSocket = ctx.env.RUNTIME_SOCKET;
       if (!kubeconfig || !runtimeSocket) {
-        throw new Error('kubelet-lite needs the API emulator (KUBECONFIG) and containerd (RUNTIME_SOCKET) started before it');
+        throw new Error(
+          'kubelet-lite needs the API emulator (KUBECONFIG) and containerd (RUNTIME_SOCKET) started before it',
+        );
       }
       const paths = kubeletLitePaths(ctx.dir);
       const cluster = clusterPaths(ctx.dir);
       const count = Number(ctx.env.NODE_COUNT ?? '1');
-      const nodes = nodeNames(Number.isSafeInteger(count) && count > 0 ? count : 1, ctx.env.NODE_NAME ?? DEFAULT_FIRST_NODE);
+      const nodes = nodeNames(
+        Number.isSafeInteger(count) && count > 0 ? count : 1,
+        ctx.env.NODE_NAME ?? DEFAULT_FIRST_NODE,
+      );
       const timeScale = options.timeScale ?? Number(process.env.KUBELET_LITE_TIME_SCALE ?? '1');
       const config: KubeletLiteConfig = {
         nodes,
@@ -150,7 +155,13 @@ export function kubeletLiteComponent(options: KubeletLiteComponentOptions = {}):
       const paths = kubeletLitePaths(ctx.dir);
       const pid = await runningPid(paths.pidFile, paths.config);
       const ready = pid !== undefined && (await readyPid(paths.readyFile)) === pid;
-      return [{ name: 'kubelet-lite', healthy: ready, detail: pid ? `PID ${pid}, nodes ${ctx.env.NODE_NAMES ?? '?'}` : 'not running' }];
+      return [
+        {
+          name: 'kubelet-lite',
+          healthy: ready,
+          detail: pid ? `PID ${pid}, nodes ${ctx.env.NODE_NAMES ?? '?'}` : 'not running',
+        },
+      ];
     },
   };
 }

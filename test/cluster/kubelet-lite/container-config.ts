@@ -26,7 +26,8 @@ export function containerConfig(inputs: ContainerInputs): ContainerConfig {
   const mounts: Mount[] = [];
   for (const vm of container.volumeMounts ?? []) {
     const host = inputs.volumePaths.get(vm.name);
-    if (host === undefined) throw new ContainerConfigError(`cannot find volume "${vm.name}" to mount into container "${container.name}"`);
+    if (host === undefined)
+      throw new ContainerConfigError(`cannot find volume "${vm.name}" to mount into container "${container.name}"`);
     mounts.push({
       container_path: vm.mountPath,
       host_path: vm.subPath ? `${host}/${vm.subPath}` : host,

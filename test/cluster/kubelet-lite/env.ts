@@ -74,7 +74,10 @@ function configMapValue(cm: ConfigMap, key: string): string | undefined {
 }
 
 /** The container's env in order, as name/value pairs for CRI. Throws EnvError with kubelet's message. */
-export async function makeEnvironment(container: Container, ctx: EnvContext): Promise<{ key: string; value: string }[]> {
+export async function makeEnvironment(
+  container: Container,
+  ctx: EnvContext,
+): Promise<{ key: string; value: string }[]> {
   const ns = ctx.pod.metadata.namespace;
   const values = new Map<string, string>();
   for (const from of container.envFrom ?? []) {

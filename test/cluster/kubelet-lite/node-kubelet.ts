@@ -4,13 +4,7 @@
 // result change, the retry/resync timers. ConfigMap changes do not trigger a sync.
 import type { Logger } from 'pino';
 import type { CriClient } from '../../../src/cri/index.js';
-import {
-  CoreResources,
-  EventRecorder,
-  Informer,
-  isNotFound,
-  type KubeClient,
-} from '../../../src/kube/index.js';
+import { CoreResources, EventRecorder, Informer, isNotFound, type KubeClient } from '../../../src/kube/index.js';
 import { CrashBackoff } from './crash-backoff.js';
 import type { ConfigSource } from './env.js';
 import { NODE_LABEL, POD_UID_LABEL } from './labels.js';
@@ -88,7 +82,13 @@ export class NodeKubelet {
         changed: (uid) => this.workers.update(uid),
         failed: (pod, container, kind, output) => {
           const what = kind === 'readiness' ? 'Readiness' : kind === 'liveness' ? 'Liveness' : 'Startup';
-          this.recorder.event(pod, 'Warning', 'Unhealthy', `${what} probe failed: ${output}`.trim(), CoreResources.pods);
+          this.recorder.event(
+            pod,
+            'Warning',
+            'Unhealthy',
+            `${what} probe failed: ${output}`.trim(),
+            CoreResources.pods,
+          );
           void container;
         },
       },
@@ -102,7 +102,9 @@ export class NodeKubelet {
       cri,
       kube,
       settings,
-      events: { event: (pod, type, reason, message) => this.recorder.event(pod, type, reason, message, CoreResources.pods) },
+      events: {
+        event: (pod, type, reason, message) => this.recorder.event(pod, type, reason, message, CoreResources.pods),
+      },
       probes: this.probes,
       backoff: new CrashBackoff(settings.timers),
       source,
@@ -111,7 +113,12 @@ export class NodeKubelet {
     this.workers = new PodWorkers((uid) => this.syncOne(uid), settings.timers, this.logger);
     this.heartbeat = new NodeHeartbeat(
       kube,
-      { name: settings.nodeName, hostIP: settings.hostIPs[0] ?? '127.0.0.1', runtimeName: deps.runtime.name, runtimeVersion: deps.runtime.version },
+      {
+        name: settings.nodeName,
+        hostIP: settings.hostIPs[0] ?? '127.0.0.1',
+        runtimeName: deps.runtime.name,
+        runtimeVersion: deps.runtime.version,
+      },
       settings.timers,
       this.logger,
     );
@@ -121,7 +128,11 @@ export class NodeKubelet {
     return this.deps.settings.nodeName;
   }
 
-  private async getOptional<T>(rt: (typeof CoreResources)['configMaps' | 'secrets'], namespace: string, name: string): Promise<T | undefined> {
+  private async getOptional<T>(
+    rt: (typeof CoreResources)['configMaps' | 'secrets'],
+    namespace: string,
+    name: string,
+  ): Promise<T | undefined> {
     try {
       return (await this.deps.kube.get(rt, name, { namespace })) as T;
     } catch (err) {
@@ -178,7 +189,9 @@ export class NodeKubelet {
 
   /** Housekeeping: sandboxes of this node whose pod is not bound here any more. */
   private async cleanUpOrphans(): Promise<void> {
-    const sandboxes = await this.deps.cri.listPodSandbox({ filter: { label_selector: { [NODE_LABEL]: this.nodeName } } });
+    const sandboxes = await this.deps.cri.listPodSandbox({
+      filter: { label_selector: { [NODE_LABEL]: this.nodeName } },
+    });
     const live = new Set(this.informer.list().map((p) => p.metadata.uid));
     for (const s of sandboxes.items) {
       const uid = s.labels?.[POD_UID_LABEL];

@@ -3,7 +3,13 @@
 // status heartbeat (lastHeartbeatTime); capacity/allocatable with pods: 110; nodeInfo with the runtime version.
 import { arch, release } from 'node:os';
 import type { Logger } from 'pino';
-import { CoreResources, isAlreadyExists, isNotFound, type KubeClient, type KubeObject } from '../../../src/kube/index.js';
+import {
+  CoreResources,
+  isAlreadyExists,
+  isNotFound,
+  type KubeClient,
+  type KubeObject,
+} from '../../../src/kube/index.js';
 
 export const KUBELET_LITE_VERSION = 'v1.32.0-kubelet-lite';
 const LEASE_NAMESPACE = 'kube-node-lease';
@@ -63,8 +69,9 @@ export function nodeStatus(node: NodeIdentity, now: Date, transition?: string): 
 }
 
 function readyTransition(node: KubeObject | undefined): string | undefined {
-  const conditions = (node as { status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } })
-    ?.status?.conditions;
+  const conditions = (
+    node as { status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] } }
+  )?.status?.conditions;
   const ready = conditions?.find((c) => c.type === 'Ready');
   return ready?.status === 'True' ? ready.lastTransitionTime : undefined;
 }
@@ -133,10 +140,15 @@ export class NodeHeartbeat {
 
   private async postStatus(now: Date): Promise<void> {
     try {
-      await this.kube.patch(CoreResources.nodes, this.node.name, { status: nodeStatus(this.node, now, this.transition) }, {
-        type: 'merge',
-        subresource: 'status',
-      });
+      await this.kube.patch(
+        CoreResources.nodes,
+        this.node.name,
+        { status: nodeStatus(this.node, now, this.transition) },
+        {
+          type: 'merge',
+          subresource: 'status',
+        },
+      );
     } catch (err) {
       this.logger.warn({ err, node: this.node.name }, 'node status update failed');
     }
@@ -149,7 +161,12 @@ export class NodeHeartbeat {
       renewTime: microTime(now),
     };
     try {
-      await this.kube.patch(CoreResources.leases, this.node.name, { spec }, { type: 'merge', namespace: LEASE_NAMESPACE });
+      await this.kube.patch(
+        CoreResources.leases,
+        this.node.name,
+        { spec },
+        { type: 'merge', namespace: LEASE_NAMESPACE },
+      );
     } catch (err) {
       if (!isNotFound(err)) {
         this.logger.warn({ err, node: this.node.name }, 'lease renewal failed');
@@ -173,7 +190,8 @@ export class NodeHeartbeat {
           { namespace: LEASE_NAMESPACE },
         );
       } catch (createErr) {
-        if (!isAlreadyExists(createErr)) this.logger.warn({ err: createErr, node: this.node.name }, 'lease creation failed');
+        if (!isAlreadyExists(createErr))
+          this.logger.warn({ err: createErr, node: this.node.name }, 'lease creation failed');
       }
     }
   }

@@ -19,7 +19,14 @@ import {
   restartCountOf,
 } from './labels.js';
 import type { ProbeManager, RunningContainer } from './probes.js';
-import { nanosToMs, readPodRuntime, sandboxView, type InstanceView, type PodRuntimeView, type SandboxView } from './runtime-view.js';
+import {
+  nanosToMs,
+  readPodRuntime,
+  sandboxView,
+  type InstanceView,
+  type PodRuntimeView,
+  type SandboxView,
+} from './runtime-view.js';
 import { podCgroupParent, podLogDirectory, sandboxConfig } from './sandbox-config.js';
 import type { NodeSettings } from './settings.js';
 import { generatePodStatus, type WaitingReason } from './status.js';
@@ -62,7 +69,13 @@ function shouldRestart(pod: Pod, instance: InstanceView | undefined): boolean {
   return true;
 }
 
-const OWNED_CONDITIONS = new Set(['PodScheduled', 'PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready']);
+const OWNED_CONDITIONS = new Set([
+  'PodScheduled',
+  'PodReadyToStartContainers',
+  'Initialized',
+  'ContainersReady',
+  'Ready',
+]);
 
 function resourceVersionNewer(a: Pod, b: Pod): boolean {
   const x = Number(a.metadata.resourceVersion);
@@ -98,7 +111,6 @@ export class PodSyncer {
     if (pod.metadata.deletionTimestamp) return this.terminate(pod);
     const { cri, settings } = this.deps;
     const uid = pod.metadata.uid;
-    const reasons = this.reasonsOf(uid);
     let failed = false;
     let view = await readPodRuntime(cri, uid);
     let sandbox: SandboxView | undefined = view.sandboxes[0];
@@ -132,7 +144,12 @@ export class PodSyncer {
         return { failed: false };
       }
       if (sandbox) {
-        this.deps.events.event(pod, 'Normal', 'SandboxChanged', 'Pod sandbox changed, it will be killed and re-created.');
+        this.deps.events.event(
+          pod,
+          'Normal',
+          'SandboxChanged',
+          'Pod sandbox changed, it will be killed and re-created.',
+        );
         await this.killRunning(pod, view, undefined);
         for (const s of view.sandboxes.filter((s) => s.ready)) await cri.stopPodSandbox({ pod_sandbox_id: s.id });
       }
@@ -318,9 +335,18 @@ export class PodSyncer {
         source: this.deps.source,
       });
       const messageFile = await terminationMessageFile(settings.stateDir, pod.metadata.uid, c.name, restartCount);
-      config = containerConfig({ pod, container: c, restartCount, image, env, volumePaths: volumes, terminationMessageFile: messageFile });
+      config = containerConfig({
+        pod,
+        container: c,
+        restartCount,
+        image,
+        env,
+        volumePaths: volumes,
+        terminationMessageFile: messageFile,
+      });
     } catch (err) {
-      if (err instanceof EnvError || err instanceof ContainerConfigError) return fail('CreateContainerConfigError', err.message);
+      if (err instanceof EnvError || err instanceof ContainerConfigError)
+        return fail('CreateContainerConfigError', err.message);
       throw err;
     }
     let id: string;
@@ -346,7 +372,13 @@ export class PodSyncer {
       const problem = await this.runHook(id, postStart, 0);
       if (problem !== undefined) {
         events.event(pod, 'Warning', 'FailedPostStartHook', `PostStartHook failed: ${problem}`);
-        await this.killContainer(pod, c, { id, sandboxId: sandbox.id, createdAt: Date.now(), state: 'CONTAINER_RUNNING' }, undefined, 'FailedPostStartHook');
+        await this.killContainer(
+          pod,
+          c,
+          { id, sandboxId: sandbox.id, createdAt: Date.now(), state: 'CONTAINER_RUNNING' },
+          undefined,
+          'FailedPostStartHook',
+        );
         return fail('PostStartHookError', `PostStartHook failed: ${problem}`, false);
       }
     }
@@ -355,20 +387,29 @@ export class PodSyncer {
   }
 
   /** An exec hook; undefined on success, else what went wrong. `timeoutSeconds` 0 = no timeout. */
-  private async runHook(containerId: string, handler: LifecycleHandler, timeoutSeconds: number): Promise<string | undefined> {
+  private async runHook(
+    containerId: string,
+    handler: LifecycleHandler,
+    timeoutSeconds: number,
+  ): Promise<string | undefined> {
     if (handler.sleep) {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, handler.sleep!.seconds) * 1000));
       return undefined;
     }
     const cmd = handler.exec?.command;
-    if (!cmd?.length) return handler.httpGet || handler.tcpSocket ? 'only exec and sleep hooks are supported by kubelet-lite' : undefined;
+    if (!cmd?.length)
+      return handler.httpGet || handler.tcpSocket
+        ? 'only exec and sleep hooks are supported by kubelet-lite'
+        : undefined;
     try {
       const r = await this.deps.cri.execSync(
         { container_id: containerId, cmd, timeout: timeoutSeconds },
         { timeoutMs: timeoutSeconds > 0 ? timeoutSeconds * 1000 + 5000 : 300_000 },
       );
       if (r.exit_code === 0) return undefined;
-      const output = Buffer.concat([Buffer.from(r.stdout), Buffer.from(r.stderr)]).toString('utf8').trim();
+      const output = Buffer.concat([Buffer.from(r.stdout), Buffer.from(r.stderr)])
+        .toString('utf8')
+        .trim();
       return `command '${cmd.join(' ')}' exited with ${r.exit_code}: ${output}`;
     } catch (err) {
       return err instanceof Error ? err.message : String(err);
@@ -403,7 +444,13 @@ export class PodSyncer {
         preStop = undefined;
       }
     }
-    if (pod && spec) this.deps.events.event(pod, 'Normal', 'Killing', message.startsWith('Container') ? message : `Stopping container ${spec.name}`);
+    if (pod && spec)
+      this.deps.events.event(
+        pod,
+        'Normal',
+        'Killing',
+        message.startsWith('Container') ? message : `Stopping container ${spec.name}`,
+      );
     if (preStop && grace > 0) {
       const started = Date.now();
       const timer = new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), grace * 1000).unref());
@@ -445,7 +492,12 @@ export class PodSyncer {
     }
   }
 
-  private async writeStatus(pod: Pod, view: PodRuntimeView, sandbox: SandboxView | undefined, terminal: boolean): Promise<void> {
+  private async writeStatus(
+    pod: Pod,
+    view: PodRuntimeView,
+    sandbox: SandboxView | undefined,
+    terminal: boolean,
+  ): Promise<void> {
     const uid = pod.metadata.uid;
     const reasons = this.reasonsOf(uid);
     const status = generatePodStatus({
@@ -460,7 +512,14 @@ export class PodSyncer {
       now: new Date(),
     });
     const written = this.lastWritten.get(uid);
-    const base = written && resourceVersionNewer(written, pod) ? { ...pod, status: written.status, metadata: { ...pod.metadata, resourceVersion: written.metadata.resourceVersion } } : pod;
+    const base =
+      written && resourceVersionNewer(written, pod)
+        ? {
+            ...pod,
+            status: written.status,
+            metadata: { ...pod.metadata, resourceVersion: written.metadata.resourceVersion },
+          }
+        : pod;
     try {
       const result = await patchStatus(this.deps.kube, CoreResources.pods, base, (draft) => {
         // conditions kubelet does not own (readiness gates) come from the freshest copy
@@ -506,7 +565,9 @@ export class PodSyncer {
   async cleanUpGone(uid: string, lastKnown: Pod | undefined): Promise<void> {
     this.deps.probes.stopPod(uid);
     const view = await readPodRuntime(this.deps.cri, uid);
-    const pod = lastKnown ? { ...lastKnown, metadata: { ...lastKnown.metadata, deletionGracePeriodSeconds: 0 } } : undefined;
+    const pod = lastKnown
+      ? { ...lastKnown, metadata: { ...lastKnown.metadata, deletionGracePeriodSeconds: 0 } }
+      : undefined;
     await this.killRunning(pod, view, 0);
     for (const s of view.sandboxes) await this.deps.cri.stopPodSandbox({ pod_sandbox_id: s.id }).catch(() => undefined);
     await this.removeRuntime(uid, view);

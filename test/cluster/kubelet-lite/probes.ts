@@ -177,7 +177,10 @@ export class ProbeManager {
   }
 
   private worker(uid: string, containerId: string, kind: ProbeKind): ProbeWorker | undefined {
-    return this.pods.get(uid)?.get(containerId)?.find((w) => w.kind === kind);
+    return this.pods
+      .get(uid)
+      ?.get(containerId)
+      ?.find((w) => w.kind === kind);
   }
 
   /** Ready as the status manager sees it: no readiness probe -> true; else its current result. */
@@ -206,7 +209,9 @@ export class ProbeManager {
         { container_id: w.containerId, cmd: w.command, timeout: timeoutSeconds },
         { timeoutMs: timeoutSeconds * 1000 + 5000 },
       );
-      const output = Buffer.concat([Buffer.from(r.stdout), Buffer.from(r.stderr)]).toString('utf8').trim();
+      const output = Buffer.concat([Buffer.from(r.stdout), Buffer.from(r.stderr)])
+        .toString('utf8')
+        .trim();
       return { ok: r.exit_code === 0, output };
     } catch (err) {
       return { ok: false, output: err instanceof Error ? err.message : String(err) };
@@ -217,7 +222,8 @@ export class ProbeManager {
     if (!ok) this.events.failed(pod, container, w.kind, output);
     if (changed) {
       this.logger.debug({ pod: pod.metadata.name, container, kind: w.kind, result: w.result }, 'probe result changed');
-      if (w.kind === 'readiness' || w.result === false || w.kind === 'startup') this.events.changed(pod.metadata.uid, w.kind);
+      if (w.kind === 'readiness' || w.result === false || w.kind === 'startup')
+        this.events.changed(pod.metadata.uid, w.kind);
     }
   }
 }

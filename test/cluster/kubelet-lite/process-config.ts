@@ -25,16 +25,19 @@ export function parseKubeletLiteConfig(text: string): KubeletLiteConfig {
   } catch (err) {
     throw new Error(`kubelet-lite config is not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new Error('kubelet-lite config must be a JSON object');
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error('kubelet-lite config must be a JSON object');
   const o = raw as Record<string, unknown>;
   const str = (key: string, absolute = true): string => {
     const v = o[key];
     if (typeof v !== 'string' || v === '') throw new Error(`kubelet-lite config: ${key} must be a non-empty string`);
-    if (absolute && !v.startsWith('/')) throw new Error(`kubelet-lite config: ${key} must be an absolute path, got ${v}`);
+    if (absolute && !v.startsWith('/'))
+      throw new Error(`kubelet-lite config: ${key} must be an absolute path, got ${v}`);
     return v;
   };
   const nodes = o.nodes;
-  if (!Array.isArray(nodes) || nodes.length === 0) throw new Error('kubelet-lite config: nodes must be a non-empty array');
+  if (!Array.isArray(nodes) || nodes.length === 0)
+    throw new Error('kubelet-lite config: nodes must be a non-empty array');
   for (const n of nodes) {
     if (typeof n !== 'string' || n.length > 253 || !NODE_NAME.test(n)) {
       throw new Error(`kubelet-lite config: node name ${JSON.stringify(n)} is not a DNS subdomain`);

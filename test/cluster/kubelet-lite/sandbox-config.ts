@@ -22,7 +22,10 @@ export function hostDnsConfig(text: string): DNSConfig {
   const searches: string[] = [];
   const options: string[] = [];
   for (const raw of text.split('\n')) {
-    const fields = raw.replace(/[#;].*$/, '').trim().split(/\s+/);
+    const fields = raw
+      .replace(/[#;].*$/, '')
+      .trim()
+      .split(/\s+/);
     const [key, ...rest] = fields;
     if (key === 'nameserver' && rest[0]) servers.push(rest[0]);
     else if (key === 'search') searches.splice(0, searches.length, ...rest);

@@ -47,7 +47,8 @@ function terminatedOf(instance: InstanceView): ContainerState {
 }
 
 function stateOf(instance: InstanceView): ContainerState {
-  if (instance.state === 'CONTAINER_RUNNING') return { running: { startedAt: isoFromNanos(instance.status?.started_at) } };
+  if (instance.state === 'CONTAINER_RUNNING')
+    return { running: { startedAt: isoFromNanos(instance.status?.started_at) } };
   if (instance.state === 'CONTAINER_EXITED') return terminatedOf(instance);
   if (instance.state === 'CONTAINER_CREATED') return { waiting: { reason: 'ContainerCreating' } };
   return {
@@ -107,7 +108,9 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
   const policy = pod.spec.restartPolicy ?? 'Always';
   let pendingInit = 0;
   let failedInit = 0;
-  const sidecars = new Set((pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name));
+  const sidecars = new Set(
+    (pod.spec.initContainers ?? []).filter((c) => c.restartPolicy === 'Always').map((c) => c.name),
+  );
   for (const s of init) {
     if (sidecars.has(s.name)) {
       if (!(s.state.running && s.started)) pendingInit++;
@@ -138,7 +141,8 @@ export function podPhase(pod: Pod, init: ContainerStatus[], regular: ContainerSt
   if (failedInit > 0 && policy === 'Never') return 'Failed';
   if (waiting > 0) return 'Pending';
   if (pendingInit > 0 && running === 0 && stopped === 0) return 'Pending';
-  if (running > 0 && unknown === 0) return terminal ? (succeeded === regular.length ? 'Succeeded' : 'Failed') : 'Running';
+  if (running > 0 && unknown === 0)
+    return terminal ? (succeeded === regular.length ? 'Succeeded' : 'Failed') : 'Running';
   if (running === 0 && stopped > 0 && unknown === 0) {
     if (terminal || policy === 'Never') return stopped === succeeded ? 'Succeeded' : 'Failed';
     if (policy === 'Always') return 'Running';
@@ -161,7 +165,10 @@ function condition(
     type,
     status,
     lastProbeTime: null,
-    lastTransitionTime: previous && previous.status === status && previous.lastTransitionTime ? previous.lastTransitionTime : rfc3339(now),
+    lastTransitionTime:
+      previous && previous.status === status && previous.lastTransitionTime
+        ? previous.lastTransitionTime
+        : rfc3339(now),
   };
   if (!ok && reason) c.reason = reason;
   if (!ok && message) c.message = message;
@@ -179,7 +186,8 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
   );
   const phase = podPhase(pod, init, regular, inputs.terminal ?? false);
   const done = phase === 'Succeeded' || phase === 'Failed';
-  const sandboxReady = inputs.sandbox?.ready === true && (pod.spec.hostNetwork === true || inputs.sandbox.ip !== undefined);
+  const sandboxReady =
+    inputs.sandbox?.ready === true && (pod.spec.hostNetwork === true || inputs.sandbox.ip !== undefined);
 
   const notInitialized = initSpecs
     .filter((c, i) => {
@@ -210,10 +218,22 @@ export function generatePodStatus(inputs: StatusInputs): PodStatus {
       'ContainersNotInitialized',
       `containers with incomplete status: [${notInitialized.join(' ')}]`,
     ),
-    condition(oldConditions, 'Ready', containersReady && gateProblems.length === 0, now,
+    condition(
+      oldConditions,
+      'Ready',
+      containersReady && gateProblems.length === 0,
+      now,
       !containersReady ? notReadyReason : 'ReadinessGatesNotReady',
-      !containersReady ? (done ? undefined : unreadyMessage) : gateProblems.join(', ')),
-    condition(oldConditions, 'ContainersReady', containersReady, now, notReadyReason, done ? undefined : unreadyMessage),
+      !containersReady ? (done ? undefined : unreadyMessage) : gateProblems.join(', '),
+    ),
+    condition(
+      oldConditions,
+      'ContainersReady',
+      containersReady,
+      now,
+      notReadyReason,
+      done ? undefined : unreadyMessage,
+    ),
     condition(oldConditions, 'PodScheduled', true, now),
     ...oldConditions.filter((c) => !OWNED.has(c.type)),
   ];

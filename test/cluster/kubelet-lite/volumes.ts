@@ -22,12 +22,15 @@ export async function setUpVolumes(pod: Pod, stateDir: string): Promise<Map<stri
       paths.set(volume.name, dir);
     } else if (volume.hostPath !== undefined) {
       const { path, type = '' } = volume.hostPath;
-      if (!isAbsolute(path)) throw new VolumeError(`hostPath ${JSON.stringify(path)} of volume ${volume.name} is not absolute`);
+      if (!isAbsolute(path))
+        throw new VolumeError(`hostPath ${JSON.stringify(path)} of volume ${volume.name} is not absolute`);
       const found = await stat(path).catch(() => undefined);
       if (type === 'DirectoryOrCreate' && !found) await mkdir(path, { recursive: true, mode: 0o755 });
       else if (type === 'FileOrCreate' && !found) await writeFile(path, '', { mode: 0o644 });
-      else if (type === 'Directory' && !found?.isDirectory()) throw new VolumeError(`hostPath type check failed: ${path} is not a directory`);
-      else if (type === 'File' && !found?.isFile()) throw new VolumeError(`hostPath type check failed: ${path} is not a file`);
+      else if (type === 'Directory' && !found?.isDirectory())
+        throw new VolumeError(`hostPath type check failed: ${path} is not a directory`);
+      else if (type === 'File' && !found?.isFile())
+        throw new VolumeError(`hostPath type check failed: ${path} is not a file`);
       paths.set(volume.name, path);
     } else {
       const kind = Object.keys(volume).find((k) => k !== 'name') ?? 'unknown';
@@ -38,7 +41,12 @@ export async function setUpVolumes(pod: Pod, stateDir: string): Promise<Map<stri
 }
 
 /** The host file mounted at the container's terminationMessagePath (kubelet: <podDir>/containers/<name>/<id>). */
-export async function terminationMessageFile(stateDir: string, uid: string, container: string, restartCount: number): Promise<string> {
+export async function terminationMessageFile(
+  stateDir: string,
+  uid: string,
+  container: string,
+  restartCount: number,
+): Promise<string> {
   const dir = join(podDirectory(stateDir, uid), 'containers', container);
   await mkdir(dir, { recursive: true });
   const file = join(dir, String(restartCount));

@@ -6,7 +6,16 @@ import { CoreResources, KubeClient, loadConnection } from '../../../src/kube/ind
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 import { uniqueSuffix } from './kubelet-process.js';
-import { container, createPod, getPod, isRunningAndReady, NAMESPACE, podManifest, sandboxesOf, waitForPod } from './pods.js';
+import {
+  container,
+  createPod,
+  getPod,
+  isRunningAndReady,
+  NAMESPACE,
+  podManifest,
+  sandboxesOf,
+  waitForPod,
+} from './pods.js';
 
 describe("kubelet-lite: the local cluster's own nodes", function () {
   this.timeout(120_000);
@@ -31,7 +40,10 @@ describe("kubelet-lite: the local cluster's own nodes", function () {
     assert.equal(names[0], cluster.vars.NODE_NAME);
     for (const node of names) {
       const obj = (await kube.get(CoreResources.nodes, node)) as unknown as {
-        status: { conditions: { type: string; status: string; reason: string }[]; nodeInfo: { kubeletVersion: string } };
+        status: {
+          conditions: { type: string; status: string; reason: string }[];
+          nodeInfo: { kubeletVersion: string };
+        };
       };
       const ready = obj.status.conditions.find((c) => c.type === 'Ready');
       assert.equal(ready?.status, 'True');
@@ -45,11 +57,16 @@ describe("kubelet-lite: the local cluster's own nodes", function () {
   });
 
   it('runs a pod bound to NODE_NAME and removes it on a graceful delete', async () => {
-    const pod = podManifest(`cluster-node-${uniqueSuffix()}`, cluster.vars.NODE_NAME!, [container('app', cluster.images.busybox1)]);
+    const pod = podManifest(`cluster-node-${uniqueSuffix()}`, cluster.vars.NODE_NAME!, [
+      container('app', cluster.images.busybox1),
+    ]);
     const created = await createPod(kube, pod);
     await waitForPod(kube, pod.metadata.name, isRunningAndReady, 'Running and Ready');
     await kube.delete(CoreResources.pods, pod.metadata.name, { namespace: NAMESPACE });
-    await waitFor(async () => (await getPod(kube, pod.metadata.name)) === undefined, { timeoutMs: 60_000, message: 'the pod to be removed' });
+    await waitFor(async () => (await getPod(kube, pod.metadata.name)) === undefined, {
+      timeoutMs: 60_000,
+      message: 'the pod to be removed',
+    });
     assert.equal((await sandboxesOf(cri, created.metadata.uid)).length, 0);
   });
 });

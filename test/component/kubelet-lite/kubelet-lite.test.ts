@@ -29,7 +29,9 @@ import {
 
 /** Every key of `expected` has that value in `actual`. */
 function assertIncludes(actual: object | null | undefined, expected: Record<string, unknown>): void {
-  const picked = Object.fromEntries(Object.keys(expected).map((k) => [k, (actual as Record<string, unknown> | null | undefined)?.[k]]));
+  const picked = Object.fromEntries(
+    Object.keys(expected).map((k) => [k, (actual as Record<string, unknown> | null | undefined)?.[k]]),
+  );
   assert.deepEqual(picked, expected);
 }
 
@@ -67,7 +69,12 @@ describe('kubelet-lite (local cluster)', function () {
     const version = await cri.version({});
     for (const node of nodes) {
       const obj = (await kube.get(CoreResources.nodes, node)) as unknown as {
-        status: { conditions: { type: string; status: string }[]; capacity: Record<string, string>; allocatable: Record<string, string>; nodeInfo: Record<string, string> };
+        status: {
+          conditions: { type: string; status: string }[];
+          capacity: Record<string, string>;
+          allocatable: Record<string, string>;
+          nodeInfo: Record<string, string>;
+        };
       };
       assert.equal(obj.status.conditions.find((c) => c.type === 'Ready')?.status, 'True');
       assert.equal(obj.status.capacity.pods, '110');
@@ -129,11 +136,18 @@ describe('kubelet-lite (local cluster)', function () {
       [NODE_LABEL]: nodes[0],
     });
     assertIncludes(sandbox?.annotations, { greeting: 'hello from the annotation' });
-    assertIncludes(sandbox?.metadata, { name: pod.metadata.name, namespace: NAMESPACE, uid: created.metadata.uid, attempt: 0 });
+    assertIncludes(sandbox?.metadata, {
+      name: pod.metadata.name,
+      namespace: NAMESPACE,
+      uid: created.metadata.uid,
+      attempt: 0,
+    });
 
     const appId = containerId(statusOf(running, 'app'));
     const app = await criStatus(cri, appId);
-    const ownLabels = Object.fromEntries(Object.entries(app.labels).filter(([k]) => !k.startsWith('io.cri-containerd')));
+    const ownLabels = Object.fromEntries(
+      Object.entries(app.labels).filter(([k]) => !k.startsWith('io.cri-containerd')),
+    );
     assert.deepEqual(ownLabels, {
       'io.kubernetes.pod.name': pod.metadata.name,
       'io.kubernetes.pod.namespace': NAMESPACE,
@@ -165,7 +179,11 @@ describe('kubelet-lite (local cluster)', function () {
 
   it('holds a container needing a missing ConfigMap key in CreateContainerConfigError and starts it after the key is added', async () => {
     const cm = name('barrier');
-    await kube.create(CoreResources.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: cm, namespace: NAMESPACE }, data: {} } as never, { namespace: NAMESPACE });
+    await kube.create(
+      CoreResources.configMaps,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: cm, namespace: NAMESPACE }, data: {} } as never,
+      { namespace: NAMESPACE },
+    );
     const pod = podManifest(name('blocked'), nodes[1]!, [
       container('first', cluster.images.busybox1),
       container('second', cluster.images.busybox1, {
@@ -176,31 +194,60 @@ describe('kubelet-lite (local cluster)', function () {
     const blocked = await waitForPod(
       kube,
       pod.metadata.name,
-      (p) => statusOf(p, 'second')?.state.waiting?.reason === 'CreateContainerConfigError' && statusOf(p, 'first')?.state.running !== undefined,
+      (p) =>
+        statusOf(p, 'second')?.state.waiting?.reason === 'CreateContainerConfigError' &&
+        statusOf(p, 'first')?.state.running !== undefined,
       'second container waiting with CreateContainerConfigError',
     );
-    assert.equal(statusOf(blocked, 'second')?.state.waiting?.message, `couldn't find key p_1 in ConfigMap ${NAMESPACE}/${cm}`);
+    assert.equal(
+      statusOf(blocked, 'second')?.state.waiting?.message,
+      `couldn't find key p_1 in ConfigMap ${NAMESPACE}/${cm}`,
+    );
     assert.equal(statusOf(blocked, 'second')?.restartCount, 0);
     assert.equal(blocked.status?.phase, 'Pending');
 
-    await kube.patch(CoreResources.configMaps, cm, { data: { p_1: 'released' } }, { type: 'merge', namespace: NAMESPACE });
-    const started = await waitForPod(kube, pod.metadata.name, isRunningAndReady, 'Running after the key was added (next sync)');
+    await kube.patch(
+      CoreResources.configMaps,
+      cm,
+      { data: { p_1: 'released' } },
+      { type: 'merge', namespace: NAMESPACE },
+    );
+    const started = await waitForPod(
+      kube,
+      pod.metadata.name,
+      isRunningAndReady,
+      'Running after the key was added (next sync)',
+    );
     assert.equal(await shell(cri, containerId(statusOf(started, 'second')), 'echo "$BARRIER"'), 'released');
   });
 
   it('starts a blocked container at once when the pod is touched after the key is added (no retry timer involved)', async () => {
     // the slow node retries a failed sync after 100-150 s: within this wait only the pod update can start it
     const cm = name('barrier-slow');
-    await kube.create(CoreResources.configMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: cm, namespace: NAMESPACE }, data: {} } as never, { namespace: NAMESPACE });
+    await kube.create(
+      CoreResources.configMaps,
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: cm, namespace: NAMESPACE }, data: {} } as never,
+      { namespace: NAMESPACE },
+    );
     const pod = podManifest(name('touch'), slowNode, [
       container('waiter', cluster.images.busybox1, {
         env: [{ name: 'BARRIER', valueFrom: { configMapKeyRef: { name: cm, key: 'p_1' } } }],
       }),
     ]);
     await createPod(kube, pod);
-    await waitForPod(kube, pod.metadata.name, (p) => statusOf(p, 'waiter')?.state.waiting?.reason === 'CreateContainerConfigError', 'CreateContainerConfigError');
+    await waitForPod(
+      kube,
+      pod.metadata.name,
+      (p) => statusOf(p, 'waiter')?.state.waiting?.reason === 'CreateContainerConfigError',
+      'CreateContainerConfigError',
+    );
     await kube.patch(CoreResources.configMaps, cm, { data: { p_1: 'go' } }, { type: 'merge', namespace: NAMESPACE });
-    await kube.patch(CoreResources.pods, pod.metadata.name, { metadata: { annotations: { 'test/touch': '1' } } }, { type: 'merge', namespace: NAMESPACE });
+    await kube.patch(
+      CoreResources.pods,
+      pod.metadata.name,
+      { metadata: { annotations: { 'test/touch': '1' } } },
+      { type: 'merge', namespace: NAMESPACE },
+    );
     const started = await waitForPod(kube, pod.metadata.name, isRunningAndReady, 'Running after the touch', 30_000);
     assert.equal(await shell(cri, containerId(statusOf(started, 'waiter')), 'echo "$BARRIER"'), 'go');
   });
@@ -233,7 +280,11 @@ describe('kubelet-lite (local cluster)', function () {
   it('restarts a container whose liveness probe fails', async () => {
     const pod = podManifest(name('liveness'), nodes[0]!, [
       container('app', cluster.images.busybox1, {
-        livenessProbe: { exec: { command: ['sh', '-c', 'test ! -e /tmp/unhealthy'] }, periodSeconds: 1, failureThreshold: 1 },
+        livenessProbe: {
+          exec: { command: ['sh', '-c', 'test ! -e /tmp/unhealthy'] },
+          periodSeconds: 1,
+          failureThreshold: 1,
+        },
       }),
     ]);
     await createPod(kube, pod);
@@ -260,7 +311,9 @@ describe('kubelet-lite (local cluster)', function () {
       [
         container('app', cluster.images.busybox1, {
           volumeMounts: [{ name: 'host', mountPath: '/host' }],
-          lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo "preStop ran in $HOSTNAME" > /host/prestop.txt'] } } },
+          lifecycle: {
+            preStop: { exec: { command: ['sh', '-c', 'echo "preStop ran in $HOSTNAME" > /host/prestop.txt'] } },
+          },
         }),
       ],
       { volumes: [{ name: 'host', hostPath: { path: hostDir, type: 'Directory' } }] },
@@ -275,8 +328,10 @@ describe('kubelet-lite (local cluster)', function () {
     });
     assert.equal(await readFile(join(hostDir, 'prestop.txt'), 'utf8'), `preStop ran in ${pod.metadata.name}\n`);
     assert.equal((await sandboxesOf(cri, created.metadata.uid)).length, 0);
-    const left = await cri.listContainers({ filter: { label_selector: { 'io.kubernetes.pod.uid': created.metadata.uid } } });
-    assert.equal((left.containers).length, 0);
+    const left = await cri.listContainers({
+      filter: { label_selector: { 'io.kubernetes.pod.uid': created.metadata.uid } },
+    });
+    assert.equal(left.containers.length, 0);
   });
 
   it('adopts its running pods after a restart (same sandbox and container ids)', async () => {
@@ -297,15 +352,28 @@ describe('kubelet-lite (local cluster)', function () {
     await waitForPod(kube, probe.metadata.name, isRunningAndReady, 'Running after the restart');
     const after = await waitForPod(kube, pod.metadata.name, isRunningAndReady, 'still Running and Ready');
 
-    assert.deepEqual(['one', 'two'].map((c) => containerId(statusOf(after, c))), ids);
-    assert.deepEqual(['one', 'two'].map((c) => statusOf(after, c)?.restartCount), [0, 0]);
-    assert.deepEqual((await sandboxesOf(cri, created.metadata.uid)).map((s) => s.id), sandboxIds);
-    const all = await cri.listContainers({ filter: { label_selector: { 'io.kubernetes.pod.uid': created.metadata.uid } } });
+    assert.deepEqual(
+      ['one', 'two'].map((c) => containerId(statusOf(after, c))),
+      ids,
+    );
+    assert.deepEqual(
+      ['one', 'two'].map((c) => statusOf(after, c)?.restartCount),
+      [0, 0],
+    );
+    assert.deepEqual(
+      (await sandboxesOf(cri, created.metadata.uid)).map((s) => s.id),
+      sandboxIds,
+    );
+    const all = await cri.listContainers({
+      filter: { label_selector: { 'io.kubernetes.pod.uid': created.metadata.uid } },
+    });
     assert.deepEqual(all.containers.map((c) => c.id).sort(), [...ids].sort());
   });
 
   it('runs pods on three nodes at once', async () => {
-    const pods = nodes.map((node, i) => podManifest(name(`spread-${i}`), node, [container('app', cluster.images.busybox1)]));
+    const pods = nodes.map((node, i) =>
+      podManifest(name(`spread-${i}`), node, [container('app', cluster.images.busybox1)]),
+    );
     const created = await Promise.all(pods.map((p) => createPod(kube, p)));
     const running = await Promise.all(pods.map((p) => waitForPod(kube, p.metadata.name, isRunningAndReady, 'Running')));
     assert.equal(new Set(running.map((p) => p.status?.podIP)).size, 3);
@@ -321,15 +389,30 @@ describe('kubelet-lite (local cluster)', function () {
     const pod = podManifest(
       name('init'),
       nodes[0]!,
-      [container('main', cluster.images.busybox1, { command: ['sh', '-c', 'test "$(cat /work/token)" = from-init'], volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+      [
+        container('main', cluster.images.busybox1, {
+          command: ['sh', '-c', 'test "$(cat /work/token)" = from-init'],
+          volumeMounts: [{ name: 'work', mountPath: '/work' }],
+        }),
+      ],
       {
         restartPolicy: 'Never',
-        initContainers: [container('prepare', cluster.images.busybox1, { command: ['sh', '-c', 'echo from-init > /work/token'], volumeMounts: [{ name: 'work', mountPath: '/work' }] })],
+        initContainers: [
+          container('prepare', cluster.images.busybox1, {
+            command: ['sh', '-c', 'echo from-init > /work/token'],
+            volumeMounts: [{ name: 'work', mountPath: '/work' }],
+          }),
+        ],
         volumes: [{ name: 'work', emptyDir: {} }],
       },
     );
     await createPod(kube, pod);
-    const done = await waitForPod(kube, pod.metadata.name, (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed', 'a terminal phase');
+    const done = await waitForPod(
+      kube,
+      pod.metadata.name,
+      (p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed',
+      'a terminal phase',
+    );
     assert.equal(done.status?.phase, 'Succeeded', JSON.stringify(done.status));
     assert.equal(done.status?.initContainerStatuses?.[0]?.state.terminated?.exitCode, 0);
     assert.equal(done.status?.initContainerStatuses?.[0]?.state.terminated?.reason, 'Completed');
@@ -338,16 +421,23 @@ describe('kubelet-lite (local cluster)', function () {
   });
 
   it('backs off a crashing container (CrashLoopBackOff) and counts its restarts', async () => {
-    const pod = podManifest(name('crash'), nodes[1]!, [container('app', cluster.images.busybox1, { command: ['sh', '-c', 'exit 3'] })]);
+    const pod = podManifest(name('crash'), nodes[1]!, [
+      container('app', cluster.images.busybox1, { command: ['sh', '-c', 'exit 3'] }),
+    ]);
     await createPod(kube, pod);
     const looping = await waitForPod(
       kube,
       pod.metadata.name,
-      (p) => statusOf(p, 'app')?.state.waiting?.reason === 'CrashLoopBackOff' && (statusOf(p, 'app')?.restartCount ?? 0) >= 2,
+      (p) =>
+        statusOf(p, 'app')?.state.waiting?.reason === 'CrashLoopBackOff' &&
+        (statusOf(p, 'app')?.restartCount ?? 0) >= 2,
       'CrashLoopBackOff after two restarts',
     );
     const s = statusOf(looping, 'app');
-    assert.match(s?.state.waiting?.message ?? '', new RegExp(`^back-off \\S+ restarting failed container=app pod=${pod.metadata.name}_${NAMESPACE}\\(`));
+    assert.match(
+      s?.state.waiting?.message ?? '',
+      new RegExp(`^back-off \\S+ restarting failed container=app pod=${pod.metadata.name}_${NAMESPACE}\\(`),
+    );
     assert.equal(s?.lastState.terminated?.exitCode, 3);
     assert.equal(s?.lastState.terminated?.reason, 'Error');
     assert.equal(looping.status?.phase, 'Running');
@@ -356,12 +446,16 @@ describe('kubelet-lite (local cluster)', function () {
 
   it('holds Ready False until every readiness gate condition is True', async () => {
     const gate = 'example.com/gate';
-    const pod = podManifest(name('gated'), nodes[2]!, [container('app', cluster.images.busybox1)], { readinessGates: [{ conditionType: gate }] });
+    const pod = podManifest(name('gated'), nodes[2]!, [container('app', cluster.images.busybox1)], {
+      readinessGates: [{ conditionType: gate }],
+    });
     await createPod(kube, pod);
     const gated = await waitForPod(
       kube,
       pod.metadata.name,
-      (p) => p.status?.phase === 'Running' && p.status.conditions?.find((c) => c.type === 'ContainersReady')?.status === 'True',
+      (p) =>
+        p.status?.phase === 'Running' &&
+        p.status.conditions?.find((c) => c.type === 'ContainersReady')?.status === 'True',
       'Running with its containers ready',
     );
     const ready = gated.status?.conditions?.find((c) => c.type === 'Ready');

@@ -61,13 +61,15 @@ export class KubeletLiteProcess {
     child.stderr?.on('data', keep);
     await waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`kubelet-lite exited (${child.exitCode}): ${this.output.slice(-2000)}`);
+        if (child.exitCode !== null)
+          throw new Error(`kubelet-lite exited (${child.exitCode}): ${this.output.slice(-2000)}`);
         const text = await readFile(this.config.readyFile, 'utf8').catch(() => '');
         return text.includes(`"pid":${child.pid}`);
       },
       { timeoutMs: 30_000, message: `kubelet-lite for ${this.nodes.join(',')} to be ready` },
     ).catch((err: unknown) => {
-      if (child.exitCode !== null) throw new Error(`kubelet-lite exited (${child.exitCode}): ${this.output.slice(-2000)}`);
+      if (child.exitCode !== null)
+        throw new Error(`kubelet-lite exited (${child.exitCode}): ${this.output.slice(-2000)}`);
       throw err;
     });
   }
@@ -95,10 +97,15 @@ export class KubeletLiteProcess {
     const kube = new KubeClient(await loadConnection({ kubeconfig: this.config.kubeconfig }));
     try {
       for (const node of this.nodes) {
-        const pods = await kube.list(CoreResources.pods, { fieldSelector: `spec.nodeName=${node}` }).catch(() => undefined);
+        const pods = await kube
+          .list(CoreResources.pods, { fieldSelector: `spec.nodeName=${node}` })
+          .catch(() => undefined);
         for (const pod of pods?.items ?? []) {
           await kube
-            .delete(CoreResources.pods, pod.metadata!.name!, { namespace: pod.metadata!.namespace, gracePeriodSeconds: 0 })
+            .delete(CoreResources.pods, pod.metadata!.name!, {
+              namespace: pod.metadata!.namespace,
+              gracePeriodSeconds: 0,
+            })
             .catch(() => undefined);
         }
       }

@@ -14,7 +14,13 @@ export function container(name: string, image: string, extra: Partial<Container>
   return { name, image, command: SLEEP_FOREVER, ...extra };
 }
 
-export function podManifest(name: string, node: string, containers: Container[], extra: Partial<Pod['spec']> = {}, annotations?: Record<string, string>): Pod {
+export function podManifest(
+  name: string,
+  node: string,
+  containers: Container[],
+  extra: Partial<Pod['spec']> = {},
+  annotations?: Record<string, string>,
+): Pod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

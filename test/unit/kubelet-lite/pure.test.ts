@@ -66,7 +66,13 @@ describe('kubelet-lite: $(VAR) expansion', () => {
 });
 
 describe('kubelet-lite: environment', () => {
-  const ctx = (src = source()) => ({ pod: testPod(), nodeName: 'node-a', podIPs: ['10.1.0.5'], hostIPs: ['127.0.0.1'], source: src });
+  const ctx = (src = source()) => ({
+    pod: testPod(),
+    nodeName: 'node-a',
+    podIPs: ['10.1.0.5'],
+    hostIPs: ['127.0.0.1'],
+    source: src,
+  });
 
   it('resolves fieldRef paths and expands values against earlier variables', async () => {
     const env = await makeEnvironment(
@@ -105,11 +111,21 @@ describe('kubelet-lite: environment', () => {
   });
 
   it("fails with kubelet's messages for a missing key, ConfigMap or Secret unless optional", async () => {
-    const src = source({ 'ns1/cm': { data: { present: 'v' } } as ConfigMap }, { 'ns1/s': { data: { k: Buffer.from('secret!').toString('base64') } } as Secret });
-    const one = (valueFrom: object) => makeEnvironment({ name: 'c', image: 'i', env: [{ name: 'X', valueFrom }] }, ctx(src));
-    await assert.rejects(one({ configMapKeyRef: { name: 'cm', key: 'p_1' } }), (e: Error) => e instanceof EnvError && e.message === "couldn't find key p_1 in ConfigMap ns1/cm");
+    const src = source(
+      { 'ns1/cm': { data: { present: 'v' } } as ConfigMap },
+      { 'ns1/s': { data: { k: Buffer.from('secret!').toString('base64') } } as Secret },
+    );
+    const one = (valueFrom: object) =>
+      makeEnvironment({ name: 'c', image: 'i', env: [{ name: 'X', valueFrom }] }, ctx(src));
+    await assert.rejects(
+      one({ configMapKeyRef: { name: 'cm', key: 'p_1' } }),
+      (e: Error) => e instanceof EnvError && e.message === "couldn't find key p_1 in ConfigMap ns1/cm",
+    );
     await assert.rejects(one({ configMapKeyRef: { name: 'nope', key: 'k' } }), /configmap "nope" not found/);
-    await assert.rejects(one({ secretKeyRef: { name: 's', key: 'other' } }), /couldn't find key other in Secret ns1\/s/);
+    await assert.rejects(
+      one({ secretKeyRef: { name: 's', key: 'other' } }),
+      /couldn't find key other in Secret ns1\/s/,
+    );
     assert.deepEqual(await one({ configMapKeyRef: { name: 'cm', key: 'p_1', optional: true } }), []);
     assert.deepEqual(await one({ secretKeyRef: { name: 's', key: 'k' } }), [{ key: 'X', value: 'secret!' }]);
     await assert.rejects(one({ fieldRef: { fieldPath: 'spec.hostname' } }), /unsupported fieldPath/);
@@ -118,7 +134,12 @@ describe('kubelet-lite: environment', () => {
   it('puts envFrom first (prefix, invalid names skipped) and lets env override it', async () => {
     const src = source({ 'ns1/cm': { data: { A: '1', 'bad=name': 'x', B: '2' } } as ConfigMap });
     const env = await makeEnvironment(
-      { name: 'c', image: 'i', envFrom: [{ configMapRef: { name: 'cm' }, prefix: 'P_' }], env: [{ name: 'P_B', value: 'override' }] },
+      {
+        name: 'c',
+        image: 'i',
+        envFrom: [{ configMapRef: { name: 'cm' }, prefix: 'P_' }],
+        env: [{ name: 'P_B', value: 'override' }],
+      },
       ctx(src),
     );
     assert.deepEqual(env, [
@@ -235,8 +256,14 @@ describe('kubelet-lite: timers, config, DNS', () => {
     };
     assert.equal(parseKubeletLiteConfig(JSON.stringify(good)).timeScale, 1);
     assert.throws(() => parseKubeletLiteConfig('{'), /not JSON/);
-    assert.throws(() => parseKubeletLiteConfig(JSON.stringify({ ...good, nodes: ['Bad_Node'] })), /not a DNS subdomain/);
-    assert.throws(() => parseKubeletLiteConfig(JSON.stringify({ ...good, stateDir: 'rel' })), /stateDir must be an absolute path/);
+    assert.throws(
+      () => parseKubeletLiteConfig(JSON.stringify({ ...good, nodes: ['Bad_Node'] })),
+      /not a DNS subdomain/,
+    );
+    assert.throws(
+      () => parseKubeletLiteConfig(JSON.stringify({ ...good, stateDir: 'rel' })),
+      /stateDir must be an absolute path/,
+    );
     assert.throws(() => parseKubeletLiteConfig(JSON.stringify({ ...good, timeScale: -1 })), /timeScale/);
   });
   it("parses the host's resolv.conf", () => {

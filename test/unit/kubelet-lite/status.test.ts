@@ -9,7 +9,12 @@ import { testPod } from './pure.test.js';
 const NOW = new Date('2026-01-01T00:00:10Z');
 const SANDBOX: SandboxView = { id: 'sb', attempt: 0, ready: true, createdAt: 0, ip: '10.0.0.9', additionalIps: [] };
 
-function instance(id: string, state: string, extra: Partial<ContainerStatus__Output> = {}, restartCount = 0): InstanceView {
+function instance(
+  id: string,
+  state: string,
+  extra: Partial<ContainerStatus__Output> = {},
+  restartCount = 0,
+): InstanceView {
   return {
     id,
     sandboxId: 'sb',
@@ -30,7 +35,12 @@ function instance(id: string, state: string, extra: Partial<ContainerStatus__Out
   };
 }
 
-function status(pod: Pod, containers: Record<string, InstanceView[]>, reasons: Record<string, WaitingReason> = {}, ready = true) {
+function status(
+  pod: Pod,
+  containers: Record<string, InstanceView[]>,
+  reasons: Record<string, WaitingReason> = {},
+  ready = true,
+) {
   const view: PodRuntimeView = { sandboxes: [SANDBOX], containers: new Map(Object.entries(containers)) };
   return generatePodStatus({
     pod,
@@ -47,14 +57,24 @@ function status(pod: Pod, containers: Record<string, InstanceView[]>, reasons: R
 const cond = (s: ReturnType<typeof status>, type: string) => s.conditions?.find((c) => c.type === type);
 
 describe('kubelet-lite: pod status', () => {
-  const twoContainers = (): Pod => testPod({ containers: [{ name: 'a', image: 'img:1' }, { name: 'b', image: 'img:2' }] });
+  const twoContainers = (): Pod =>
+    testPod({
+      containers: [
+        { name: 'a', image: 'img:1' },
+        { name: 'b', image: 'img:2' },
+      ],
+    });
 
   it('Running and Ready with both containers running and ready; pod IP from the sandbox', () => {
-    const s = status(twoContainers(), { a: [instance('1', 'CONTAINER_RUNNING')], b: [instance('2', 'CONTAINER_RUNNING')] });
+    const s = status(twoContainers(), {
+      a: [instance('1', 'CONTAINER_RUNNING')],
+      b: [instance('2', 'CONTAINER_RUNNING')],
+    });
     assert.equal(s.phase, 'Running');
     assert.equal(s.podIP, '10.0.0.9');
     assert.deepEqual(s.podIPs, [{ ip: '10.0.0.9' }]);
-    for (const t of ['PodScheduled', 'PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready']) assert.equal(cond(s, t)?.status, 'True', t);
+    for (const t of ['PodScheduled', 'PodReadyToStartContainers', 'Initialized', 'ContainersReady', 'Ready'])
+      assert.equal(cond(s, t)?.status, 'True', t);
     assert.deepEqual(s.containerStatuses?.[0], {
       name: 'a',
       state: { running: { startedAt: '2026-01-01T00:00:00Z' } },
@@ -75,14 +95,20 @@ describe('kubelet-lite: pod status', () => {
       { b: { reason: 'CreateContainerConfigError', message: "couldn't find key p_1 in ConfigMap ns1/x" } },
     );
     assert.equal(s.phase, 'Pending');
-    assert.deepEqual(s.containerStatuses?.[1]?.state, { waiting: { reason: 'CreateContainerConfigError', message: "couldn't find key p_1 in ConfigMap ns1/x" } });
+    assert.deepEqual(s.containerStatuses?.[1]?.state, {
+      waiting: { reason: 'CreateContainerConfigError', message: "couldn't find key p_1 in ConfigMap ns1/x" },
+    });
     assert.equal(cond(s, 'Ready')?.reason, 'ContainersNotReady');
     assert.equal(cond(s, 'Ready')?.message, 'containers with unready status: [b]');
   });
 
   it('CrashLoopBackOff: Waiting with the backoff reason, lastState the exited instance, phase Running under Always', () => {
     const pod = testPod({ containers: [{ name: 'a', image: 'img:1' }] });
-    const s = status(pod, { a: [instance('9', 'CONTAINER_EXITED', { exit_code: 1, reason: 'Error' }, 3)] }, { a: { reason: 'CrashLoopBackOff', message: 'back-off 20s' } });
+    const s = status(
+      pod,
+      { a: [instance('9', 'CONTAINER_EXITED', { exit_code: 1, reason: 'Error' }, 3)] },
+      { a: { reason: 'CrashLoopBackOff', message: 'back-off 20s' } },
+    );
     assert.equal(s.phase, 'Running');
     const cs = s.containerStatuses?.[0];
     assert.equal(cs?.state.waiting?.reason, 'CrashLoopBackOff');
@@ -93,14 +119,20 @@ describe('kubelet-lite: pod status', () => {
 
   it('Succeeded / Failed under restartPolicy Never', () => {
     const never = (): Pod => testPod({ restartPolicy: 'Never', containers: [{ name: 'a', image: 'img:1' }] });
-    assert.equal(status(never(), { a: [instance('1', 'CONTAINER_EXITED', { exit_code: 0, reason: 'Completed' })] }).phase, 'Succeeded');
+    assert.equal(
+      status(never(), { a: [instance('1', 'CONTAINER_EXITED', { exit_code: 0, reason: 'Completed' })] }).phase,
+      'Succeeded',
+    );
     const failed = status(never(), { a: [instance('1', 'CONTAINER_EXITED', { exit_code: 2, reason: 'Error' })] });
     assert.equal(failed.phase, 'Failed');
     assert.equal(cond(failed, 'Ready')?.reason, 'PodFailed');
   });
 
   it('PodInitializing while an init container runs; Initialized false naming it', () => {
-    const pod = testPod({ initContainers: [{ name: 'init', image: 'img:1' }], containers: [{ name: 'a', image: 'img:1' }] });
+    const pod = testPod({
+      initContainers: [{ name: 'init', image: 'img:1' }],
+      containers: [{ name: 'a', image: 'img:1' }],
+    });
     const s = status(pod, { init: [instance('1', 'CONTAINER_RUNNING')] });
     assert.equal(s.phase, 'Pending');
     assert.equal(s.containerStatuses?.[0]?.state.waiting?.reason, 'PodInitializing');
@@ -109,7 +141,10 @@ describe('kubelet-lite: pod status', () => {
   });
 
   it('Ready waits for readiness gates and keeps conditions kubelet does not own', () => {
-    const pod = testPod({ containers: [{ name: 'a', image: 'img:1' }], readinessGates: [{ conditionType: 'InPlaceUpdateReady' }] });
+    const pod = testPod({
+      containers: [{ name: 'a', image: 'img:1' }],
+      readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
+    });
     const running = { a: [instance('1', 'CONTAINER_RUNNING')] };
     const missing = status(pod, running);
     assert.equal(cond(missing, 'Ready')?.status, 'False');
@@ -123,7 +158,10 @@ describe('kubelet-lite: pod status', () => {
 
   it('keeps lastTransitionTime while a condition keeps its status; a terminal phase is sticky', () => {
     const pod = testPod({ containers: [{ name: 'a', image: 'img:1' }] });
-    pod.status = { phase: 'Failed', conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' }] };
+    pod.status = {
+      phase: 'Failed',
+      conditions: [{ type: 'PodScheduled', status: 'True', lastTransitionTime: '2025-01-01T00:00:00Z' }],
+    };
     const s = status(pod, { a: [instance('1', 'CONTAINER_RUNNING')] });
     assert.equal(s.phase, 'Failed');
     assert.equal(cond(s, 'PodScheduled')?.lastTransitionTime, '2025-01-01T00:00:00Z');
