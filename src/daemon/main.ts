@@ -8,6 +8,7 @@ import { startAgent, type AgentContext, type AgentModule, type RunningAgent } fr
 import type { CommandIo } from './commands.js';
 import { imagePullerModule } from './imagepuller/module.js';
 import { ipReservationModule } from './ipreservation/module.js';
+import { launchPriorityModule } from './launchpriority/module.js';
 import { ConfigError, DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
 
 /** The agent's context as its controllers see it: a real CRI client. */
@@ -15,7 +16,7 @@ export type DaemonContext = AgentContext<CriClient>;
 export type DaemonModule = AgentModule<CriClient>;
 
 /** The controllers the agent runs; later issues add theirs here. */
-export const DAEMON_MODULES: readonly DaemonModule[] = [imagePullerModule, ipReservationModule];
+export const DAEMON_MODULES: readonly DaemonModule[] = [imagePullerModule, ipReservationModule, launchPriorityModule];
 
 /** The agent's User-Agent towards the API server (the emulator counts requests by it). */
 export const DAEMON_USER_AGENT = 'kruise-daemon/0.1.0';

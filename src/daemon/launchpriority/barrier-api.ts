@@ -1,0 +1,148 @@
+// The launch-priority agent's writes to the API server, as the few operations it needs: read, create, add keys to
+// and reset a barrier ConfigMap, and touch a pod's annotations. Every write is guarded by the object's uid
+// (a JSON-patch `test`), so a pod or ConfigMap deleted and recreated under the same name is never written by mistake.
+// Needs configmaps get/create/patch and pods patch (deploy/base/daemon RBAC).
+import { CoreResources, type KubeClient, type KubeObject, type OwnerReference } from '../../kube/index.js';
+import { isNotFound } from '../../kube/errors.js';
+
+export interface ConfigMapObject extends KubeObject {
+  data?: Record<string, string>;
+}
+
+export interface PodOwner {
+  name: string;
+  uid: string;
+}
+
+/** A JSON patch operation (RFC 6902), the subset used here. */
+export type JsonPatchOp =
+  | { op: 'test'; path: string; value: unknown }
+  | { op: 'add'; path: string; value: unknown }
+  | { op: 'replace'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
+
+export interface BarrierApi {
+  /** The ConfigMap, or undefined when it does not exist. */
+  get(namespace: string, name: string): Promise<ConfigMapObject | undefined>;
+  /** Create it owned by the pod with these keys; throws AlreadyExists when it exists. */
+  create(namespace: string, name: string, owner: PodOwner, keys: readonly string[]): Promise<ConfigMapObject>;
+  /** Add keys (merge patch); throws NotFound when it does not exist. */
+  addKeys(namespace: string, name: string, keys: readonly string[]): Promise<ConfigMapObject>;
+  /** Replace data and owner of the ConfigMap with this uid (left by an earlier pod of the same name). */
+  reset(
+    namespace: string,
+    name: string,
+    uid: string,
+    owner: PodOwner,
+    keys: readonly string[],
+  ): Promise<ConfigMapObject>;
+  /**
+   * Set annotations on the pod with this uid (JSON patch: test uid, then add each key). When the cached pod has no
+   * annotations, pass its resourceVersion: the map is added whole, only if the pod is still at that version.
+   */
+  annotatePod(
+    namespace: string,
+    name: string,
+    uid: string,
+    annotations: Record<string, string>,
+    absentAtResourceVersion?: string,
+  ): Promise<void>;
+}
+
+export const BARRIER_VALUE = 'true';
+
+export function podOwnerReference(owner: PodOwner): OwnerReference {
+  return { apiVersion: 'v1', kind: 'Pod', name: owner.name, uid: owner.uid };
+}
+
+/** `/` and `~` escaped for a JSON pointer (RFC 6901). */
+export function pointerSegment(key: string): string {
+  return key.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export function keysData(keys: readonly string[]): Record<string, string> {
+  return Object.fromEntries(keys.map((k) => [k, BARRIER_VALUE]));
+}
+
+/**
+ * The pod annotation patch, guarded by uid. A pod without annotations gets the whole map, guarded also by the
+ * resourceVersion the cache saw: if annotations were added meanwhile, the patch fails (and is retried from a
+ * fresher cache) instead of replacing them.
+ */
+export function podAnnotationPatch(
+  uid: string,
+  annotations: Record<string, string>,
+  absentAtResourceVersion?: string,
+): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [{ op: 'test', path: '/metadata/uid', value: uid }];
+  if (absentAtResourceVersion !== undefined) {
+    ops.push({ op: 'test', path: '/metadata/resourceVersion', value: absentAtResourceVersion });
+    ops.push({ op: 'add', path: '/metadata/annotations', value: annotations });
+    return ops;
+  }
+  for (const [key, value] of Object.entries(annotations)) {
+    ops.push({ op: 'add', path: `/metadata/annotations/${pointerSegment(key)}`, value });
+  }
+  return ops;
+}
+
+export class KubeBarrierApi implements BarrierApi {
+  constructor(private readonly client: Pick<KubeClient, 'get' | 'create' | 'patch'>) {}
+
+  async get(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
+    try {
+      return await this.client.get<ConfigMapObject>(CoreResources.configMaps, name, { namespace });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  create(namespace: string, name: string, owner: PodOwner, keys: readonly string[]): Promise<ConfigMapObject> {
+    return this.client.create<ConfigMapObject>(
+      CoreResources.configMaps,
+      { metadata: { name, namespace, ownerReferences: [podOwnerReference(owner)] }, data: keysData(keys) },
+      { namespace },
+    );
+  }
+
+  addKeys(namespace: string, name: string, keys: readonly string[]): Promise<ConfigMapObject> {
+    return this.client.patch<ConfigMapObject>(
+      CoreResources.configMaps,
+      name,
+      { data: keysData(keys) },
+      {
+        type: 'merge',
+        namespace,
+      },
+    );
+  }
+
+  reset(
+    namespace: string,
+    name: string,
+    uid: string,
+    owner: PodOwner,
+    keys: readonly string[],
+  ): Promise<ConfigMapObject> {
+    const ops: JsonPatchOp[] = [
+      { op: 'test', path: '/metadata/uid', value: uid },
+      { op: 'add', path: '/metadata/ownerReferences', value: [podOwnerReference(owner)] },
+      { op: 'add', path: '/data', value: keysData(keys) },
+    ];
+    return this.client.patch<ConfigMapObject>(CoreResources.configMaps, name, ops, { type: 'json', namespace });
+  }
+
+  async annotatePod(
+    namespace: string,
+    name: string,
+    uid: string,
+    annotations: Record<string, string>,
+    absentAtResourceVersion?: string,
+  ): Promise<void> {
+    await this.client.patch(CoreResources.pods, name, podAnnotationPatch(uid, annotations, absentAtResourceVersion), {
+      type: 'json',
+      namespace,
+    });
+  }
+}

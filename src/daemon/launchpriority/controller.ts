@@ -1,0 +1,440 @@
+// Launch priority released on the node. For each pod of this node that carries the barrier env
+// (KRUISE_CONTAINER_BARRIER from ConfigMap `<pod>-barrier`, key `p_<priority>`), the agent creates the ConfigMap
+// (owned by the pod), writes the next level's key as soon as every container of the higher levels is ready (the
+// runtime or the pod status, whichever tells first), then changes an annotation of the pod so kubelet syncs it at
+// once instead of at its 10-15 s retry (docs/adr/0002), and marks the pod completed after the last level.
+// Level-triggered: the decision is recomputed from the pod, the ConfigMap and the runtime on every reconcile.
+import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION } from '../../api/constants.js';
+import type { WirePod } from '../../api/wire.js';
+import {
+  isAlreadyExists,
+  isNotFound,
+  runWorkers,
+  WorkQueue,
+  type InformerHandlers,
+  type KubeMetrics,
+  type KubeObject,
+} from '../../kube/index.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Clock } from '../../util/clock.js';
+import { BARRIER_VALUE, type BarrierApi, type ConfigMapObject } from './barrier-api.js';
+import { barrierPlan, hasBarrierEnv, isReleased, presentKeys, type BarrierPlan } from './barrier-plan.js';
+import { decide, readinessOf, type StatusContainer } from './launch-decision.js';
+import type { LaunchPriorityMetrics } from './metrics.js';
+import type { RuntimePoller } from './runtime-poller.js';
+
+/** Pod annotation the agent changes after each release, so kubelet syncs the pod (value: `<key>@<epoch ms>`). */
+export const BARRIER_RELEASED_ANNOTATION = 'apps.kruise.io/container-launch-barrier-released';
+/** Event reasons (OpenKruise has none for launch priority). */
+export const EVENT_REASON_BARRIER_INVALID = 'LaunchPriorityBarrierInvalid';
+export const EVENT_REASON_BARRIER_RECREATED = 'LaunchPriorityBarrierRecreated';
+/** kubelet's waiting reason while an env source (our key) is missing. */
+export const CREATE_CONTAINER_CONFIG_ERROR = 'CreateContainerConfigError';
+
+/** First re-touch of a pod whose released container has not started, then doubling up to the max. */
+export const RETOUCH_AFTER_MS = 2000;
+export const RETOUCH_MAX_MS = 30_000;
+
+export type PodObject = WirePod;
+
+/** The node's pods (the shared pod informer, field selector spec.nodeName). */
+export interface PodSource {
+  addHandlers(handlers: InformerHandlers<PodObject>): () => void;
+  get(key: string): PodObject | undefined;
+  hasSynced(): boolean;
+}
+
+export interface EventSink {
+  event(obj: KubeObject, type: 'Normal' | 'Warning', reason: string, message: string): void;
+}
+
+export interface LaunchPriorityControllerOptions {
+  pods: PodSource;
+  api: BarrierApi;
+  poller: RuntimePoller;
+  events: EventSink;
+  clock: Clock;
+  logger: Logger;
+  metrics: LaunchPriorityMetrics;
+  kubeMetrics?: KubeMetrics;
+  workers?: number;
+}
+
+/** What the agent remembers about a pod between reconciles (all of it can be rebuilt from the API). */
+interface PodTrack {
+  uid: string;
+  /** The ConfigMap as our last read or write returned it; 'absent' after a 404; undefined: not read yet. */
+  barrier?: ConfigMapObject | 'absent';
+  statusReadySince: Map<string, number>;
+  problemsReported: boolean;
+  /** When the pod was last touched, and the delay before re-touching it if a released container still waits. */
+  lastTouchAt?: number;
+  retouchDelayMs: number;
+}
+
+export class LaunchPriorityController {
+  private readonly queue: WorkQueue<string>;
+  private readonly tracks = new Map<string, PodTrack>();
+  private readonly keyByUid = new Map<string, string>();
+  private removeHandlers: (() => void) | undefined;
+  private workers: Promise<void> | undefined;
+  private readonly log: Logger;
+
+  constructor(private readonly options: LaunchPriorityControllerOptions) {
+    this.log = options.logger;
+    this.queue = new WorkQueue<string>({ name: 'launchpriority', clock: options.clock, metrics: options.kubeMetrics });
+  }
+
+  start(): void {
+    const enqueue = (pod: PodObject): void => {
+      if (this.interesting(pod)) this.queue.add(podKey(pod));
+    };
+    this.removeHandlers = this.options.pods.addHandlers({
+      onAdd: enqueue,
+      onUpdate: (_, pod) => enqueue(pod),
+      onDelete: (pod) => {
+        if (this.tracks.has(podKey(pod))) this.queue.add(podKey(pod));
+      },
+    });
+    this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
+      logger: this.log,
+      metrics: this.options.kubeMetrics,
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.removeHandlers?.();
+    this.queue.shutDown();
+    await this.workers;
+    this.options.poller.stop();
+  }
+
+  /** Called by the runtime poller when a watched pod's containers changed. */
+  readonly onRuntimeChange = (podUid: string): void => {
+    const key = this.keyByUid.get(podUid);
+    if (key) this.queue.add(key);
+  };
+
+  /** Pods whose barrier is being released (for tests and figures). */
+  trackedPods(): number {
+    return this.tracks.size;
+  }
+
+  private interesting(pod: PodObject): boolean {
+    if (this.tracks.has(podKey(pod))) return true;
+    if (!hasBarrierEnv(pod)) return false;
+    if (pod.metadata?.annotations?.[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION] !== 'true') return true;
+    return blockedOnBarrier(pod, barrierPlan(pod)).length > 0;
+  }
+
+  private drop(key: string): void {
+    const track = this.tracks.get(key);
+    if (!track) return;
+    this.tracks.delete(key);
+    this.keyByUid.delete(track.uid);
+    this.options.poller.unwatch(track.uid);
+    this.options.metrics.setPodsWaiting(this.tracks.size);
+  }
+
+  private async reconcile(key: string): Promise<{ requeueAfter?: number } | void> {
+    const pod = this.options.pods.get(key);
+    const uid = pod?.metadata?.uid;
+    const phase = pod?.status?.phase;
+    if (
+      !pod ||
+      !uid ||
+      pod.metadata?.deletionTimestamp ||
+      phase === 'Succeeded' ||
+      phase === 'Failed' ||
+      !hasBarrierEnv(pod)
+    ) {
+      this.drop(key);
+      return;
+    }
+    let track = this.tracks.get(key);
+    if (track && track.uid !== uid) {
+      this.drop(key);
+      track = undefined;
+    }
+    const plan = barrierPlan(pod);
+    if (!track) {
+      track = { uid, statusReadySince: new Map(), problemsReported: false, retouchDelayMs: RETOUCH_AFTER_MS };
+    }
+    if (!track.problemsReported && plan.problems.length > 0) {
+      track.problemsReported = true;
+      for (const problem of plan.problems) {
+        this.options.events.event(pod, 'Warning', EVENT_REASON_BARRIER_INVALID, problem);
+      }
+      this.log.warn({ pod: key, problems: plan.problems }, 'barrier env ignored for some containers');
+    }
+    if (plan.levels.length === 0) {
+      this.drop(key);
+      return;
+    }
+    const completed = pod.metadata?.annotations?.[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION] === 'true';
+    if (completed) return this.afterCompletion(key, pod, plan, track);
+
+    if (!this.tracks.has(key)) {
+      this.tracks.set(key, track);
+      this.keyByUid.set(uid, key);
+      this.options.metrics.setPodsWaiting(this.tracks.size);
+    }
+    this.options.poller.watch(uid);
+    const barrier = await this.barrierOf(pod, plan, track);
+    const keys = presentKeys(barrier === 'absent' ? undefined : barrier.data);
+    updateStatusReadySince(pod, track, this.options.clock.now());
+    const runtime = this.options.poller.view(uid);
+    const probed = probedContainers(pod);
+    const statusByName = containerStatuses(pod);
+    const decision = decide(plan, keys, (name) =>
+      readinessOf(name, { probed, status: statusByName, runtime, statusReadySince: track.statusReadySince }),
+    );
+
+    if (decision.release) {
+      const level = decision.release;
+      const newKeys = level.keys.filter((k) => !keys.has(k));
+      const allKeys = [...keys].filter((k) => plan.levels.some((l) => l.keys.includes(k))).concat(newKeys);
+      try {
+        track.barrier = await this.writeKeys(pod, plan, track, barrier, newKeys, allKeys);
+      } catch (err) {
+        this.options.metrics.released('error');
+        throw err;
+      }
+      const now = this.options.clock.now();
+      this.options.metrics.released('ok');
+      if (decision.higherReadySinceMs !== undefined) {
+        this.options.metrics.observeReleaseDelay((now - decision.higherReadySinceMs) / 1000);
+      }
+      this.log.debug({ pod: key, priority: level.priority, containers: level.containers }, 'barrier level released');
+      await this.touch(pod, track, `${level.keys[0]}@${now}`, decision.complete, 'release');
+      track.retouchDelayMs = RETOUCH_AFTER_MS;
+      if (decision.complete) {
+        this.log.info({ pod: key }, 'every barrier level released; launch priority completed');
+        // keep the track until the last level's containers have started (re-touch if they do not)
+        return { requeueAfter: RETOUCH_AFTER_MS };
+      }
+      this.queue.add(key); // the next level may already be ready (e.g. equal readiness from a user-made ConfigMap)
+      return;
+    }
+    if (decision.complete) {
+      // every key present (a user-made ConfigMap, or our write landed before a restart): just mark it
+      await this.touch(pod, track, `complete@${this.options.clock.now()}`, true, 'complete');
+      return { requeueAfter: RETOUCH_AFTER_MS };
+    }
+    return this.retouchIfBlocked(key, pod, plan, track, keys);
+  }
+
+  /** After completion: nothing to do unless a container waits on a missing key (ConfigMap deleted, then a restart). */
+  private async afterCompletion(
+    key: string,
+    pod: PodObject,
+    plan: BarrierPlan,
+    track: PodTrack,
+  ): Promise<{ requeueAfter?: number } | void> {
+    const stuck = blockedOnBarrier(pod, plan);
+    const sinceTouch = track.lastTouchAt === undefined ? Infinity : this.options.clock.now() - track.lastTouchAt;
+    if (stuck.length === 0 && sinceTouch >= RETOUCH_AFTER_MS) {
+      this.drop(key);
+      return;
+    }
+    if (!this.tracks.has(key)) {
+      this.tracks.set(key, track);
+      this.keyByUid.set(track.uid, key);
+    }
+    if (stuck.length === 0) return { requeueAfter: RETOUCH_AFTER_MS - sinceTouch };
+    const allKeys = plan.levels.flatMap((l) => l.keys);
+    return this.retouchIfBlocked(key, pod, plan, track, new Set(allKeys), stuck);
+  }
+
+  /**
+   * A released container that has not started RETOUCH_AFTER_MS after the last touch: make sure its key exists
+   * (recreating the ConfigMap if it was deleted) and touch the pod again, with a doubling delay.
+   */
+  private async retouchIfBlocked(
+    key: string,
+    pod: PodObject,
+    plan: BarrierPlan,
+    track: PodTrack,
+    keys: ReadonlySet<string>,
+    stuckFromStatus?: string[],
+  ): Promise<{ requeueAfter?: number } | void> {
+    const runtime = this.options.poller.view(track.uid);
+    const released = plan.levels.filter((l) => isReleased(l, keys));
+    const blockedStatus = new Set(stuckFromStatus ?? blockedOnBarrier(pod, plan));
+    const blocked = released
+      .flatMap((l) => l.containers)
+      .filter((c) => blockedStatus.has(c) || (runtime !== undefined && !runtime.has(c)));
+    if (blocked.length === 0) return;
+    const now = this.options.clock.now();
+    const due = (track.lastTouchAt ?? -Infinity) + track.retouchDelayMs;
+    if (now < due) return { requeueAfter: due - now };
+    const wanted = released.flatMap((l) => l.keys);
+    const current = await this.options.api.get(namespaceOf(pod), plan.configMapName);
+    const present = presentKeys(current?.data);
+    const missing = wanted.filter((k) => !present.has(k));
+    if (!current || missing.length > 0 || ownedByOtherPod(current, track.uid)) {
+      track.barrier = await this.writeKeys(pod, plan, track, current ?? 'absent', missing, wanted);
+    } else {
+      track.barrier = current;
+    }
+    this.log.info(
+      { pod: key, containers: blocked, keysRestored: missing },
+      'released containers still wait; touching the pod again',
+    );
+    const complete = pod.metadata?.annotations?.[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION] === 'true';
+    await this.touch(pod, track, `${wanted[wanted.length - 1] ?? 'retry'}@${now}`, complete, 'retry');
+    track.retouchDelayMs = Math.min(track.retouchDelayMs * 2, RETOUCH_MAX_MS);
+    return { requeueAfter: track.retouchDelayMs };
+  }
+
+  /** The barrier ConfigMap as last known; read once per pod (and after a failed write). */
+  private async barrierOf(pod: PodObject, plan: BarrierPlan, track: PodTrack): Promise<ConfigMapObject | 'absent'> {
+    if (track.barrier !== undefined) return track.barrier;
+    const found = await this.options.api.get(namespaceOf(pod), plan.configMapName);
+    if (found && ownedByOtherPod(found, track.uid)) {
+      // left by an earlier pod of the same name (not yet garbage-collected): its keys are not ours
+      const reset = await this.options.api.reset(
+        namespaceOf(pod),
+        plan.configMapName,
+        found.metadata?.uid ?? '',
+        { name: pod.metadata?.name ?? '', uid: track.uid },
+        [],
+      );
+      this.options.metrics.barrierRecreated('stale-owner');
+      this.options.events.event(
+        pod,
+        'Normal',
+        EVENT_REASON_BARRIER_RECREATED,
+        `ConfigMap ${plan.configMapName} belonged to an earlier pod of the same name; its keys were cleared`,
+      );
+      track.barrier = reset;
+      return reset;
+    }
+    track.barrier = found ?? 'absent';
+    return track.barrier;
+  }
+
+  /** Write keys: add `newKeys` to the ConfigMap, or create it with `allKeys` when it is missing. */
+  private async writeKeys(
+    pod: PodObject,
+    plan: BarrierPlan,
+    track: PodTrack,
+    barrier: ConfigMapObject | 'absent',
+    newKeys: string[],
+    allKeys: string[],
+  ): Promise<ConfigMapObject> {
+    const ns = namespaceOf(pod);
+    const owner = { name: pod.metadata?.name ?? '', uid: track.uid };
+    const create = async (reason: 'first' | 'missing'): Promise<ConfigMapObject> => {
+      try {
+        const created = await this.options.api.create(ns, plan.configMapName, owner, allKeys);
+        if (reason === 'missing') {
+          this.options.metrics.barrierRecreated('missing');
+          this.options.events.event(
+            pod,
+            'Normal',
+            EVENT_REASON_BARRIER_RECREATED,
+            `ConfigMap ${plan.configMapName} was missing; recreated with ${allKeys.join(', ') || 'no keys'}`,
+          );
+        }
+        return created;
+      } catch (err) {
+        if (isAlreadyExists(err)) track.barrier = undefined; // someone made it meanwhile: read it next time
+        throw err;
+      }
+    };
+    if (barrier === 'absent')
+      return create(track.barrier === 'absent' && track.lastTouchAt !== undefined ? 'missing' : 'first');
+    if (ownedByOtherPod(barrier, track.uid)) {
+      return this.options.api.reset(ns, plan.configMapName, barrier.metadata?.uid ?? '', owner, allKeys);
+    }
+    if (newKeys.length === 0) return barrier;
+    try {
+      return await this.options.api.addKeys(ns, plan.configMapName, newKeys);
+    } catch (err) {
+      if (!isNotFound(err)) {
+        track.barrier = undefined;
+        throw err;
+      }
+      return create('missing'); // deleted mid-way: recreate it with every key released so far
+    }
+  }
+
+  private async touch(
+    pod: PodObject,
+    track: PodTrack,
+    value: string,
+    complete: boolean,
+    reason: 'release' | 'retry' | 'complete',
+  ): Promise<void> {
+    const annotations: Record<string, string> = { [BARRIER_RELEASED_ANNOTATION]: value };
+    if (complete) annotations[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION] = BARRIER_VALUE;
+    const hasAnnotations = pod.metadata?.annotations !== undefined;
+    try {
+      await this.options.api.annotatePod(
+        namespaceOf(pod),
+        pod.metadata?.name ?? '',
+        track.uid,
+        annotations,
+        hasAnnotations ? undefined : (pod.metadata?.resourceVersion ?? ''),
+      );
+    } catch (err) {
+      if (isNotFound(err)) return; // deleted meanwhile: the watch will tell
+      throw err; // uid/resourceVersion test failed or a transient error: retried from a fresher cache
+    }
+    track.lastTouchAt = this.options.clock.now();
+    this.options.metrics.touched(reason);
+  }
+}
+
+export function podKey(pod: KubeObject): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+function namespaceOf(pod: PodObject): string {
+  return pod.metadata?.namespace ?? 'default';
+}
+
+function ownedByOtherPod(cm: ConfigMapObject, uid: string): boolean {
+  const podOwners = (cm.metadata?.ownerReferences ?? []).filter((o) => o.kind === 'Pod' && o.apiVersion === 'v1');
+  return podOwners.length > 0 && !podOwners.some((o) => o.uid === uid);
+}
+
+function containerStatuses(pod: PodObject): Map<string, StatusContainer> {
+  const map = new Map<string, StatusContainer>();
+  const list: unknown = pod.status?.containerStatuses;
+  if (!Array.isArray(list)) return map;
+  for (const s of list as StatusContainer[]) if (typeof s?.name === 'string') map.set(s.name, s);
+  return map;
+}
+
+function probedContainers(pod: PodObject): Set<string> {
+  const probed = new Set<string>();
+  for (const c of Array.isArray(pod.spec?.containers) ? pod.spec.containers : []) {
+    if (c && typeof c.name === 'string' && (c.readinessProbe || c.startupProbe)) probed.add(c.name);
+  }
+  return probed;
+}
+
+function updateStatusReadySince(pod: PodObject, track: PodTrack, now: number): void {
+  for (const [name, s] of containerStatuses(pod)) {
+    if (s.ready === true) {
+      if (!track.statusReadySince.has(name)) track.statusReadySince.set(name, now);
+    } else {
+      track.statusReadySince.delete(name);
+    }
+  }
+}
+
+/** Gated containers the pod status shows waiting on a missing ConfigMap key of the barrier. */
+function blockedOnBarrier(pod: PodObject, plan: BarrierPlan): string[] {
+  const gated = new Set(plan.levels.flatMap((l) => l.containers));
+  const blocked: string[] = [];
+  for (const [name, s] of containerStatuses(pod)) {
+    const waiting = s.state?.waiting;
+    if (!gated.has(name) || !waiting || waiting.reason !== CREATE_CONTAINER_CONFIG_ERROR) continue;
+    const message = typeof waiting.message === 'string' ? waiting.message : '';
+    if (message === '' || message.includes(plan.configMapName)) blocked.push(name);
+  }
+  return blocked;
+}
