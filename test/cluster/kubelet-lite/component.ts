@@ -13,7 +13,8 @@ import { tailOfFile } from '../runtime/files.js';
 import { isAlive, runningPid, stopDaemon } from '../runtime/processes.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { clusterPaths } from '../paths.js';
-import { NODE_LABEL } from './labels.js';
+import { removeCgroupTree } from '../runtime/cgroups.js';
+import { NODE_LABEL, POD_UID_LABEL } from './labels.js';
 import type { KubeletLiteConfig } from './process-config.js';
 
 export const DEFAULT_FIRST_NODE = 'kd-node-1';
@@ -62,8 +63,15 @@ async function readyPid(readyFile: string): Promise<number | undefined> {
   }
 }
 
-/** Stop and remove every sandbox (and its containers) that a kubelet-lite made on this runtime. */
-export async function removeKubeletLiteSandboxes(runtimeSocket: string, node?: string): Promise<number> {
+/**
+ * Stop and remove every sandbox (and its containers) that a kubelet-lite made on this runtime (of one node, if
+ * given); with `podCgroupParent`, also the pods' cgroups (`<parent>/pod<uid>`).
+ */
+export async function removeKubeletLiteSandboxes(
+  runtimeSocket: string,
+  node?: string,
+  podCgroupParent?: string,
+): Promise<number> {
   const cri = new CriClient({ socket: runtimeSocket, timeoutMs: 30_000 });
   try {
     const selector = node ? { [NODE_LABEL]: node } : undefined;
@@ -77,6 +85,8 @@ export async function removeKubeletLiteSandboxes(runtimeSocket: string, node?: s
       }
       await cri.stopPodSandbox({ pod_sandbox_id: s.id }).catch(() => undefined);
       await cri.removePodSandbox({ pod_sandbox_id: s.id }).catch(() => undefined);
+      const uid = s.labels?.[POD_UID_LABEL];
+      if (podCgroupParent && uid) await removeCgroupTree(`${podCgroupParent}/pod${uid}`).catch(() => undefined);
     }
     return ours.length;
   } finally {

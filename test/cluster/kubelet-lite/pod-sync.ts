@@ -2,7 +2,8 @@
 // #computePodActions; kuberuntime_container.go#startContainer, #killContainer; kubelet.go#SyncTerminatingPod):
 // sandbox, init containers one by one, then regular containers in spec order; restart decisions, crash backoff,
 // liveness kills, hash changes; status to the status subresource; graceful termination and the final delete.
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { CriClient } from '../../../src/cri/index.js';
 import { CoreResources, isNotFound, patchStatus, type KubeClient } from '../../../src/kube/index.js';
@@ -582,6 +583,11 @@ export class PodSyncer {
     for (const s of view.sandboxes) await cri.removePodSandbox({ pod_sandbox_id: s.id }).catch(() => undefined);
     await rm(podDirectory(settings.stateDir, uid), { recursive: true, force: true }).catch(() => undefined);
     await removeCgroupTree(podCgroupParent(settings, uid)).catch(() => undefined);
+    // kubelet's container GC removes the log directories of pods that are gone (evictPodLogsDirectories)
+    const logDirs = await readdir(settings.podLogDir).catch(() => [] as string[]);
+    for (const dir of logDirs.filter((d) => d.endsWith(`_${uid}`))) {
+      await rm(join(settings.podLogDir, dir), { recursive: true, force: true }).catch(() => undefined);
+    }
   }
 
   forget(uid: string): void {

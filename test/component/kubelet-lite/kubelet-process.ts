@@ -4,7 +4,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { CriClient } from '../../../src/cri/index.js';
 import { KUBELET_LITE_MAIN, removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
+import { NODE_LABEL } from '../../cluster/kubelet-lite/labels.js';
 import type { KubeletLiteConfig } from '../../cluster/kubelet-lite/process-config.js';
 import { CoreResources, KubeClient, loadConnection, type KubeObject } from '../../../src/kube/index.js';
 import type { ClusterEnv } from '../../support/cluster.js';
@@ -92,6 +94,17 @@ export class KubeletLiteProcess {
     return this.end('SIGKILL');
   }
 
+  /** Sandboxes on the runtime labelled with one of this process's nodes. */
+  async sandboxCount(): Promise<number> {
+    const cri = new CriClient({ socket: this.config.runtimeSocket });
+    try {
+      const { items } = await cri.listPodSandbox({});
+      return items.filter((s) => this.nodes.includes(s.labels?.[NODE_LABEL] ?? '')).length;
+    } finally {
+      cri.close();
+    }
+  }
+
   /** Force-delete the pods of these nodes, stop the process, remove their sandboxes and Node objects. */
   async cleanUp(): Promise<void> {
     const kube = new KubeClient(await loadConnection({ kubeconfig: this.config.kubeconfig }));
@@ -109,9 +122,16 @@ export class KubeletLiteProcess {
             .catch(() => undefined);
         }
       }
+      // a running kubelet-lite cleans up after force-deleted pods (sandbox, cgroup, logs); wait for it, then stop
+      if (this.child && this.child.exitCode === null) {
+        await waitFor(async () => (await this.sandboxCount()) === 0, {
+          timeoutMs: 30_000,
+          message: `kubelet-lite to remove the sandboxes of ${this.nodes.join(',')}`,
+        }).catch(() => undefined);
+      }
       await this.stop();
       for (const node of this.nodes) {
-        await removeKubeletLiteSandboxes(this.config.runtimeSocket, node);
+        await removeKubeletLiteSandboxes(this.config.runtimeSocket, node, this.config.podCgroupParent);
         await kube.delete(CoreResources.nodes, node).catch(() => undefined);
         await kube.delete(CoreResources.leases, node, { namespace: 'kube-node-lease' }).catch(() => undefined);
       }
