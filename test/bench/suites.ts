@@ -4,6 +4,13 @@ import { agentMemorySuite } from './agent-memory.js';
 import { criLatencySuite } from './cri-latency.js';
 import { kubeMemorySuite } from './kube-memory.js';
 import type { BenchSuite } from './framework.js';
+import { ipamSuite } from './ipam.js';
 import { kubeletLiteSuite } from './kubelet-lite.js';
 
-export const SUITES: readonly BenchSuite[] = [criLatencySuite, agentMemorySuite, kubeMemorySuite, kubeletLiteSuite];
+export const SUITES: readonly BenchSuite[] = [
+  criLatencySuite,
+  agentMemorySuite,
+  kubeMemorySuite,
+  kubeletLiteSuite,
+  ipamSuite,
+];
