@@ -6,6 +6,8 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { createRegistry } from '../observability/metrics.js';
 import { startAgent, type AgentContext, type AgentModule, type RunningAgent } from './agent.js';
 import type { CommandIo } from './commands.js';
+import { containerMetaModule } from './containermeta/module.js';
+import { containerRecreateModule } from './containerrecreate/module.js';
 import { imagePullerModule } from './imagepuller/module.js';
 import { ipReservationModule } from './ipreservation/module.js';
 import { launchPriorityModule } from './launchpriority/module.js';
@@ -16,7 +18,13 @@ export type DaemonContext = AgentContext<CriClient>;
 export type DaemonModule = AgentModule<CriClient>;
 
 /** The controllers the agent runs; later issues add theirs here. */
-export const DAEMON_MODULES: readonly DaemonModule[] = [imagePullerModule, ipReservationModule, launchPriorityModule];
+export const DAEMON_MODULES: readonly DaemonModule[] = [
+  imagePullerModule,
+  ipReservationModule,
+  containerRecreateModule,
+  containerMetaModule,
+  launchPriorityModule,
+];
 
 /** The agent's User-Agent towards the API server (the emulator counts requests by it). */
 export const DAEMON_USER_AGENT = 'kruise-daemon/0.1.0';

@@ -43,7 +43,7 @@ import {
   parseContainerId,
   type ContainerRuntime,
 } from '../podruntime/pod-containers.js';
-import { ResourceVersionExpectations } from './expectations.js';
+import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { CrrMetrics } from './metrics.js';
 import { nextStep, phaseWeight, sameStates, type ReportedContainer } from './recreate-states.js';
 

@@ -2,8 +2,8 @@
 // A reconcile that sees that older version must not act on it: it requeues until the cache has moved past it
 // (or the wait is over 10 s, the watch may have missed nothing but coalesced). resourceVersions are compared only
 // for equality, as the API asks.
-import type { KubeObject } from '../../kube/object.js';
-import type { Clock } from '../../util/clock.js';
+import type { KubeObject } from '../kube/object.js';
+import type { Clock } from '../util/clock.js';
 
 export const EXPECTATION_TIMEOUT_MS = 10_000;
 

@@ -1,0 +1,300 @@
+// Runtime container meta and env-from-metadata restarts for the pods on this node. For each managed pod it keeps
+// apps.kruise.io/runtime-containers-meta (container ids, restart counts, kubelet's hash, the env hash the running
+// container really has, read once per container with ExecSync `env`). While the pod's InPlaceUpdateReady condition
+// is False, containers whose env-from-metadata values changed are restarted in launch-priority batches, each batch
+// recorded in apps.kruise.io/inplace-update-state containerBatchesRecord before its containers are stopped.
+import {
+  EVENT_SOURCE_CONTAINER_META,
+  IN_PLACE_UPDATE_READY_CONDITION,
+  IN_PLACE_UPDATE_STATE_ANNOTATION,
+  KRUISE_GROUP,
+  RUNTIME_CONTAINERS_META_ANNOTATION,
+  SIDECARSET_HASH_ANNOTATION,
+} from '../../api/constants.js';
+import {
+  currentEnvHash,
+  envFromMetadata,
+  envHash,
+  expectedEnvHash,
+  parseInPlaceUpdateState,
+  parseRuntimeContainerMetaSet,
+  type RuntimeContainerMeta,
+  type RuntimeContainerMetaSet,
+} from '../../api/runtime-container-meta.js';
+import type { WireContainer, WirePod } from '../../api/wire.js';
+import {
+  CoreResources,
+  EventRecorder,
+  runWorkers,
+  WorkQueue,
+  type KubeClient,
+  type KubeMetrics,
+  type ReconcileResult,
+} from '../../kube/index.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Clock } from '../../util/clock.js';
+import { ResourceVersionExpectations } from '../cache-expectations.js';
+import type { NodePods } from '../node-pods.js';
+import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
+import {
+  listPodContainers,
+  newestByName,
+  parseContainerId,
+  type ContainerRuntime,
+  type RuntimeContainer,
+} from '../podruntime/pod-containers.js';
+import { containerPriority, planBatch } from './batches.js';
+
+/** ExecSync `env` deadline (OpenKruise: 3 s) and the retry delay when it fails. */
+const ENV_EXEC_TIMEOUT_MS = 3000;
+const ENV_RETRY_MS = 3000;
+const CACHE_WAIT_MS = 50;
+const BATCH_RECHECK_MS = 1000;
+const DEFAULT_GRACE_SECONDS = 30;
+
+export interface ContainerMetaControllerOptions {
+  nodeName: string;
+  /** Writes the pod annotations (merge patch of metadata). */
+  client: Pick<KubeClient, 'patch'> & Partial<Pick<KubeClient, 'create'>>;
+  pods: NodePods;
+  runtime: (signal: AbortSignal) => Promise<ContainerRuntime>;
+  clock: Clock;
+  logger: Logger;
+  kubeMetrics?: KubeMetrics;
+  workers?: number;
+  events?: EventSink & { close?(): Promise<void> | void };
+}
+
+/** Pods OpenKruise manages meta for (owned by an apps.kruise.io workload, or SidecarSet-injected), and pods that
+ * take part in in-place updates (InPlaceUpdateReady readiness gate) or already carry the annotation. */
+export function isManaged(pod: WirePod): boolean {
+  const meta = pod.metadata;
+  if (meta?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION] !== undefined) return true;
+  if (meta?.annotations?.[SIDECARSET_HASH_ANNOTATION] !== undefined) return true;
+  if ((meta?.ownerReferences ?? []).some((o) => o.controller && o.apiVersion.startsWith(`${KRUISE_GROUP}/`)))
+    return true;
+  return (pod.spec?.readinessGates ?? []).some((g) => g.conditionType === IN_PLACE_UPDATE_READY_CONDITION);
+}
+
+/** What a pod event must change for the meta to need another look. */
+function signature(pod: WirePod): string {
+  return JSON.stringify([
+    pod.metadata?.labels ?? {},
+    pod.metadata?.annotations ?? {},
+    (pod.status?.containerStatuses ?? []).map((c) => [c.name, c.containerID ?? '', c.ready]),
+    (pod.status?.conditions ?? []).find((c) => c.type === IN_PLACE_UPDATE_READY_CONDITION)?.status ?? '',
+    pod.metadata?.deletionTimestamp ?? '',
+  ]);
+}
+
+function keyOf(pod: WirePod): string {
+  return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+}
+
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+export class ContainerMetaController {
+  private readonly queue: WorkQueue<string>;
+  private readonly expectations: ResourceVersionExpectations;
+  private readonly events: EventSink & { close?(): Promise<void> | void };
+  private readonly killer: ContainerKiller;
+  private readonly stopping = new AbortController();
+  /** Runtime ids this agent has stopped (never stopped twice within one run; the runtime state covers restarts). */
+  private readonly stopped = new Set<string>();
+  private runtimeHandle?: ContainerRuntime;
+  private workers?: Promise<void>;
+  private removeHandlers?: () => void;
+
+  constructor(private readonly options: ContainerMetaControllerOptions) {
+    this.queue = new WorkQueue<string>({ name: 'containermeta', clock: options.clock, metrics: options.kubeMetrics });
+    this.expectations = new ResourceVersionExpectations(options.clock);
+    this.events =
+      options.events ??
+      new EventRecorder(options.client as KubeClient, {
+        component: EVENT_SOURCE_CONTAINER_META,
+        host: options.nodeName,
+        clock: options.clock,
+        logger: options.logger,
+        metrics: options.kubeMetrics,
+      });
+    const runtime: ContainerRuntime = {
+      listContainers: (...a) => this.rt().listContainers(...a),
+      containerStatus: (...a) => this.rt().containerStatus(...a),
+      stopContainer: (...a) => this.rt().stopContainer(...a),
+      execSync: (...a) => this.rt().execSync(...a),
+    };
+    this.killer = new ContainerKiller({ runtime, events: this.events, clock: options.clock, logger: options.logger });
+  }
+
+  private rt(): ContainerRuntime {
+    if (!this.runtimeHandle) throw new Error('the container runtime is not connected yet');
+    return this.runtimeHandle;
+  }
+
+  start(): void {
+    const enqueue = (pod: WirePod): void => {
+      if (!pod.metadata?.deletionTimestamp && isManaged(pod) && (pod.status?.containerStatuses ?? []).length > 0) {
+        this.queue.add(keyOf(pod));
+      }
+    };
+    this.removeHandlers = this.options.pods.addHandlers({
+      onAdd: enqueue,
+      onUpdate: (old, pod) => {
+        if (signature(old) !== signature(pod)) enqueue(pod);
+      },
+      onDelete: (pod) => this.expectations.forget(pod),
+    });
+    this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
+      logger: this.options.logger,
+      metrics: this.options.kubeMetrics,
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort(new Error('the container meta controller is stopping'));
+    this.removeHandlers?.();
+    this.queue.shutDown();
+    await this.workers;
+    await this.events.close?.();
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const { pods, clock } = this.options;
+    if (!pods.hasSynced()) return { requeueAfter: 200 };
+    const pod = pods.get(key);
+    if (!pod || pod.metadata?.deletionTimestamp || !isManaged(pod)) return;
+    const statuses = pod.status?.containerStatuses ?? [];
+    if (statuses.length === 0 || !pod.metadata?.uid) return;
+    if (!this.expectations.satisfied(pod)) return { requeueAfter: CACHE_WAIT_MS };
+    this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
+    const log = this.options.logger.child({ pod: key });
+
+    const runtime = newestByName(await listPodContainers(this.rt(), pod.metadata.uid));
+    const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
+    const oldSet = parseRuntimeContainerMetaSet(pod.metadata.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]);
+    const oldById = new Map((oldSet?.containers ?? []).map((m) => [m.containerID, m]));
+    const next: RuntimeContainerMeta[] = [];
+    let retryEnv = false;
+    for (const cs of statuses) {
+      const rc = runtime.get(cs.name);
+      const spec = specs.get(cs.name);
+      const parsed = parseContainerId(cs.containerID);
+      if (!rc || !spec || !parsed) continue;
+      const containerID = `${parsed.runtime}://${rc.id}`;
+      const entry: RuntimeContainerMeta = structuredClone(oldById.get(containerID)) ?? {
+        name: cs.name,
+        containerID,
+        restartCount: rc.restartCount,
+        hashes: { plainHash: rc.plainHash },
+      };
+      if (!entry.hashes.extractedEnvFromMetadataHash && rc.state === 'running') {
+        try {
+          entry.hashes.extractedEnvFromMetadataHash = await this.runningEnvHash(spec, rc);
+        } catch (err) {
+          retryEnv = true;
+          log.warn({ container: cs.name, err: err instanceof Error ? err.message : String(err) }, 'cannot read env');
+        }
+      }
+      next.push(entry);
+    }
+    const nextSet: RuntimeContainerMetaSet = { containers: next };
+    const annotations: Record<string, string> = {};
+    const nextJson = JSON.stringify(nextSet);
+    if (nextJson !== JSON.stringify(oldSet ?? null)) annotations[RUNTIME_CONTAINERS_META_ANNOTATION] = nextJson;
+
+    // env-from-metadata restarts, only while the pod's in-place update is under way
+    const condition = (pod.status?.conditions ?? []).find((c) => c.type === IN_PLACE_UPDATE_READY_CONDITION);
+    let toRestart: string[] = [];
+    let recheck: number | undefined;
+    if (condition?.status === 'False') {
+      const entries = new Map(next.map((m) => [m.name, m]));
+      const consistent = (name: string): boolean => {
+        const m = entries.get(name);
+        const spec = specs.get(name);
+        return !!m && !!spec && m.hashes.extractedEnvFromMetadataHash === expectedEnvHash(spec, pod.metadata ?? {});
+      };
+      const stale = next
+        .filter((m) => {
+          const hash = m.hashes.extractedEnvFromMetadataHash ?? 0;
+          const rc = runtime.get(m.name);
+          return (
+            hash > 0 &&
+            !consistent(m.name) &&
+            rc?.state === 'running' &&
+            `${parseContainerId(m.containerID)?.id}` === rc.id &&
+            !this.stopped.has(rc.id)
+          );
+        })
+        .map((m) => ({ name: m.name, priority: containerPriority(pod, specs.get(m.name)!) }));
+      const state = parseInPlaceUpdateState(pod.metadata.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION]);
+      const batches = state?.containerBatchesRecord ?? [];
+      const plan = planBatch({
+        stale,
+        lastBatch: batches[batches.length - 1],
+        updateStartedAtMs: Date.parse(condition.lastTransitionTime ?? '') || 0,
+        exists: (name) => specs.has(name),
+        isDone: (name) => {
+          const cs = statuses.find((s) => s.name === name);
+          const rc = runtime.get(name);
+          return !!cs?.ready && !!rc && parseContainerId(cs.containerID)?.id === rc.id && consistent(name);
+        },
+      });
+      if (plan.kind === 'wait') recheck = BATCH_RECHECK_MS;
+      if (plan.kind === 'restart') {
+        toRestart = plan.containers;
+        if (plan.record) {
+          const base = state ?? { revision: '', updateTimestamp: rfc3339(clock.now()), updateEnvFromMetadata: true };
+          const recorded = {
+            ...base,
+            containerBatchesRecord: [...batches, { timestamp: rfc3339(clock.now()), containers: plan.containers }],
+          };
+          annotations[IN_PLACE_UPDATE_STATE_ANNOTATION] = JSON.stringify(recorded);
+        }
+      }
+    }
+
+    if (Object.keys(annotations).length > 0) {
+      const before = pod.metadata.resourceVersion;
+      await this.options.client.patch(
+        CoreResources.pods,
+        pod.metadata.name!,
+        { metadata: { annotations } },
+        { type: 'merge', namespace: pod.metadata.namespace },
+      );
+      this.expectations.expect(pod, before);
+    }
+
+    for (const name of toRestart) {
+      const rc = runtime.get(name)!;
+      const spec = specs.get(name)!;
+      this.stopped.add(rc.id);
+      log.info({ container: name, containerId: rc.id }, 'restarting container: its env from pod metadata changed');
+      await this.killer.kill({
+        pod,
+        podIP: pod.status?.podIP,
+        containerId: rc.id,
+        containerName: name,
+        preStop: spec.lifecycle?.preStop,
+        ports: spec.ports,
+        gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS,
+        message: `Stopping containerID ${rc.id} by container meta restarter`,
+      });
+    }
+    if (toRestart.length > 0) return { requeueAfter: BATCH_RECHECK_MS };
+    if (retryEnv) return { requeueAfter: ENV_RETRY_MS };
+    return recheck ? { requeueAfter: recheck } : undefined;
+  }
+
+  /** The env hash of what the container was started with; no exec when no env comes from metadata. */
+  private async runningEnvHash(spec: WireContainer, rc: RuntimeContainer): Promise<number> {
+    if (envFromMetadata(spec).length === 0) return envHash([]);
+    const res = await this.rt().execSync(
+      { container_id: rc.id, cmd: ['env'], timeout: ENV_EXEC_TIMEOUT_MS / 1000 },
+      { timeoutMs: ENV_EXEC_TIMEOUT_MS + 2000 },
+    );
+    if (res.exit_code !== 0) throw new Error(`env exited with ${res.exit_code}`);
+    return currentEnvHash(spec, res.stdout.toString('utf8'));
+  }
+}

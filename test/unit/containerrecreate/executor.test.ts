@@ -1,0 +1,244 @@
+// The CRR executor against the in-process API emulator (CRDs applied) and a fake runtime whose stops the "kubelet"
+// below turns into new container instances reported in the pod status.
+import assert from 'node:assert/strict';
+import { Registry } from 'prom-client';
+import { CRR_ACTIVE_LABEL, CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../../src/api/constants.js';
+import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
+import type { WirePod } from '../../../src/api/wire.js';
+import { CRR_RESOURCE, CrrController, type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
+import { crrMetrics } from '../../../src/daemon/containerrecreate/metrics.js';
+import { NodePods } from '../../../src/daemon/node-pods.js';
+import { CoreResources, type KubeClient, type KubeObject } from '../../../src/kube/index.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { systemClock } from '../../../src/util/clock.js';
+import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
+import { waitFor } from '../../support/wait.js';
+import { FakeContainerRuntime } from './fake-runtime.js';
+
+const NODE = 'node-a';
+const NS = 'default';
+
+class NoEvents {
+  readonly reasons: string[] = [];
+  event(_o: KubeObject, _t: string, reason: string): void {
+    this.reasons.push(reason);
+  }
+}
+
+describe('CRR executor (emulator + fake runtime)', function () {
+  let env: EmulatorWithCrds;
+  let client: KubeClient;
+  let runtime: FakeContainerRuntime;
+  let pods: NodePods;
+  let controller: CrrController | undefined;
+  let seq = 0;
+
+  before(async () => {
+    env = await startEmulatorWithCrds();
+    client = env.client;
+  });
+  after(async () => {
+    await env.close();
+  });
+  beforeEach(() => {
+    runtime = new FakeContainerRuntime();
+    pods = new NodePods({ nodeName: NODE, source: client });
+    pods.start();
+  });
+  afterEach(async () => {
+    await controller?.stop();
+    controller = undefined;
+    await pods.stop();
+  });
+
+  function startController(): CrrController {
+    controller = new CrrController({
+      nodeName: NODE,
+      client,
+      pods,
+      runtime: () => Promise.resolve(runtime),
+      clock: systemClock,
+      logger: silentLogger,
+      metrics: crrMetrics(new Registry()),
+      events: new NoEvents(),
+      workers: 4,
+    });
+    controller.start();
+    return controller;
+  }
+
+  /** What kubelet would report: the newest instance of each container, running and ready. */
+  async function reportStatus(pod: WirePod): Promise<void> {
+    const uid = pod.metadata!.uid!;
+    const containerStatuses = pod.spec!.containers.map((c) => {
+      const cur = runtime.current(uid, c.name)!;
+      return {
+        name: c.name,
+        image: 'busybox',
+        imageID: '',
+        containerID: `containerd://${cur.id}`,
+        restartCount: cur.restartCount,
+        ready: cur.state === 'CONTAINER_RUNNING',
+        started: true,
+        state:
+          cur.state === 'CONTAINER_RUNNING'
+            ? { running: { startedAt: '2026-01-01T00:00:00Z' } }
+            : { terminated: { exitCode: 0 } },
+      };
+    });
+    await client.patch(
+      CoreResources.pods,
+      pod.metadata!.name!,
+      { status: { phase: 'Running', podIP: '10.0.0.9', containerStatuses } },
+      { type: 'merge', namespace: NS, subresource: 'status' },
+    );
+  }
+
+  async function makePod(names: string[]): Promise<WirePod> {
+    const pod = await client.create<WirePod>(
+      CoreResources.pods,
+      {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: `p${++seq}`, namespace: NS },
+        spec: { nodeName: NODE, containers: names.map((n) => ({ name: n, image: 'busybox' })) },
+      },
+      { namespace: NS },
+    );
+    for (const n of names) runtime.add(pod.metadata!.uid!, n);
+    await reportStatus(pod);
+    // the fake kubelet: every stop is followed by a status report of the new instance
+    const stop = runtime.stopContainer.bind(runtime);
+    runtime.stopContainer = async (req, opts) => {
+      const res = await stop(req, opts);
+      const current = await client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
+      if (current.spec!.containers.some((c) => runtime.current(current.metadata!.uid!, c.name)))
+        await reportStatus(current).catch(() => undefined);
+      return res;
+    };
+    return client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
+  }
+
+  async function makeCrr(
+    pod: WirePod,
+    names: string[],
+    strategy: ContainerRecreateRequest['spec']['strategy'] = {},
+    ctx = true,
+  ): Promise<CrrObject> {
+    const statuses = pod.status?.containerStatuses ?? [];
+    return client.create<CrrObject>(
+      CRR_RESOURCE,
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'ContainerRecreateRequest',
+        metadata: {
+          name: `crr${++seq}`,
+          namespace: NS,
+          labels: { [CRR_NODE_NAME_LABEL]: NODE, [CRR_ACTIVE_LABEL]: 'true', [CRR_POD_UID_LABEL]: pod.metadata!.uid! },
+        },
+        spec: {
+          podName: pod.metadata!.name!,
+          containers: names.map((n) => {
+            const cs = statuses.find((s) => s.name === n)!;
+            return ctx
+              ? { name: n, statusContext: { containerID: cs.containerID!, restartCount: cs.restartCount } }
+              : { name: n };
+          }),
+          strategy: { failurePolicy: 'Fail', terminationGracePeriodSeconds: 1, ...strategy },
+        },
+      },
+      { namespace: NS },
+    );
+  }
+
+  const getCrr = (name: string): Promise<CrrObject> => client.get<CrrObject>(CRR_RESOURCE, name, { namespace: NS });
+  const completed = (name: string) => () => getCrr(name).then((c) => (c.status?.phase === 'Completed' ? c : undefined));
+
+  it('restarts exactly the named container and completes when the new instance is ready', async () => {
+    const pod = await makePod(['app', 'side']);
+    const side = runtime.current(pod.metadata!.uid!, 'side')!.id;
+    const app = runtime.current(pod.metadata!.uid!, 'app')!.id;
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    assert.ok(done.status?.completionTime);
+    assert.deepEqual(runtime.stops(), [app]);
+    assert.equal(runtime.current(pod.metadata!.uid!, 'side')!.id, side);
+  });
+
+  it('orderedRecreate stops the second container only after the first is back', async () => {
+    const pod = await makePod(['a', 'b']);
+    startController();
+    const crr = await makeCrr(pod, ['a', 'b'], { orderedRecreate: true });
+    await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    const uid = pod.metadata!.uid!;
+    const stops = runtime.stops();
+    assert.equal(stops.length, 2);
+    assert.ok(stops[0]!.endsWith('-a') && stops[1]!.endsWith('-b'));
+    assert.equal(runtime.current(uid, 'a')!.restartCount, 1);
+    assert.equal(runtime.current(uid, 'b')!.restartCount, 1);
+  });
+
+  it('one CRR per pod at a time: a second one is Pending until the first completed', async () => {
+    const pod = await makePod(['app']);
+    runtime.recreate = false; // the first CRR stays Recreating: no new instance comes up
+    const first = await makeCrr(pod, ['app']);
+    const second = await makeCrr(pod, ['app']);
+    startController();
+    await waitFor(() => getCrr(second.metadata!.name!).then((c) => c.status?.phase === 'Pending'), {
+      message: 'second Pending',
+    });
+    const firstNow = await getCrr(first.metadata!.name!);
+    assert.equal(firstNow.status?.phase, 'Recreating');
+    assert.equal(runtime.stops().length, 1);
+  });
+
+  it('resumes a CRR whose stop was recorded but not done, and never stops a container twice', async () => {
+    const pod = await makePod(['a', 'b']);
+    const uid = pod.metadata!.uid!;
+    const crr = await makeCrr(pod, ['a', 'b']);
+    // a previous agent recorded "a" as killed and stopped it (kubelet brought it back), and recorded "b" but died
+    // before its stop went out
+    const aOld = runtime.current(uid, 'a')!.id;
+    await runtime.stopContainer({ container_id: aOld, timeout: 2 });
+    runtime.calls.length = 0;
+    await client.patch(
+      CRR_RESOURCE,
+      crr.metadata!.name!,
+      {
+        status: {
+          phase: 'Recreating',
+          containerRecreateStates: [
+            { name: 'a', phase: 'Recreating', isKilled: true },
+            { name: 'b', phase: 'Recreating', isKilled: true },
+          ],
+        },
+      },
+      { type: 'merge', namespace: NS, subresource: 'status' },
+    );
+    const bOld = runtime.current(uid, 'b')!.id;
+    startController();
+    await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    assert.deepEqual(runtime.stops(), [bOld]);
+  });
+
+  it('a CRR without statusContext is completed with a message saying why', async () => {
+    const pod = await makePod(['app']);
+    startController();
+    const crr = await makeCrr(pod, ['app'], {}, false);
+    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    assert.match(done.status?.message ?? '', /statusContext\.containerID/);
+    assert.deepEqual(runtime.stops(), []);
+  });
+
+  it('a failing StopContainer marks the container Failed and completes the CRR (failurePolicy Fail)', async () => {
+    const pod = await makePod(['app']);
+    runtime.stopError = new Error('runtime says no');
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    assert.equal(done.status?.containerRecreateStates?.[0]?.phase, 'Failed');
+    assert.match(done.status?.containerRecreateStates?.[0]?.message ?? '', /kill container error: runtime says no/);
+  });
+});
