@@ -2,6 +2,7 @@
 // process running every node (NODE_COUNT: NODE_NAME, then kd-node-2 ... kd-node-N). `down` stops the process
 // (SIGTERM: pods keep running, as when kubelet stops) and then stops and removes every sandbox kubelet-lite made on
 // this containerd. Variables: NODE_NAMES, KUBELET_LITE_PID_FILE, KUBELET_LITE_LOG, KUBELET_LITE_CONFIG.
+import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,7 +73,8 @@ export async function removeKubeletLiteSandboxes(
   node?: string,
   podCgroupParent?: string,
 ): Promise<number> {
-  const cri = new CriClient({ socket: runtimeSocket, timeoutMs: 30_000 });
+  if (!existsSync(runtimeSocket.replace(/^unix:\/\//, ''))) return 0; // no runtime: nothing runs
+  const cri = new CriClient({ socket: runtimeSocket, timeoutMs: 30_000, reconnectWaitMs: 1_000 });
   try {
     const selector = node ? { [NODE_LABEL]: node } : undefined;
     const all = await cri.listPodSandbox(selector ? { filter: { label_selector: selector } } : {});
