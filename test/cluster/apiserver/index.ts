@@ -22,6 +22,7 @@ import { loadSnapshot, saveSnapshot, takeSnapshot } from './persistence.js';
 import { RequestLog, type RequestFilter } from './request-log.js';
 import { formatTimestamp } from './types.js';
 import { WatchHub } from './watch-hub.js';
+import { installWebhookCaller, type WebhookCaller } from './webhooks/caller.js';
 
 export { writeKubeconfig } from './kubeconfig.js';
 export type { AdmissionPlugin, AdmissionRequest } from './admission.js';
@@ -73,6 +74,8 @@ export interface ApiServer {
   resourceVersion(): string;
   /** Hook point of the write path (mutating and validating admission plugins). */
   admission: AdmissionChain;
+  /** Calls the registered admission webhooks (in the chain while webhook configurations exist). */
+  webhooks: WebhookCaller;
   /** Number of open watch streams. */
   openWatches(): number;
   /** Resolves when the built-in controllers (garbage collector, namespace and CRD cleanup) have nothing queued. */
@@ -124,6 +127,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   new NamespaceController(ctx, queue);
   new PodGarbageCollector(ctx, queue);
   await seedNamespaces(ctx);
+  const webhooks = installWebhookCaller(ctx);
 
   const faults = new FaultState();
   const requests = new RequestLog();
@@ -197,6 +201,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     requestCount: (filter) => requests.count(filter),
     resourceVersion: () => String(ctx.store.currentRv()),
     admission: ctx.admission,
+    webhooks,
     openWatches: () => hub.count(),
     controllersIdle: () => queue.idle(),
   };

@@ -1,0 +1,137 @@
+// The leader's work: the caches (informers) and the controllers on them. Started when this replica starts leading,
+// stopped when it stops (the process then exits, so a new leader starts from the API alone).
+import type { Logger } from 'pino';
+import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../api/constants.js';
+import type { KubeClient } from '../kube/client.js';
+import type { EventRecorder } from '../kube/event-recorder.js';
+import { Informer, waitForCacheSync } from '../kube/informer/informer.js';
+import { byNamespace } from '../kube/informer/store.js';
+import type { KubeMetrics } from '../kube/metrics.js';
+import { CoreResources } from '../kube/resource.js';
+import type { Clock } from '../util/clock.js';
+import { ImageListPullJobController, CONTROLLER_UID_INDEX, byControllerUid } from './imagelistpulljob/controller.js';
+import { ImagePullJobController, UID_INDEX, byUid } from './imagepulljob/controller.js';
+import { NodeImageController, OWNER_UID_INDEX, ownerUidsOf } from './nodeimage/controller.js';
+import { PullSecretSync, SOURCE_KEY_INDEX, sourceKeyOf } from './pullsecrets/secret-sync.js';
+import {
+  IMAGE_LIST_PULL_JOBS,
+  IMAGE_PULL_JOBS,
+  NODE_IMAGES,
+  type ImageListPullJobObject,
+  type ImagePullJobObject,
+  type NodeImageObject,
+  type NodeObject,
+  type PodObject,
+  type SecretObject,
+} from './resources.js';
+import { ResourceVersionExpectations } from './shared/expectations.js';
+import type { ControllerMetrics } from './shared/metrics.js';
+
+export interface ControllerSettings {
+  nodeImageCreationDelayMs: number;
+  nodeImageResponseTimeoutMs: number;
+  nodeImageWorkers: number;
+  imagePullJobWorkers: number;
+  imageListPullJobWorkers: number;
+  defaultTagTtlSeconds: number;
+}
+
+export interface ControllerDeps {
+  client: KubeClient;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  metrics: ControllerMetrics;
+  kubeMetrics?: KubeMetrics;
+}
+
+export interface RunningControllers {
+  /** Resolves when every cache has synced. */
+  synced: Promise<void>;
+  informersSynced(): boolean;
+  stop(): Promise<void>;
+}
+
+export function startControllers(settings: ControllerSettings, deps: ControllerDeps): RunningControllers {
+  const { client, logger, clock, kubeMetrics } = deps;
+  const common = { logger, metrics: kubeMetrics, clock };
+  const nodes = new Informer<NodeObject>(CoreResources.nodes, client, { ...common, name: 'nodes' });
+  const nodeImages = new Informer<NodeImageObject>(NODE_IMAGES, client, {
+    ...common,
+    name: 'nodeimages',
+    indexers: { [OWNER_UID_INDEX]: ownerUidsOf },
+  });
+  const jobs = new Informer<ImagePullJobObject>(IMAGE_PULL_JOBS, client, {
+    ...common,
+    name: 'imagepulljobs',
+    indexers: { namespace: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
+  });
+  const listJobs = new Informer<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, client, { ...common, name: 'imagelistpulljobs' });
+  const pods = new Informer<PodObject>(CoreResources.pods, client, { ...common, name: 'pods', indexers: { namespace: byNamespace } });
+  const secrets = new Informer<SecretObject>(CoreResources.secrets, client, {
+    ...common,
+    name: 'secrets',
+    indexers: { namespace: byNamespace, [SOURCE_KEY_INDEX]: sourceKeyOf },
+  });
+  const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets];
+
+  const nodeImageExpectations = new ResourceVersionExpectations(clock);
+  const jobExpectations = new ResourceVersionExpectations(clock);
+  const base = { client, events: deps.events, clock, logger, metrics: deps.metrics, kubeMetrics };
+  const nodeImageController = new NodeImageController({
+    ...base,
+    nodes,
+    nodeImages,
+    jobs,
+    creationDelayMs: settings.nodeImageCreationDelayMs,
+    responseTimeoutMs: settings.nodeImageResponseTimeoutMs,
+    workers: settings.nodeImageWorkers,
+  });
+  const jobController = new ImagePullJobController({
+    ...base,
+    jobs,
+    nodeImages,
+    pods,
+    secrets,
+    secretSync: new PullSecretSync(client, secrets, deps.metrics),
+    nodeImageExpectations,
+    jobExpectations,
+    workers: settings.imagePullJobWorkers,
+    defaultTagTtlSeconds: settings.defaultTagTtlSeconds,
+  });
+  const listController = new ImageListPullJobController({
+    ...base,
+    listJobs,
+    jobs,
+    workers: settings.imageListPullJobWorkers,
+  });
+  const controllers = [nodeImageController, jobController, listController];
+
+  for (const informer of informers) informer.start();
+  const synced = waitForCacheSync(...informers).then(() => {
+    logger.info({ namespace: KRUISE_DAEMON_CONFIG_NAMESPACE }, 'caches synced; controllers starting');
+    for (const c of controllers) c.start();
+  });
+  synced.catch(() => undefined);
+
+  const gauge = setInterval(() => {
+    const counts = { active: 0, completed: 0, deleting: 0 };
+    for (const job of jobs.list()) {
+      if (job.metadata.deletionTimestamp) counts.deleting++;
+      else if (job.status?.completionTime) counts.completed++;
+      else counts.active++;
+    }
+    for (const [state, n] of Object.entries(counts)) deps.metrics.jobs.set({ kind: 'ImagePullJob', state }, n);
+  }, 5000);
+  gauge.unref();
+
+  return {
+    synced,
+    informersSynced: () => informers.every((i) => i.hasSynced()),
+    async stop() {
+      clearInterval(gauge);
+      await Promise.all(controllers.map((c) => c.stop()));
+      await Promise.all(informers.map((i) => i.stop()));
+    },
+  };
+}

@@ -1,0 +1,250 @@
+// imagelistpulljob controller: one ImagePullJob per listed image (owned by the list job, labelled with a hash of the
+// job template); a child whose template hash is stale is replaced, a child whose image left the list deleted.
+// Status aggregates the children; an Always list job completes when every child has, and is deleted after its TTL
+// (the children go with it through garbage collection).
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import { CONTROLLER_REVISION_HASH_LABEL } from '../../api/constants.js';
+import type { ImageListPullJobStatus } from '../../api/imagelistpulljob.js';
+import type { ImagePullJobTemplate } from '../../api/imagepulljob.js';
+import type { KubeClient } from '../../kube/client.js';
+import { isNotFound } from '../../kube/errors.js';
+import type { EventRecorder } from '../../kube/event-recorder.js';
+import type { Informer } from '../../kube/informer/informer.js';
+import type { KubeMetrics } from '../../kube/metrics.js';
+import { jsonEqual } from '../../kube/merge-patch.js';
+import { objectKey } from '../../kube/object.js';
+import { patchStatus } from '../../kube/status-patch.js';
+import type { ReconcileResult } from '../../kube/workqueue/workers.js';
+import type { Clock } from '../../util/clock.js';
+import { APPS_KRUISE_V1BETA1, IMAGE_LIST_PULL_JOB } from '../../api/constants.js';
+import {
+  IMAGE_LIST_PULL_JOBS,
+  IMAGE_PULL_JOBS,
+  type ImageListPullJobObject,
+  type ImagePullJobObject,
+} from '../resources.js';
+import { ControllerLoop } from '../shared/controller-loop.js';
+import type { ControllerMetrics } from '../shared/metrics.js';
+import { parseTime, rfc3339 } from '../shared/time.js';
+
+/** Index of the ImagePullJob cache: uid of the controller owner. */
+export const CONTROLLER_UID_INDEX = 'controllerUid';
+export const byControllerUid = (o: ImagePullJobObject): string[] => {
+  const ref = (o.metadata.ownerReferences ?? []).find((r) => r.controller);
+  return ref ? [ref.uid] : [];
+};
+
+export const FAILED_IMAGE_MESSAGE = "Please check for details which nodes failed by 'kubectl get ImagePullJob <name>'.";
+
+const TEMPLATE_FIELDS: (keyof ImagePullJobTemplate)[] = [
+  'pullSecrets',
+  'selector',
+  'podSelector',
+  'parallelism',
+  'pullPolicy',
+  'completionPolicy',
+  'sandboxConfig',
+  'imagePullPolicy',
+];
+
+/** A stable hash of the job template (canonical JSON, sorted keys), as a label value. */
+export function templateHash(spec: ImagePullJobTemplate): string {
+  const template: Record<string, unknown> = {};
+  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) template[field] = spec[field];
+  return createHash('sha256').update(canonical(template)).digest('hex').slice(0, 10);
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The list job's status from its children (pure). */
+export function listJobStatus(
+  job: ImageListPullJobObject,
+  children: readonly ImagePullJobObject[],
+  now: number,
+): ImageListPullJobStatus {
+  const status: ImageListPullJobStatus = {
+    startTime: job.status?.startTime ?? rfc3339(now),
+    desired: (job.spec?.images ?? []).length,
+    active: 0,
+    completed: 0,
+    succeeded: 0,
+  };
+  const failed: NonNullable<ImageListPullJobStatus['failedImageStatuses']> = [];
+  for (const child of children) {
+    const s = child.status;
+    if (!s?.startTime) continue;
+    if ((s.active ?? 0) > 0) status.active! += 1;
+    if ((s.failed ?? 0) > 0) {
+      failed.push({ imagePullJob: child.metadata.name, name: child.spec?.image, message: FAILED_IMAGE_MESSAGE });
+    }
+    if (s.completionTime || s.desired === (s.failed ?? 0) + (s.succeeded ?? 0)) status.completed! += 1;
+    if (s.desired === (s.succeeded ?? 0)) status.succeeded! += 1;
+  }
+  if (failed.length > 0) status.failedImageStatuses = failed.sort((a, b) => ((a.name ?? '') < (b.name ?? '') ? -1 : 1));
+  if (job.spec?.completionPolicy?.type !== 'Never' && status.desired === status.completed) {
+    status.completionTime = job.status?.completionTime ?? rfc3339(now);
+  }
+  return status;
+}
+
+export interface ImageListPullJobControllerOptions {
+  client: KubeClient;
+  listJobs: Informer<ImageListPullJobObject>;
+  jobs: Informer<ImagePullJobObject>;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  metrics: ControllerMetrics;
+  kubeMetrics?: KubeMetrics;
+  workers?: number;
+}
+
+/** A child created but not yet in the cache is remembered this long (then the cache is trusted again). */
+const PENDING_CHILD_MS = 30_000;
+
+export class ImageListPullJobController {
+  private readonly loop: ControllerLoop;
+  private readonly logger: Logger;
+  private readonly removers: (() => void)[] = [];
+  /** `<list uid>/<image>` → when we created a child for it (cache may not show it yet). */
+  private readonly pendingChildren = new Map<string, number>();
+
+  constructor(private readonly o: ImageListPullJobControllerOptions) {
+    this.logger = o.logger.child({ controller: 'imagelistpulljob' });
+    this.loop = new ControllerLoop({
+      name: 'imagelistpulljob',
+      workers: o.workers ?? 3,
+      clock: o.clock,
+      logger: this.logger,
+      metrics: o.metrics,
+      kubeMetrics: o.kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
+  }
+
+  start(): void {
+    const enqueueOwner = (child: ImagePullJobObject): void => {
+      const ref = (child.metadata.ownerReferences ?? []).find((r) => r.controller && r.kind === IMAGE_LIST_PULL_JOB.kind);
+      if (!ref) return;
+      this.pendingChildren.delete(`${ref.uid}/${child.spec?.image ?? ''}`);
+      this.loop.add(`${child.metadata.namespace ?? ''}/${ref.name}`);
+    };
+    this.removers.push(
+      this.o.listJobs.addHandlers({
+        onAdd: (j) => this.loop.add(objectKey(j)),
+        onUpdate: (_, j) => this.loop.add(objectKey(j)),
+        onDelete: (j) => this.loop.add(objectKey(j)),
+      }),
+      this.o.jobs.addHandlers({
+        onAdd: enqueueOwner,
+        onUpdate: (_, j) => enqueueOwner(j),
+        onDelete: enqueueOwner,
+      }),
+    );
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const remove of this.removers.splice(0)) remove();
+    await this.loop.stop();
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const job = this.o.listJobs.get(key);
+    if (!job || job.metadata.deletionTimestamp) return;
+    const now = this.o.clock.now();
+    const namespace = job.metadata.namespace ?? '';
+    const uid = job.metadata.uid ?? '';
+    const hash = templateHash(job.spec ?? { completionPolicy: {} });
+
+    if (job.status?.completionTime) {
+      const ttl = job.spec?.completionPolicy?.ttlSecondsAfterFinished;
+      if (ttl === undefined || ttl === null) return;
+      const left = (parseTime(job.status.completionTime) ?? now) + ttl * 1000 - now;
+      if (left > 0) return { requeueAfter: left };
+      await this.o.client
+        .delete(IMAGE_LIST_PULL_JOBS, job.metadata.name ?? '', { namespace, propagationPolicy: 'Background', preconditions: { uid } })
+        .catch(ignoreNotFound);
+      return;
+    }
+    if (job.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] !== hash) {
+      await this.o.client.patch(IMAGE_LIST_PULL_JOBS, job.metadata.name ?? '', { metadata: { labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash } } }, { type: 'merge', namespace });
+    }
+
+    const children = this.o.jobs.store.byIndex(CONTROLLER_UID_INDEX, uid).filter((c) => !c.metadata.deletionTimestamp);
+    const images = [...new Set(job.spec?.images ?? [])];
+    const byImage = new Map<string, ImagePullJobObject>();
+    let waiting = false;
+    for (const child of children) {
+      const image = child.spec?.image ?? '';
+      const stale = !images.includes(image) || child.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] !== hash || byImage.has(image);
+      if (stale) {
+        await this.o.client
+          .delete(IMAGE_PULL_JOBS, child.metadata.name ?? '', { namespace, propagationPolicy: 'Background', preconditions: { uid: child.metadata.uid } })
+          .catch(ignoreNotFound);
+        this.o.events.event(job, 'Normal', 'SuccessfulDelete', `Successful delete ImagePullJob ${child.metadata.name ?? ''}`, IMAGE_LIST_PULL_JOBS);
+        continue;
+      }
+      byImage.set(image, child);
+    }
+    for (const image of images) {
+      if (byImage.has(image)) continue;
+      const pendingKey = `${uid}/${image}`;
+      const pendingSince = this.pendingChildren.get(pendingKey);
+      if (pendingSince !== undefined && now - pendingSince < PENDING_CHILD_MS) {
+        waiting = true;
+        continue;
+      }
+      const created = await this.o.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, childFor(job, image, hash));
+      this.pendingChildren.set(pendingKey, now);
+      waiting = true;
+      this.o.events.event(job, 'Normal', 'SuccessfulCreate', `Successful create ImagePullJob ${created.metadata.name ?? ''}`, IMAGE_LIST_PULL_JOBS);
+    }
+
+    const status = listJobStatus(job, [...byImage.values()], now);
+    if (waiting) delete status.completionTime;
+    if (!jsonEqual(JSON.parse(JSON.stringify(job.status ?? {})), JSON.parse(JSON.stringify(status)))) {
+      await patchStatus(this.o.client, IMAGE_LIST_PULL_JOBS, job, () => status);
+    }
+    if (waiting) return { requeueAfter: 1000 };
+  }
+}
+
+function childFor(job: ImageListPullJobObject, image: string, hash: string): ImagePullJobObject {
+  const spec = structuredClone(job.spec);
+  const template: Record<string, unknown> = {};
+  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) template[field] = spec[field];
+  // The list job owns the TTL: a child deleted on its own TTL would be created again while its siblings still pull.
+  const completionPolicy = { ...(spec.completionPolicy ?? {}) };
+  delete completionPolicy.ttlSecondsAfterFinished;
+  return {
+    metadata: {
+      generateName: `${job.metadata.name ?? 'list'}-`,
+      namespace: job.metadata.namespace,
+      labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash },
+      ownerReferences: [
+        {
+          apiVersion: APPS_KRUISE_V1BETA1,
+          kind: IMAGE_LIST_PULL_JOB.kind,
+          name: job.metadata.name ?? '',
+          uid: job.metadata.uid ?? '',
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: { ...(template as unknown as ImagePullJobTemplate), completionPolicy, image },
+  };
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}

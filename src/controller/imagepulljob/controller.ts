@@ -1,0 +1,295 @@
+// imagepulljob controller: fans a job out into NodeImage tags, at most `parallelism` nodes in flight, and
+// aggregates the nodes' results into the job's status. Completion (Always), deadline, TTL deletion, the protection
+// finalizer (released with the pull-secret copies when the job completes or is deleted).
+import type { Logger } from 'pino';
+import { PROTECTION_FINALIZER } from '../../api/constants.js';
+import type { ReferenceObject } from '../../api/nodeimage.js';
+import type { KubeClient } from '../../kube/client.js';
+import { isNotFound } from '../../kube/errors.js';
+import type { EventRecorder } from '../../kube/event-recorder.js';
+import type { Informer } from '../../kube/informer/informer.js';
+import type { KubeMetrics } from '../../kube/metrics.js';
+import { jsonEqual } from '../../kube/merge-patch.js';
+import { objectKey, splitKey } from '../../kube/object.js';
+import { patchStatus } from '../../kube/status-patch.js';
+import type { ReconcileResult } from '../../kube/workqueue/workers.js';
+import type { Clock } from '../../util/clock.js';
+import type { PullSecretSync } from '../pullsecrets/secret-sync.js';
+import {
+  IMAGE_PULL_JOBS,
+  NODE_IMAGES,
+  type ImagePullJobObject,
+  type NodeImageObject,
+  type PodObject,
+  type SecretObject,
+} from '../resources.js';
+import { ControllerLoop } from '../shared/controller-loop.js';
+import type { ResourceVersionExpectations } from '../shared/expectations.js';
+import { updateFromFresh } from '../shared/fresh-update.js';
+import type { ControllerMetrics } from '../shared/metrics.js';
+import { parseTime } from '../shared/time.js';
+import { isActiveJob, jobImageOf, parallelismOf, type JobImage } from './job-image.js';
+import { calculateJobStatus } from './job-status.js';
+import { jobMayTarget, selectNodeImages } from './node-selection.js';
+import { writeJobTag } from './tag-write.js';
+
+/** Index of the job cache by uid (NodeImage tag owners point at jobs by uid). */
+export const UID_INDEX = 'uid';
+export const byUid = (o: { metadata?: { uid?: string } }): string[] => (o.metadata?.uid ? [o.metadata.uid] : []);
+
+export interface ImagePullJobControllerOptions {
+  client: KubeClient;
+  jobs: Informer<ImagePullJobObject>;
+  nodeImages: Informer<NodeImageObject>;
+  pods?: Informer<PodObject>;
+  secrets: Informer<SecretObject>;
+  secretSync: PullSecretSync;
+  /** Shared with anything else writing NodeImages: the caches must show our writes before we count. */
+  nodeImageExpectations: ResourceVersionExpectations;
+  jobExpectations: ResourceVersionExpectations;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  metrics: ControllerMetrics;
+  kubeMetrics?: KubeMetrics;
+  workers?: number;
+  /** --default-ttlseconds-for-always-nodeimage (300). */
+  defaultTagTtlSeconds?: number;
+  random?: () => number;
+  /** NodeImage writes in flight per reconcile (default 16). */
+  writeConcurrency?: number;
+}
+
+/** How soon to look again while the caches have not caught up with our writes. */
+const CACHE_WAIT_MS = 100;
+
+export class ImagePullJobController {
+  private readonly loop: ControllerLoop;
+  private readonly logger: Logger;
+  private readonly removers: (() => void)[] = [];
+
+  constructor(private readonly o: ImagePullJobControllerOptions) {
+    this.logger = o.logger.child({ controller: 'imagepulljob' });
+    this.loop = new ControllerLoop({
+      name: 'imagepulljob',
+      workers: o.workers ?? 3,
+      clock: o.clock,
+      logger: this.logger,
+      metrics: o.metrics,
+      kubeMetrics: o.kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
+  }
+
+  start(): void {
+    const activeJobs = (): ImagePullJobObject[] => this.o.jobs.list().filter(isActiveJob);
+    const enqueueMatching = (ni: NodeImageObject): void => {
+      for (const job of activeJobs()) if (jobMayTarget(job, ni)) this.loop.add(objectKey(job));
+    };
+    this.removers.push(
+      this.o.jobs.addHandlers({
+        onAdd: (job) => this.loop.add(objectKey(job)),
+        onUpdate: (_, job) => this.loop.add(objectKey(job)),
+        onDelete: (job) => this.loop.add(objectKey(job)),
+      }),
+      this.o.nodeImages.addHandlers({
+        onAdd: enqueueMatching,
+        onDelete: enqueueMatching,
+        onUpdate: (old, ni) => {
+          if (!jsonEqual(old.metadata.labels ?? {}, ni.metadata.labels ?? {})) enqueueMatching(ni);
+          for (const uid of changedTagOwners(old, ni)) {
+            for (const job of this.o.jobs.store.byIndex(UID_INDEX, uid)) this.loop.add(objectKey(job));
+          }
+        },
+      }),
+      this.o.secrets.addHandlers({
+        onAdd: (s) => this.enqueueSecretUsers(s),
+        onUpdate: (old, s) => {
+          if (!jsonEqual(old.data ?? {}, s.data ?? {})) this.enqueueSecretUsers(s);
+        },
+      }),
+    );
+    if (this.o.pods) {
+      const enqueuePodJobs = (pod: PodObject): void => {
+        for (const job of activeJobs()) {
+          if (job.spec?.podSelector && job.metadata.namespace === pod.metadata?.namespace) this.loop.add(objectKey(job));
+        }
+      };
+      this.removers.push(
+        this.o.pods.addHandlers({
+          onAdd: enqueuePodJobs,
+          onDelete: enqueuePodJobs,
+          onUpdate: (old, pod) => {
+            if (old.spec?.nodeName !== pod.spec?.nodeName || !jsonEqual(old.metadata?.labels ?? {}, pod.metadata?.labels ?? {}) || old.status?.phase !== pod.status?.phase) {
+              enqueuePodJobs(pod);
+            }
+          },
+        }),
+      );
+    }
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const remove of this.removers.splice(0)) remove();
+    await this.loop.stop();
+  }
+
+  private enqueueSecretUsers(secret: SecretObject): void {
+    const ns = secret.metadata?.namespace;
+    const name = secret.metadata?.name;
+    if (!ns || !name) return;
+    for (const job of this.o.jobs.store.byIndex('namespace', ns)) {
+      if (isActiveJob(job) && job.spec?.pullSecrets?.includes(name)) this.loop.add(objectKey(job));
+    }
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const job = this.o.jobs.get(key);
+    if (!job) {
+      this.o.jobExpectations.forget(key);
+      return;
+    }
+    if (!this.o.jobExpectations.satisfied(key, job.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
+    const now = this.o.clock.now();
+    if (job.metadata.deletionTimestamp) {
+      await this.finalize(job);
+      return;
+    }
+    if (job.status?.completionTime) {
+      await this.finalize(job);
+      const ttl = job.spec?.completionPolicy?.ttlSecondsAfterFinished;
+      if (ttl === undefined || ttl === null) return;
+      const left = (parseTime(job.status.completionTime) ?? now) + ttl * 1000 - now;
+      if (left > 0) return { requeueAfter: left };
+      await this.o.client
+        .delete(IMAGE_PULL_JOBS, job.metadata.name ?? '', {
+          namespace: job.metadata.namespace,
+          propagationPolicy: 'Background',
+          preconditions: { uid: job.metadata.uid },
+        })
+        .catch(ignoreNotFound);
+      this.logger.info({ job: key }, 'ImagePullJob deleted after ttlSecondsAfterFinished');
+      return;
+    }
+    if (!(job.metadata.finalizers ?? []).includes(PROTECTION_FINALIZER)) {
+      await this.editJob(job, (draft) => {
+        if (draft.metadata.deletionTimestamp || draft.metadata.finalizers?.includes(PROTECTION_FINALIZER)) return false;
+        draft.metadata.finalizers = [...(draft.metadata.finalizers ?? []), PROTECTION_FINALIZER];
+        return true;
+      });
+      return; // the update brings the job back
+    }
+
+    const image = jobImageOf(job);
+    if ('error' in image) {
+      await this.writeStatus(job, { desired: 0, message: image.error, startTime: job.status?.startTime });
+      return;
+    }
+    const nodeImages = selectNodeImages(job, this.o.nodeImages, this.o.pods);
+    for (const ni of nodeImages) {
+      if (!this.o.nodeImageExpectations.satisfied(ni.metadata.name ?? '', ni.metadata.resourceVersion)) {
+        return { requeueAfter: CACHE_WAIT_MS };
+      }
+    }
+    let refs: ReferenceObject[] = [];
+    if ((job.spec?.pullSecrets ?? []).length > 0) {
+      const synced = await this.o.secretSync.claim(job.metadata.namespace ?? '', key, job.spec.pullSecrets ?? []);
+      refs = synced.refs;
+      if (synced.missing.length > 0) {
+        this.o.events.event(job, 'Warning', 'PullSecretNotFound', `pull secrets not found: ${synced.missing.join(', ')}`, IMAGE_PULL_JOBS);
+      }
+    }
+    const result = calculateJobStatus(job, image, nodeImages, refs, now);
+    if (!result.deadlineExceeded) {
+      const room = Math.max(0, parallelismOf(job) - (result.status.active ?? 0));
+      const targets = [...result.notSynced.slice(0, room), ...result.drifted.filter((n) => !result.notSynced.includes(n))];
+      await this.writeTags(job, image, refs, targets, now);
+    }
+    await this.writeStatus(job, result.status);
+    if (result.status.completionTime) {
+      this.o.events.event(job, 'Normal', 'Completed', `ImagePullJob ${key} completed: ${result.status.succeeded ?? 0} succeeded, ${result.status.failed ?? 0} failed`, IMAGE_PULL_JOBS);
+      return;
+    }
+    const deadline = job.spec?.completionPolicy?.activeDeadlineSeconds;
+    if (job.spec?.completionPolicy?.type !== 'Never' && deadline !== undefined && deadline !== null) {
+      const started = parseTime(result.status.startTime) ?? now;
+      return { requeueAfter: Math.max(1000, started + deadline * 1000 - now) };
+    }
+  }
+
+  private async writeTags(job: ImagePullJobObject, image: JobImage, refs: ReferenceObject[], names: string[], now: number): Promise<void> {
+    const policy = { defaultTtlSeconds: this.o.defaultTagTtlSeconds ?? 300, random: this.o.random ?? Math.random };
+    const queue = [...names];
+    const work = async (): Promise<void> => {
+      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+        const { written, object } = await updateFromFresh<NodeImageObject>(this.o.client, NODE_IMAGES, name, undefined, (draft) =>
+          writeJobTag(draft, job, image, refs, now, policy),
+        );
+        if (written) {
+          this.o.nodeImageExpectations.expect(name, object?.metadata.resourceVersion);
+          this.o.metrics.nodeImageWrites.inc({ controller: 'imagepulljob', reason: 'tag' });
+        }
+      }
+    };
+    const n = Math.min(this.o.writeConcurrency ?? 16, queue.length);
+    await Promise.all(Array.from({ length: n }, () => work()));
+  }
+
+  private async writeStatus(job: ImagePullJobObject, status: NonNullable<ImagePullJobObject['status']>): Promise<void> {
+    if (jsonEqual(JSON.parse(JSON.stringify(job.status ?? {})), JSON.parse(JSON.stringify(status)))) return;
+    const result = await patchStatus(this.o.client, IMAGE_PULL_JOBS, job, () => status);
+    if (result.patched) this.o.jobExpectations.expect(objectKey(job), result.object.metadata?.resourceVersion);
+  }
+
+  /** Release the pull-secret copies and the protection finalizer. */
+  private async finalize(job: ImagePullJobObject): Promise<void> {
+    const key = objectKey(job);
+    await this.o.secretSync.release(key);
+    if (!(job.metadata.finalizers ?? []).includes(PROTECTION_FINALIZER)) return;
+    await this.editJob(job, (draft) => {
+      const left = (draft.metadata.finalizers ?? []).filter((f) => f !== PROTECTION_FINALIZER);
+      if (left.length === (draft.metadata.finalizers ?? []).length) return false;
+      draft.metadata.finalizers = left;
+      return true;
+    });
+  }
+
+  private async editJob(job: ImagePullJobObject, mutate: (draft: ImagePullJobObject) => boolean): Promise<void> {
+    const { name, namespace } = splitKey(objectKey(job));
+    const { object, written } = await updateFromFresh<ImagePullJobObject>(this.o.client, IMAGE_PULL_JOBS, name, namespace, (draft) =>
+      draft.metadata.uid === job.metadata.uid ? mutate(draft) : false,
+    );
+    if (written) this.o.jobExpectations.expect(objectKey(job), object?.metadata.resourceVersion);
+  }
+}
+
+/** UIDs of jobs owning a tag whose spec or reported status differs between two versions of a NodeImage. */
+export function changedTagOwners(old: NodeImageObject, next: NodeImageObject): Set<string> {
+  const uids = new Set<string>();
+  const names = new Set([...Object.keys(old.spec?.images ?? {}), ...Object.keys(next.spec?.images ?? {})]);
+  for (const name of names) {
+    const a = old.spec?.images?.[name];
+    const b = next.spec?.images?.[name];
+    const imageLevel = !jsonEqual(a?.pullSecrets ?? [], b?.pullSecrets ?? []) || !a || !b;
+    const tags = new Set([...(a?.tags ?? []).map((t) => t.tag), ...(b?.tags ?? []).map((t) => t.tag)]);
+    for (const tag of tags) {
+      const sa = a?.tags?.find((t) => t.tag === tag);
+      const sb = b?.tags?.find((t) => t.tag === tag);
+      const ra = old.status?.imageStatuses?.[name]?.tags?.find((t) => t.tag === tag);
+      const rb = next.status?.imageStatuses?.[name]?.tags?.find((t) => t.tag === tag);
+      if (imageLevel || !jsonEqual(toPlain(sa), toPlain(sb)) || !jsonEqual(toPlain(ra), toPlain(rb))) {
+        for (const ref of [...(sa?.ownerReferences ?? []), ...(sb?.ownerReferences ?? [])]) if (ref.uid) uids.add(ref.uid);
+      }
+    }
+  }
+  return uids;
+}
+
+function toPlain(value: unknown): unknown {
+  return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown);
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}

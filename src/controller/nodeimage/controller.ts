@@ -1,0 +1,252 @@
+// nodeimage controller: one NodeImage per Node (created once the Node has been Ready for a delay, labels copied,
+// deleted with its Node), spec garbage collection (tags without createdAt, tags whose ImagePullJobs are gone, tags
+// past their TTL) and the status fallback (tags whose node never answered or overran the deadline marked Failed).
+// Every spec write is a fresh read + resourceVersion-checked update; status writes are resourceVersion-checked too.
+import type { Logger } from 'pino';
+import { EVENT_REASON_PULL_IMAGE_FAILED, FAKE_NODE_IMAGE_LABEL, VIRTUAL_KUBELET_LABEL } from '../../api/constants.js';
+import { VIRTUAL_KUBELET_LABEL_VALUE } from '../../api/constants.js';
+import type { KubeClient } from '../../kube/client.js';
+import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import type { EventRecorder } from '../../kube/event-recorder.js';
+import type { Informer } from '../../kube/informer/informer.js';
+import type { KubeMetrics } from '../../kube/metrics.js';
+import type { ReconcileResult } from '../../kube/workqueue/workers.js';
+import type { Clock } from '../../util/clock.js';
+import {
+  IMAGE_PULL_JOBS,
+  NODE_IMAGES,
+  type ImagePullJobObject,
+  type NodeImageObject,
+  type NodeObject,
+} from '../resources.js';
+import { ControllerLoop } from '../shared/controller-loop.js';
+import type { ControllerMetrics } from '../shared/metrics.js';
+import { updateFromFresh } from '../shared/fresh-update.js';
+import { parseTime } from '../shared/time.js';
+import { collectSpecGarbage, isImagePullJobRef } from './spec-gc.js';
+import { RESPONSE_TIMEOUT_MS, statusWithFallback } from './status-fallback.js';
+
+/** Index of the NodeImage cache: UIDs of the ImagePullJobs owning any of its tags. */
+export const OWNER_UID_INDEX = 'ownerUid';
+
+export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
+  const uids = new Set<string>();
+  for (const image of Object.values(nodeImage.spec?.images ?? {})) {
+    for (const tag of image.tags ?? []) for (const ref of tag.ownerReferences ?? []) if (ref.uid) uids.add(ref.uid);
+  }
+  return [...uids];
+}
+
+export interface NodeImageControllerOptions {
+  client: KubeClient;
+  nodes: Informer<NodeObject>;
+  nodeImages: Informer<NodeImageObject>;
+  jobs: Informer<ImagePullJobObject>;
+  events: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  metrics: ControllerMetrics;
+  kubeMetrics?: KubeMetrics;
+  /** How long a Node must have been Ready before its NodeImage is created (default 30 s). */
+  creationDelayMs?: number;
+  /** How long after a tag's createdAt a missing status counts as "not responded" (default 10 min). */
+  responseTimeoutMs?: number;
+  workers?: number;
+}
+
+/** Shortest requeue for a pending timer (OpenKruise: 3 s; we keep 1 s so TTLs are honoured closely). */
+const MIN_REQUEUE_MS = 1000;
+
+export class NodeImageController {
+  private readonly loop: ControllerLoop;
+  private readonly creationDelayMs: number;
+  private readonly responseTimeoutMs: number;
+  private readonly logger: Logger;
+  private readonly removers: (() => void)[] = [];
+
+  constructor(private readonly o: NodeImageControllerOptions) {
+    this.creationDelayMs = o.creationDelayMs ?? 30_000;
+    this.responseTimeoutMs = o.responseTimeoutMs ?? RESPONSE_TIMEOUT_MS;
+    this.logger = o.logger.child({ controller: 'nodeimage' });
+    this.loop = new ControllerLoop({
+      name: 'nodeimage',
+      workers: o.workers ?? 3,
+      clock: o.clock,
+      logger: this.logger,
+      metrics: o.metrics,
+      kubeMetrics: o.kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
+  }
+
+  start(): void {
+    const enqueueNode = (node: NodeObject): void => {
+      if (node.metadata?.labels?.[VIRTUAL_KUBELET_LABEL] === VIRTUAL_KUBELET_LABEL_VALUE) return;
+      const name = node.metadata?.name;
+      if (!name) return;
+      const nodeImage = this.o.nodeImages.get(name);
+      if (!nodeImage || node.metadata?.deletionTimestamp || !sameLabels(nodeImage, node)) this.loop.add(name);
+    };
+    this.removers.push(
+      this.o.nodes.addHandlers({
+        onAdd: enqueueNode,
+        onUpdate: (_, node) => enqueueNode(node),
+        onDelete: (node) => node.metadata?.name && this.loop.add(node.metadata.name),
+      }),
+      this.o.nodeImages.addHandlers({
+        onAdd: (ni) => this.loop.add(ni.metadata.name ?? ''),
+        onUpdate: (_, ni) => this.loop.add(ni.metadata.name ?? ''),
+        onDelete: (ni) => ni.metadata.name && this.loop.add(ni.metadata.name),
+      }),
+      this.o.jobs.addHandlers({
+        // A job that goes (or finishes) releases its tags: look at the NodeImages it owned tags in.
+        onUpdate: (_, job) => {
+          if (job.metadata.deletionTimestamp) this.enqueueOwnedBy(job);
+        },
+        onDelete: (job) => this.enqueueOwnedBy(job),
+      }),
+    );
+    this.loop.start();
+  }
+
+  async stop(): Promise<void> {
+    for (const remove of this.removers.splice(0)) remove();
+    await this.loop.stop();
+  }
+
+  private enqueueOwnedBy(job: ImagePullJobObject): void {
+    const uid = job.metadata.uid;
+    if (!uid) return;
+    for (const ni of this.o.nodeImages.store.byIndex(OWNER_UID_INDEX, uid)) this.loop.add(ni.metadata.name ?? '');
+  }
+
+  async reconcile(name: string): Promise<ReconcileResult | void> {
+    if (!name) return;
+    const node = this.o.nodes.get(name);
+    const nodeImage = this.o.nodeImages.get(name);
+    const now = this.o.clock.now();
+
+    if (!node || node.metadata?.deletionTimestamp) {
+      if (nodeImage && !nodeImage.metadata.deletionTimestamp && !nodeImage.metadata.labels?.[FAKE_NODE_IMAGE_LABEL]) {
+        // The cache may lag behind a Node that was just created: confirm before deleting.
+        if (!node && (await this.nodeExists(name))) return { requeueAfter: MIN_REQUEUE_MS };
+        await this.o.client.delete(NODE_IMAGES, name, { preconditions: { uid: nodeImage.metadata.uid } }).catch(ignoreNotFound);
+        this.logger.info({ node: name }, 'NodeImage deleted with its Node');
+      }
+      return;
+    }
+    if (node.metadata?.labels?.[VIRTUAL_KUBELET_LABEL] === VIRTUAL_KUBELET_LABEL_VALUE) return;
+
+    if (!nodeImage) {
+      const readySince = readySinceOf(node);
+      if (readySince === undefined) return; // not Ready: the Node's next update brings us back
+      const wait = readySince + this.creationDelayMs - now;
+      if (wait > 0) return { requeueAfter: wait };
+      try {
+        await this.o.client.create<NodeImageObject>(NODE_IMAGES, {
+          metadata: { name, labels: { ...(node.metadata?.labels ?? {}) } },
+          spec: {},
+        });
+        this.logger.info({ node: name }, 'NodeImage created');
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+      return;
+    }
+    if (nodeImage.metadata.deletionTimestamp) return;
+
+    const goneJobUids = await this.goneJobUids(nodeImage);
+    const plan = collectSpecGarbage(structuredClone(nodeImage), {
+      nodeLabels: node.metadata?.labels ?? {},
+      goneJobUids,
+      now,
+    });
+    if (plan.changed) {
+      const { written } = await updateFromFresh<NodeImageObject>(this.o.client, NODE_IMAGES, name, undefined, (draft) => {
+        const fresh = collectSpecGarbage(draft, { nodeLabels: node.metadata?.labels ?? {}, goneJobUids, now });
+        for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
+        if (fresh.collected.length > 0) this.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
+        return fresh.changed;
+      });
+      if (written) this.o.metrics.nodeImageWrites.inc({ controller: 'nodeimage', reason: 'gc' });
+      return; // the write brings us back with the new object; status next round
+    }
+
+    const fallback = statusWithFallback(nodeImage, now, this.responseTimeoutMs);
+    if (fallback.changed) {
+      await this.o.client.updateStatus<NodeImageObject>(NODE_IMAGES, { ...nodeImage, status: fallback.status });
+      this.o.metrics.nodeImageWrites.inc({ controller: 'nodeimage', reason: 'status-fallback' });
+      for (const failed of fallback.failed) {
+        this.o.metrics.tagsMarkedFailed.inc({ reason: failed.reason });
+        const message = `Failed to pull image ${failed.image}:${failed.tag} on node ${name} for ${failed.message}`;
+        this.o.events.event(nodeImage, 'Warning', EVENT_REASON_PULL_IMAGE_FAILED, message, NODE_IMAGES);
+        for (const owner of failed.owners) {
+          if (!owner.name || !owner.namespace || !isImagePullJobRef(owner)) continue;
+          const job = this.o.jobs.get(`${owner.namespace}/${owner.name}`);
+          if (job && job.metadata.uid === owner.uid) {
+            this.o.events.event(job, 'Warning', EVENT_REASON_PULL_IMAGE_FAILED, message, IMAGE_PULL_JOBS);
+          }
+        }
+      }
+    }
+    const next = Math.min(plan.requeueAfterMs ?? Infinity, fallback.requeueAfterMs ?? Infinity);
+    if (Number.isFinite(next)) return { requeueAfter: Math.max(next, MIN_REQUEUE_MS) };
+  }
+
+  /** Owners of kind ImagePullJob that no longer exist (cache miss confirmed by a GET, or another uid). */
+  private async goneJobUids(nodeImage: NodeImageObject): Promise<Set<string>> {
+    const gone = new Set<string>();
+    const checked = new Set<string>();
+    for (const image of Object.values(nodeImage.spec?.images ?? {})) {
+      for (const tag of image.tags ?? []) {
+        for (const ref of tag.ownerReferences ?? []) {
+          if (!isImagePullJobRef(ref) || !ref.uid || !ref.name || checked.has(ref.uid)) continue;
+          checked.add(ref.uid);
+          const cached = this.o.jobs.get(`${ref.namespace ?? ''}/${ref.name}`);
+          if (cached) {
+            if (cached.metadata.uid !== ref.uid) gone.add(ref.uid);
+            continue;
+          }
+          try {
+            const live = await this.o.client.get<ImagePullJobObject>(IMAGE_PULL_JOBS, ref.name, {
+              namespace: ref.namespace,
+            });
+            if (live.metadata.uid !== ref.uid) gone.add(ref.uid);
+          } catch (err) {
+            if (isNotFound(err)) gone.add(ref.uid);
+            // other errors: keep the owner (we cannot tell)
+          }
+        }
+      }
+    }
+    return gone;
+  }
+
+  private async nodeExists(name: string): Promise<boolean> {
+    try {
+      await this.o.client.get<NodeObject>({ group: '', version: 'v1', resource: 'nodes', namespaced: false, kind: 'Node' }, name);
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+}
+
+/** When the Node's Ready condition last became True; undefined when it is not Ready. */
+export function readySinceOf(node: NodeObject): number | undefined {
+  const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
+  if (ready?.status !== 'True') return undefined;
+  return parseTime(ready.lastTransitionTime) ?? parseTime(node.metadata?.creationTimestamp) ?? 0;
+}
+
+function sameLabels(nodeImage: NodeImageObject, node: NodeObject): boolean {
+  const a = nodeImage.metadata.labels ?? {};
+  const b = node.metadata?.labels ?? {};
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}

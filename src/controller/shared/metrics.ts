@@ -1,0 +1,89 @@
+// The controller's own metrics (kruise_controller_*), on the process's private registry.
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export interface ControllerMetrics {
+  reconciles: Counter<'controller' | 'result'>;
+  reconcileSeconds: Histogram<'controller'>;
+  nodeImageWrites: Counter<'controller' | 'reason'>;
+  tagsMarkedFailed: Counter<'reason'>;
+  tagsCollected: Counter<'reason'>;
+  jobs: Gauge<'kind' | 'state'>;
+  secretCopies: Counter<'action'>;
+  webhookRequests: Counter<'path' | 'allowed'>;
+  webhookSeconds: Histogram<'path'>;
+  certificateExpiry: Gauge<'certificate'>;
+  leader: Gauge;
+}
+
+export function controllerMetrics(registry: Registry): ControllerMetrics {
+  const registers = [registry];
+  return {
+    reconciles: new Counter({
+      name: 'kruise_controller_reconciles_total',
+      help: 'Reconciles by controller and result (ok, requeue, error).',
+      labelNames: ['controller', 'result'],
+      registers,
+    }),
+    reconcileSeconds: new Histogram({
+      name: 'kruise_controller_reconcile_duration_seconds',
+      help: 'Time one reconcile took.',
+      labelNames: ['controller'],
+      buckets: [0.001, 0.005, 0.02, 0.1, 0.5, 2, 10],
+      registers,
+    }),
+    nodeImageWrites: new Counter({
+      name: 'kruise_controller_nodeimage_writes_total',
+      help: 'NodeImage spec/status writes by controller and reason.',
+      labelNames: ['controller', 'reason'],
+      registers,
+    }),
+    tagsMarkedFailed: new Counter({
+      name: 'kruise_controller_nodeimage_tags_failed_total',
+      help: 'NodeImage tags the controller marked Failed (not-responded, deadline).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    tagsCollected: new Counter({
+      name: 'kruise_controller_nodeimage_tags_collected_total',
+      help: 'NodeImage tags removed by garbage collection (owner-gone, ttl, no-createdAt).',
+      labelNames: ['reason'],
+      registers,
+    }),
+    jobs: new Gauge({
+      name: 'kruise_controller_jobs',
+      help: 'Image jobs in the cache by kind and state (active, completed, deleting).',
+      labelNames: ['kind', 'state'],
+      registers,
+    }),
+    secretCopies: new Counter({
+      name: 'kruise_controller_pull_secret_copies_total',
+      help: 'Pull-secret copies in kruise-daemon-config created, updated, deleted.',
+      labelNames: ['action'],
+      registers,
+    }),
+    webhookRequests: new Counter({
+      name: 'kruise_controller_webhook_requests_total',
+      help: 'Admission requests by path and whether they were allowed.',
+      labelNames: ['path', 'allowed'],
+      registers,
+    }),
+    webhookSeconds: new Histogram({
+      name: 'kruise_controller_webhook_duration_seconds',
+      help: 'Time to answer one admission request.',
+      labelNames: ['path'],
+      buckets: [0.0005, 0.002, 0.01, 0.05, 0.25, 1],
+      registers,
+    }),
+    certificateExpiry: new Gauge({
+      name: 'kruise_controller_webhook_certificate_expiry_seconds',
+      help: 'Unix time at which the webhook CA / serving certificate expires.',
+      labelNames: ['certificate'],
+      registers,
+    }),
+    leader: new Gauge({
+      name: 'kruise_controller_leader',
+      help: '1 while this replica leads, else 0.',
+      registers,
+    }),
+  };
+}

@@ -1,0 +1,83 @@
+// admission.k8s.io/v1 AdmissionReview as the API server sends it and the answer it expects, plus a JSON patch
+// (RFC 6902) from the object as sent to the object as a mutating handler left it.
+import type { KubeObject } from '../../kube/object.js';
+
+export interface GroupVersionKind {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface GroupVersionResource {
+  group: string;
+  version: string;
+  resource: string;
+}
+
+export interface AdmissionRequest {
+  uid: string;
+  kind: GroupVersionKind;
+  resource: GroupVersionResource;
+  subResource?: string;
+  name?: string;
+  namespace?: string;
+  operation: 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
+  object?: KubeObject | null;
+  oldObject?: KubeObject | null;
+  dryRun?: boolean;
+}
+
+export interface AdmissionResponse {
+  uid: string;
+  allowed: boolean;
+  status?: { code?: number; message?: string; reason?: string };
+  patchType?: 'JSONPatch';
+  /** base64 of the JSON patch. */
+  patch?: string;
+  warnings?: string[];
+}
+
+export interface AdmissionReview {
+  apiVersion: 'admission.k8s.io/v1';
+  kind: 'AdmissionReview';
+  request?: AdmissionRequest;
+  response?: AdmissionResponse;
+}
+
+/** What a handler decides: allow (optionally with a changed object), or deny with a message and code. */
+export type AdmissionDecision =
+  | { allowed: true; object?: KubeObject; warnings?: string[] }
+  | { allowed: false; code: number; message: string };
+
+export type AdmissionHandler = (request: AdmissionRequest) => AdmissionDecision | Promise<AdmissionDecision>;
+
+export type JsonPatchOperation =
+  | { op: 'add' | 'replace'; path: string; value: unknown }
+  | { op: 'remove'; path: string };
+
+function pointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A JSON patch turning `from` into `to`: objects compared key by key, arrays and scalars replaced whole. */
+export function jsonPatch(from: unknown, to: unknown, path = ''): JsonPatchOperation[] {
+  if (isObject(from) && isObject(to)) {
+    const ops: JsonPatchOperation[] = [];
+    for (const key of Object.keys(from)) {
+      if (!(key in to) || to[key] === undefined) ops.push({ op: 'remove', path: `${path}/${pointer(key)}` });
+    }
+    for (const [key, value] of Object.entries(to)) {
+      if (value === undefined) continue;
+      const here = `${path}/${pointer(key)}`;
+      if (!(key in from) || from[key] === undefined) ops.push({ op: 'add', path: here, value });
+      else ops.push(...jsonPatch(from[key], value, here));
+    }
+    return ops;
+  }
+  if (JSON.stringify(from) === JSON.stringify(to)) return [];
+  return [{ op: 'replace', path: path || '', value: to }];
+}

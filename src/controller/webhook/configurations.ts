@@ -1,0 +1,139 @@
+// The controller's Mutating/ValidatingWebhookConfigurations: which requests reach which handler path. The controller
+// keeps them current: creates them when missing, and points every webhook it knows at itself (Service, or a URL
+// when running outside the cluster) with the CA it created as caBundle. Webhooks others added are left alone.
+import type { KubeClient } from '../../kube/client.js';
+import { isAlreadyExists } from '../../kube/errors.js';
+import type { KubeObject } from '../../kube/object.js';
+import type { ResourceType } from '../../kube/resource.js';
+import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../resources.js';
+import { updateFromFresh } from '../shared/fresh-update.js';
+import { IMAGE_WEBHOOK_PATHS } from './image-handlers.js';
+
+export const MUTATING_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
+export const VALIDATING_CONFIGURATION_NAME = 'kruise-validating-webhook-configuration';
+
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path: string; port?: number };
+  caBundle?: string;
+}
+
+export interface WebhookRule {
+  apiGroups: string[];
+  apiVersions: string[];
+  operations: string[];
+  resources: string[];
+  scope?: string;
+}
+
+export interface Webhook {
+  name: string;
+  clientConfig: WebhookClientConfig;
+  rules: WebhookRule[];
+  failurePolicy: 'Fail' | 'Ignore';
+  sideEffects: 'None';
+  admissionReviewVersions: string[];
+  timeoutSeconds: number;
+  matchPolicy?: string;
+  namespaceSelector?: unknown;
+  objectSelector?: unknown;
+  reinvocationPolicy?: string;
+}
+
+export interface WebhookConfiguration extends KubeObject {
+  webhooks?: Webhook[];
+}
+
+export interface WebhookDefinition {
+  name: string;
+  path: string;
+  resource: string;
+  scope: 'Cluster' | 'Namespaced';
+}
+
+const kruiseRule = (resource: string, scope: string): WebhookRule => ({
+  apiGroups: ['apps.kruise.io'],
+  apiVersions: ['v1alpha1', 'v1beta1'],
+  operations: ['CREATE', 'UPDATE'],
+  resources: [resource],
+  scope,
+});
+
+export const MUTATING_WEBHOOKS: WebhookDefinition[] = [
+  { name: 'mnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
+  { name: 'mimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImagePullJob, resource: 'imagepulljobs', scope: 'Namespaced' },
+  { name: 'mimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
+];
+export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
+  { name: 'vnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.validateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
+  { name: 'vimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.validateImagePullJob, resource: 'imagepulljobs', scope: 'Namespaced' },
+  { name: 'vimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.validateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
+];
+
+export interface WebhookTarget {
+  /** https://host:port — the controller is reached by URL (outside a cluster, the local cluster). */
+  urlBase?: string;
+  /** Else through this Service. */
+  service: { namespace: string; name: string; port: number };
+  caBundlePem: string;
+}
+
+export function clientConfigFor(path: string, target: WebhookTarget): WebhookClientConfig {
+  const caBundle = Buffer.from(target.caBundlePem, 'utf8').toString('base64');
+  if (target.urlBase) return { url: `${target.urlBase.replace(/\/$/, '')}${path}`, caBundle };
+  return { service: { ...target.service, path }, caBundle };
+}
+
+export function webhookFor(def: WebhookDefinition, target: WebhookTarget, mutating: boolean): Webhook {
+  const hook: Webhook = {
+    name: def.name,
+    clientConfig: clientConfigFor(def.path, target),
+    rules: [kruiseRule(def.resource, def.scope)],
+    failurePolicy: 'Fail',
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    timeoutSeconds: 10,
+  };
+  if (mutating) hook.reinvocationPolicy = 'Never';
+  return hook;
+}
+
+/** Create or bring up to date both configurations; returns how many objects were written. */
+export async function ensureWebhookConfigurations(client: KubeClient, target: WebhookTarget): Promise<number> {
+  let writes = 0;
+  const sets: [ResourceType, string, WebhookDefinition[], boolean][] = [
+    [MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_CONFIGURATION_NAME, MUTATING_WEBHOOKS, true],
+    [VALIDATING_WEBHOOK_CONFIGURATIONS, VALIDATING_CONFIGURATION_NAME, VALIDATING_WEBHOOKS, false],
+  ];
+  for (const [rt, name, defs, mutating] of sets) {
+    const { object, written } = await updateFromFresh<WebhookConfiguration>(client, rt, name, undefined, (draft) => {
+      const hooks = (draft.webhooks ??= []);
+      let changed = false;
+      for (const def of defs) {
+        const want = clientConfigFor(def.path, target);
+        const have = hooks.find((h) => h.name === def.name);
+        if (!have) {
+          hooks.push(webhookFor(def, target, mutating));
+          changed = true;
+        } else if (JSON.stringify(have.clientConfig) !== JSON.stringify(want)) {
+          have.clientConfig = want;
+          changed = true;
+        }
+      }
+      return changed;
+    });
+    if (written) writes++;
+    if (object) continue;
+    try {
+      await client.create<WebhookConfiguration>(rt, {
+        metadata: { name, labels: { 'app.kubernetes.io/name': 'kruise-controller' } },
+        webhooks: defs.map((def) => webhookFor(def, target, mutating)),
+      });
+      writes++;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+      writes += await ensureWebhookConfigurations(client, target);
+    }
+  }
+  return writes;
+}

@@ -1,0 +1,153 @@
+// The admission webhook server: HTTPS, a router of handlers by path (image kinds now; CRR and pod handlers plug in
+// later), AdmissionReview v1 in and out. The certificate can be swapped at run time (rotation) without a restart.
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { ControllerMetrics } from '../shared/metrics.js';
+import {
+  jsonPatch,
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionReview,
+} from './admission-review.js';
+
+const MAX_BODY_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+
+export interface WebhookServerOptions {
+  certPem: string;
+  keyPem: string;
+  logger: Logger;
+  metrics: ControllerMetrics;
+}
+
+export class WebhookServer {
+  private readonly handlers = new Map<string, AdmissionHandler>();
+  private readonly server: Server;
+
+  constructor(private readonly o: WebhookServerOptions) {
+    this.server = createServer({ cert: o.certPem, key: o.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        o.logger.error({ err, path: req.url }, 'webhook request failed');
+        if (!res.headersSent) reply(res, 500, { message: 'internal error' });
+        else res.destroy();
+      });
+    });
+    this.server.headersTimeout = 10_000;
+    this.server.requestTimeout = 30_000;
+  }
+
+  /** Register the handler of one path (`/validate-apps-kruise-io-imagepulljob`). */
+  route(path: string, handler: AdmissionHandler): void {
+    if (!path.startsWith('/')) throw new Error(`webhook path ${path} must start with /`);
+    if (this.handlers.has(path)) throw new Error(`webhook path ${path} is registered twice`);
+    this.handlers.set(path, handler);
+  }
+
+  paths(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  /** Serve a new certificate from the next connection on. */
+  setCertificate(certPem: string, keyPem: string): void {
+    this.server.setSecureContext({ cert: certPem, key: keyPem });
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen({ host, port }, () => {
+        this.server.off('error', reject);
+        this.server.on('error', (err) => this.o.logger.error({ err }, 'webhook server error'));
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.server.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'https://webhook.invalid').pathname;
+    if (path === '/healthz' || path === '/readyz') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      return;
+    }
+    const handler = this.handlers.get(path);
+    if (!handler) {
+      reply(res, 404, { message: `no admission webhook at ${path}` });
+      return;
+    }
+    if (req.method !== 'POST') {
+      reply(res, 405, { message: 'admission webhooks take POST' });
+      return;
+    }
+    const body = await readBody(req);
+    if (body === undefined) {
+      reply(res, 413, { message: 'request body too large' });
+      return;
+    }
+    let review: AdmissionReview;
+    try {
+      review = JSON.parse(body) as AdmissionReview;
+    } catch {
+      reply(res, 400, { message: 'the body is not JSON' });
+      return;
+    }
+    const request = review?.request;
+    if (!request || typeof request !== 'object' || typeof request.uid !== 'string') {
+      reply(res, 400, { message: 'an AdmissionReview with a request (and request.uid) is expected' });
+      return;
+    }
+    const started = process.hrtime.bigint();
+    const response = await this.answer(handler, request);
+    this.o.metrics.webhookSeconds.observe({ path }, Number(process.hrtime.bigint() - started) / 1e9);
+    this.o.metrics.webhookRequests.inc({ path, allowed: String(response.allowed) });
+    reply(res, 200, { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response });
+  }
+
+  private async answer(handler: AdmissionHandler, request: AdmissionRequest): Promise<AdmissionResponse> {
+    let decision;
+    try {
+      decision = await handler(request);
+    } catch (err) {
+      this.o.logger.warn({ err, uid: request.uid }, 'admission handler failed');
+      return { uid: request.uid, allowed: false, status: { code: 500, message: `internal error: ${String((err as Error)?.message ?? err)}` } };
+    }
+    if (!decision.allowed) {
+      return { uid: request.uid, allowed: false, status: { code: decision.code, message: decision.message, reason: decision.code === 403 ? 'Forbidden' : 'BadRequest' } };
+    }
+    const response: AdmissionResponse = { uid: request.uid, allowed: true };
+    if (decision.warnings?.length) response.warnings = decision.warnings;
+    if (decision.object && request.object) {
+      const ops = jsonPatch(request.object, decision.object);
+      if (ops.length > 0) {
+        response.patchType = 'JSONPatch';
+        response.patch = Buffer.from(JSON.stringify(ops)).toString('base64');
+      }
+    }
+    return response;
+  }
+}
+
+function reply(res: ServerResponse, code: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+async function readBody(req: IncomingMessage): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

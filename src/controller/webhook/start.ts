@@ -1,0 +1,104 @@
+// The webhook side of the controller: certificates (Secret-backed, rotated), the HTTPS router with the image
+// handlers, and the webhook configurations pointed at this server with the CA as caBundle.
+import type { Logger } from 'pino';
+import type { KubeClient } from '../../kube/client.js';
+import type { Clock } from '../../util/clock.js';
+import type { ControllerOptions } from '../options.js';
+import type { ControllerMetrics } from '../shared/metrics.js';
+import { CertManager } from './cert-manager.js';
+import { ensureWebhookConfigurations, type WebhookTarget } from './configurations.js';
+import { imageWebhookHandlers } from './image-handlers.js';
+import { WebhookServer } from './server.js';
+
+export interface RunningWebhooks {
+  port: number;
+  server: WebhookServer;
+  /** Throws while the webhooks are not ready (readiness check). */
+  check(): void;
+  stop(): Promise<void>;
+}
+
+export interface StartWebhooksOptions {
+  client: KubeClient;
+  options: ControllerOptions;
+  clock: Clock;
+  logger: Logger;
+  metrics: ControllerMetrics;
+}
+
+export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWebhooks> {
+  const { client, options, clock, logger, metrics } = o;
+  const service = { namespace: options.namespace, name: options.webhook.serviceName, port: 443 };
+  const hosts = [
+    `${service.name}.${service.namespace}.svc`,
+    `${service.name}.${service.namespace}.svc.cluster.local`,
+    `${service.name}.${service.namespace}`,
+    service.name,
+    ...options.webhook.extraHosts,
+  ];
+  if (options.webhook.urlBase) hosts.unshift(new URL(options.webhook.urlBase).hostname.replace(/^\[|\]$/g, ''));
+  const certs = new CertManager({
+    client,
+    namespace: options.namespace,
+    secretName: options.webhook.secretName,
+    hosts,
+    certDir: options.webhook.certDir,
+    clock,
+    logger,
+    metrics,
+  });
+  await certs.ensure();
+  const current = certs.certificates!;
+  const server = new WebhookServer({ certPem: current.serving.certPem, keyPem: current.serving.keyPem, logger, metrics });
+  for (const [path, handler] of Object.entries(imageWebhookHandlers(clock))) server.route(path, handler);
+  const port = await server.listen(options.webhook.host, options.webhook.port);
+  const target = (): WebhookTarget => ({
+    urlBase: options.webhook.urlBase,
+    service,
+    caBundlePem: certs.certificates!.ca.certPem,
+  });
+  let configured = false;
+  const configure = async (): Promise<void> => {
+    await ensureWebhookConfigurations(client, target());
+    configured = true;
+  };
+  await configure().catch((err: unknown) => logger.warn({ err }, 'webhook configurations not written yet; retrying'));
+  logger.info({ port, paths: server.paths() }, 'admission webhooks serving');
+
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const schedule = (ms: number): void => {
+    if (stopped) return;
+    timer = setTimeout(() => void tick(), ms);
+    timer.unref();
+  };
+  const tick = async (): Promise<void> => {
+    try {
+      if (await certs.ensure()) {
+        const c = certs.certificates!;
+        server.setCertificate(c.serving.certPem, c.serving.keyPem);
+        logger.info('webhook certificate rotated');
+        configured = false;
+      }
+      if (!configured) await configure();
+      schedule(Math.min(certs.nextCheckInMs(), 60_000));
+    } catch (err) {
+      logger.warn({ err }, 'webhook certificate check failed; retrying');
+      schedule(5000);
+    }
+  };
+  schedule(configured ? Math.min(certs.nextCheckInMs(), 60_000) : 1000);
+
+  return {
+    port,
+    server,
+    check() {
+      if (!configured) throw new Error('webhook configurations not written yet');
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await server.close();
+    },
+  };
+}

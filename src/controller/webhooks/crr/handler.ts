@@ -1,0 +1,93 @@
+// The CRR admission handler (OpenKruise's /mutate-apps-kruise-io-containerrecreaterequest, create and update):
+// defaults and read-only fields from the pod on create, immutability on update; denials name the field.
+import type { ContainerRecreateRequest } from '../../../api/containerrecreaterequest.js';
+import {
+  defaultAndCheckCrrSpec,
+  fillCrrFromNode,
+  fillCrrFromPod,
+  validateCrrUpdate,
+  type NodeLookup,
+  type PodLookup,
+} from '../../../api/containerrecreaterequest-admission.js';
+import { formatFieldErrors, type FieldError } from '../../../api/field-errors.js';
+import type { WireNode, WirePod } from '../../../api/wire.js';
+import { isNotFound } from '../../../kube/errors.js';
+import type { KubeClient } from '../../../kube/client.js';
+import type { KubeObject } from '../../../kube/object.js';
+import { CoreResources } from '../../../kube/resource.js';
+import type { AdmissionDecision, AdmissionHandler } from '../../webhook/admission-review.js';
+
+export const CRR_WEBHOOK_PATH = '/mutate-apps-kruise-io-containerrecreaterequest';
+
+/** Fresh reads of the pod and node a CRR names (a cache could be older than the pod status the user saw). */
+export interface CrrObjectReader {
+  pod(namespace: string, name: string): Promise<PodLookup>;
+  node(name: string): Promise<NodeLookup>;
+}
+
+export function apiReader(client: Pick<KubeClient, 'get'>): CrrObjectReader {
+  return {
+    async pod(namespace, name) {
+      try {
+        return { found: true, pod: await client.get<WirePod & KubeObject>(CoreResources.pods, name, { namespace }) };
+      } catch (err) {
+        if (isNotFound(err)) return { found: false };
+        throw err;
+      }
+    },
+    async node(name) {
+      try {
+        return { found: true, node: await client.get<WireNode & KubeObject>(CoreResources.nodes, name) };
+      } catch (err) {
+        if (isNotFound(err)) return { found: false };
+        throw err;
+      }
+    },
+  };
+}
+
+function deny(errors: FieldError[]): AdmissionDecision {
+  const code = errors.some((e) => e.type === 'FieldValueForbidden') ? 403 : 400;
+  return { allowed: false, code, message: formatFieldErrors(errors) };
+}
+
+export function crrAdmissionHandler(reader: CrrObjectReader): AdmissionHandler {
+  return async (request) => {
+    if (request.operation === 'UPDATE') {
+      if (!request.object || !request.oldObject) return { allowed: true };
+      const errors = validateCrrUpdate(
+        request.object as unknown as ContainerRecreateRequest,
+        request.oldObject as unknown as ContainerRecreateRequest,
+      );
+      return errors.length > 0 ? deny(errors) : { allowed: true };
+    }
+    if (request.operation !== 'CREATE' || !request.object) return { allowed: true };
+    const crr = structuredClone(request.object) as unknown as ContainerRecreateRequest;
+    crr.metadata ??= {};
+    crr.metadata.namespace ??= request.namespace;
+    const specErrors = defaultAndCheckCrrSpec(crr);
+    if (specErrors.length > 0) return deny(specErrors);
+    let pod: PodLookup;
+    try {
+      pod = await reader.pod(crr.metadata.namespace ?? '', crr.spec.podName);
+    } catch (err) {
+      return { allowed: false, code: 500, message: `failed to get Pod ${crr.spec.podName}: ${String(err)}` };
+    }
+    const podErrors = fillCrrFromPod(crr, pod);
+    if (podErrors.length > 0) return deny(podErrors);
+    const nodeName = pod.found ? (pod.pod.spec?.nodeName ?? '') : '';
+    let node: NodeLookup;
+    try {
+      node = await reader.node(nodeName);
+    } catch (err) {
+      return { allowed: false, code: 500, message: `failed to get Node ${nodeName}: ${String(err)}` };
+    }
+    const nodeErrors = fillCrrFromNode(crr, nodeName, node);
+    if (nodeErrors.length > 0) return deny(nodeErrors);
+    return { allowed: true, object: crr as unknown as KubeObject };
+  };
+}
+
+export function crrWebhookHandlers(reader: CrrObjectReader): Record<string, AdmissionHandler> {
+  return { [CRR_WEBHOOK_PATH]: crrAdmissionHandler(reader) };
+}

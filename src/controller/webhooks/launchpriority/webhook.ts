@@ -1,0 +1,19 @@
+// Where the launch-priority pod handler is served and which requests reach it: OpenKruise's pod mutating webhook
+// (`mpod.kb.io` at `/mutate-pod`), pods CREATE only. kube-system and the controller's own namespace are left out,
+// so the control plane can start pods while the controller is down (failurePolicy Fail for everyone else: a pod
+// that asked for an order must not start unordered).
+export const POD_MUTATING_WEBHOOK_NAME = 'mpod.kb.io';
+export const POD_MUTATING_WEBHOOK_PATH = '/mutate-pod';
+
+export const POD_WEBHOOK_RULES = [
+  { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' },
+];
+
+/** Namespaces whose pods never go through the webhook. */
+export function podWebhookNamespaceSelector(controllerNamespace: string): Record<string, unknown> {
+  return {
+    matchExpressions: [
+      { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', controllerNamespace] },
+    ],
+  };
+}

@@ -1,0 +1,136 @@
+// The compiled kruise-controller binary as a child process (e2e tests, the scale benchmark): its JSON logs, stderr,
+// and stop/kill. Found relative to this file so any outDir works; run with this process's Node.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '../../support/wait.js';
+
+export const KRUISE_CONTROLLER_BIN = fileURLToPath(new URL('../../../src/cli/kruise-controller.js', import.meta.url));
+
+export type LogLine = Record<string, unknown> & { msg?: string; level?: string };
+
+export interface ControllerProcessOptions {
+  kubeconfig: string;
+  /** Port of /healthz /readyz /metrics and of the webhooks (chosen free when absent). */
+  statusPort: number;
+  webhookPort: number;
+  certDir: string;
+  extraArgs?: string[];
+  env?: Record<string, string>;
+}
+
+export async function freePort(): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export class ControllerProcess {
+  readonly child: ChildProcess;
+  readonly logs: LogLine[] = [];
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  private done = false;
+
+  constructor(readonly options: ControllerProcessOptions) {
+    const args = [
+      KRUISE_CONTROLLER_BIN,
+      '--kubeconfig',
+      options.kubeconfig,
+      '--addr',
+      `127.0.0.1:${options.statusPort}`,
+      '--webhook-host',
+      '127.0.0.1',
+      '--webhook-port',
+      String(options.webhookPort),
+      '--webhook-url-base',
+      `https://127.0.0.1:${options.webhookPort}`,
+      '--webhook-cert-dir',
+      options.certDir,
+      '--lease-duration',
+      '4s',
+      '--renew-deadline',
+      '3s',
+      '--retry-period',
+      '1s',
+      ...(options.extraArgs ?? []),
+    ];
+    this.child = spawn(process.execPath, args, {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LOG_LEVEL: 'info', ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let partial = '';
+    this.child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      partial += chunk;
+      const lines = partial.split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        try {
+          this.logs.push(JSON.parse(line) as LogLine);
+        } catch {
+          this.stderr += `${line}\n`;
+        }
+      }
+    });
+    this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        this.done = true;
+        resolve({ code, signal });
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  get statusUrl(): string {
+    return `http://127.0.0.1:${this.options.statusPort}`;
+  }
+
+  findLog(msg: RegExp): LogLine | undefined {
+    return this.logs.find((l) => typeof l.msg === 'string' && msg.test(l.msg));
+  }
+
+  /** Wait until /readyz answers 200 (webhooks serving and configured). */
+  async ready(timeoutMs = 30_000): Promise<void> {
+    await waitFor(
+      async () => {
+        if (this.done) throw new Error(`kruise-controller exited: ${this.stderr}`);
+        const res = await fetch(`${this.statusUrl}/readyz`);
+        return res.status === 200;
+      },
+      { timeoutMs, intervalMs: 100, message: 'kruise-controller to be ready' },
+    );
+  }
+
+  async leading(timeoutMs = 30_000): Promise<void> {
+    await waitFor(() => this.findLog(/^caches synced/), { timeoutMs, message: 'kruise-controller to lead' });
+  }
+
+  async metrics(): Promise<string> {
+    return await (await fetch(`${this.statusUrl}/metrics`)).text();
+  }
+
+  async stop(deadlineMs = 15_000): Promise<void> {
+    if (this.done) return;
+    this.child.kill('SIGTERM');
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), deadlineMs);
+    await this.exited;
+    clearTimeout(timer);
+  }
+
+  async kill(): Promise<void> {
+    if (this.done) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+}

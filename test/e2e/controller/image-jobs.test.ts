@@ -1,0 +1,233 @@
+// kruise-controller end to end: the controller as a real process against the API emulator (which calls its
+// admission webhooks over HTTPS), three Nodes whose NodeImages are answered by agents (the test double here).
+import assert from 'node:assert/strict';
+import { ApiError } from '../../../src/kube/errors.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import {
+  IMAGE_LIST_PULL_JOBS,
+  IMAGE_PULL_JOBS,
+  NODE_IMAGES,
+  type ImageListPullJobObject,
+  type ImagePullJobObject,
+  type NodeImageObject,
+  type SecretObject,
+} from '../../../src/controller/resources.js';
+import { FakeAgent } from '../../support/fake-agent.js';
+import { waitFor } from '../../support/wait.js';
+import {
+  createReadyNode,
+  getJob,
+  getListJob,
+  getNodeImage,
+  startControllerEnv,
+  waitForJob,
+  type ControllerEnv,
+} from './controller-env.js';
+
+const NODES = ['kd-ctl-node-a', 'kd-ctl-node-b', 'kd-ctl-node-c'];
+const NS = 'default';
+const REG = 'registry.invalid:5000';
+
+function job(name: string, spec: Partial<ImagePullJobObject['spec']> & { image: string }): ImagePullJobObject {
+  return {
+    metadata: { name, namespace: NS },
+    spec: { completionPolicy: {}, parallelism: 3, ...spec },
+  } as ImagePullJobObject;
+}
+
+function tagOf(ni: NodeImageObject | undefined, image: string, tag: string) {
+  return ni?.spec?.images?.[image]?.tags.find((t) => t.tag === tag);
+}
+
+describe('kruise-controller e2e: image jobs', function () {
+  this.timeout(180_000);
+  let env: ControllerEnv;
+  let agent: FakeAgent;
+
+  before(async () => {
+    env = await startControllerEnv();
+    for (const [i, node] of NODES.entries()) await createReadyNode(env.client, node, { zone: i === 0 ? 'z1' : 'z2' });
+    agent = new FakeAgent({
+      client: env.client,
+      serves: (node) => NODES.includes(node),
+      delayMs: 300,
+      fail: (node, image) => (image.endsWith('/fails') && node === NODES[2] ? 'pulling image is canceled' : undefined),
+    });
+    await agent.start();
+    await env.startController();
+  });
+
+  after(async () => {
+    await agent?.stop();
+    await env?.close();
+  });
+
+  it('creates one NodeImage per Ready Node, with the Node labels', async () => {
+    for (const node of NODES) {
+      const ni = await waitFor(() => getNodeImage(env.client, node), { timeoutMs: 20_000, message: `NodeImage ${node}` });
+      assert.equal(ni.metadata.labels?.['kubernetes.io/hostname'], node);
+    }
+  });
+
+  it('writes its webhook configurations with a caBundle and defaults jobs through the mutating webhook', async () => {
+    const created = await env.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, job('defaults', { image: `${REG}/x/defaults:1`, parallelism: 0 }));
+    assert.equal(created.spec.imagePullPolicy, 'IfNotPresent');
+    assert.equal(created.spec.completionPolicy.type, 'Always');
+    assert.deepEqual(created.spec.pullPolicy, { timeoutSeconds: 600, backoffLimit: 3 });
+    assert.ok(env.api.webhooks.calls.some((c) => c.webhook === 'mimagepulljob.kb.io' && c.outcome === 'allowed'));
+    await env.client.delete(IMAGE_PULL_JOBS, 'defaults', { namespace: NS });
+  });
+
+  it('denies invalid jobs through the validating webhook, naming the field', async () => {
+    const cases: [ImagePullJobObject, RegExp][] = [
+      [job('bad-image', { image: 'Invalid:Image:x' }), /spec\.image: invalid image/],
+      [job('bad-par', { image: `${REG}/x/a:1`, parallelism: -1 }), /spec\.parallelism: parallelism must be non-negative/],
+      [
+        job('bad-never', { image: `${REG}/x/a:1`, completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 5 } }),
+        /activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType/,
+      ],
+      [
+        job('bad-sel', { image: `${REG}/x/a:1`, selector: { names: ['a'], matchLabels: { a: 'b' } } }),
+        /can not set both names and labelSelector in this spec.selector/,
+      ],
+    ];
+    for (const [obj, message] of cases) {
+      await assert.rejects(env.client.create(IMAGE_PULL_JOBS, obj), (err: unknown) => {
+        assert.ok(err instanceof ApiError, String(err));
+        assert.match(err.message, /admission webhook "vimagepulljob.kb.io" denied the request: /);
+        assert.match(err.message, message);
+        return true;
+      });
+    }
+    await assert.rejects(
+      env.client.create(IMAGE_LIST_PULL_JOBS, {
+        metadata: { name: 'bad-list', namespace: NS },
+        spec: { images: [`${REG}/x/a:1`, `${REG}/x/a:1`], completionPolicy: {} },
+      } as ImageListPullJobObject),
+      /admission webhook "vimagelistpulljob.kb.io" denied the request: .*spec\.images.*duplicate/,
+    );
+  });
+
+  it('runs an Always job on all nodes to completion, deletes it after its TTL and collects its tags', async () => {
+    const image = `${REG}/x/always`;
+    await env.client.create(IMAGE_PULL_JOBS, job('always', { image: `${image}:1`, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } }));
+    const done = await waitForJob(env.client, NS, 'always', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.desired, 3);
+    assert.equal(done.status?.succeeded, 3);
+    assert.equal(done.status?.message, 'job has completed');
+    for (const node of NODES) {
+      const ni = await getNodeImage(env.client, node);
+      const tag = tagOf(ni, image, '1');
+      assert.ok(tag, `tag on ${node}`);
+      assert.equal(tag.ownerReferences?.[0]?.name, 'always');
+      assert.equal(tag.imagePullPolicy, 'IfNotPresent');
+      assert.ok(tag.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 302);
+    }
+    await waitFor(async () => !(await getJob(env.client, NS, 'always')), { timeoutMs: 20_000, message: 'the job to go after its TTL' });
+    for (const node of NODES) {
+      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, '1'), { timeoutMs: 20_000, message: `tag collected on ${node}` });
+    }
+  });
+
+  it('runs a job on the nodes it names only, and reports failed nodes', async () => {
+    const image = `${REG}/x/fails`;
+    await env.client.create(IMAGE_PULL_JOBS, job('by-names', { image: `${image}:2`, selector: { names: [NODES[1]!, NODES[2]!, 'no-such-node'] } }));
+    const done = await waitForJob(env.client, NS, 'by-names', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.desired, 2);
+    assert.equal(done.status?.succeeded, 1);
+    assert.equal(done.status?.failed, 1);
+    assert.deepEqual(done.status?.failedNodes, [NODES[2]]);
+    assert.equal(tagOf(await getNodeImage(env.client, NODES[0]!), image, '2'), undefined);
+  });
+
+  it('keeps a Never job running once every node has the image', async () => {
+    const image = `${REG}/x/never`;
+    await env.client.create(IMAGE_PULL_JOBS, job('never', { image: `${image}:1`, completionPolicy: { type: 'Never' } }));
+    const j = await waitForJob(env.client, NS, 'never', (x) => x.status?.succeeded === 3);
+    assert.equal(j.status?.completionTime, undefined);
+    assert.equal(j.status?.message, 'job is running, progress 100.0%');
+    const tag = tagOf(await getNodeImage(env.client, NODES[0]!), image, '1');
+    assert.ok(tag?.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 86_400 - 600);
+    assert.equal(tag?.pullPolicy?.activeDeadlineSeconds, 1800);
+    await env.client.delete(IMAGE_PULL_JOBS, 'never', { namespace: NS });
+    await waitFor(async () => !(await getJob(env.client, NS, 'never')), { message: 'the Never job to be deleted (finalizer released)' });
+  });
+
+  it('lets two jobs on the same image:tag share the tag and both complete', async () => {
+    const image = `${REG}/x/shared`;
+    await env.client.create(IMAGE_PULL_JOBS, job('shared-1', { image: `${image}:1` }));
+    await env.client.create(IMAGE_PULL_JOBS, job('shared-2', { image: `${image}:1`, imagePullPolicy: 'Always' }));
+    const [a, b] = await Promise.all([
+      waitForJob(env.client, NS, 'shared-1', (j) => !!j.status?.completionTime),
+      waitForJob(env.client, NS, 'shared-2', (j) => !!j.status?.completionTime),
+    ]);
+    assert.equal(a.status?.succeeded, 3);
+    assert.equal(b.status?.succeeded, 3);
+    for (const node of NODES) {
+      const tag = tagOf(await getNodeImage(env.client, node), image, '1');
+      assert.deepEqual(tag?.ownerReferences?.map((o) => o.name).sort(), ['shared-1', 'shared-2']);
+    }
+  });
+
+  it('copies a job pull secret into kruise-daemon-config, references it from the NodeImages, and removes it with the job', async () => {
+    await env.client.create<SecretObject>(CoreResources.secrets, {
+      metadata: { name: 'regcred', namespace: NS },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [REG]: { auth: 'dTpw' } } })).toString('base64') },
+    });
+    const image = `${REG}/x/secret`;
+    // paused (parallelism 0): the copy is made while the job runs
+    await env.client.create(IMAGE_PULL_JOBS, job('with-secret', { image: `${image}:1`, pullSecrets: ['regcred'], parallelism: 0 }));
+    const copyOf = async (): Promise<SecretObject | undefined> =>
+      (await env.client.list<SecretObject>(CoreResources.secrets, { namespace: 'kruise-daemon-config' })).items.find(
+        (s) => s.metadata?.annotations?.['imagepulljobs.kruise.io/source-key'] === `${NS}/regcred`,
+      );
+    const copy = await waitFor(copyOf, { message: 'the copy of regcred' });
+    assert.equal(copy.metadata?.annotations?.['imagepulljobs.kruise.io/references'], `${NS}/with-secret`);
+    assert.equal(copy.type, 'kubernetes.io/dockerconfigjson');
+    assert.equal(copy.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined);
+    await env.client.patch(IMAGE_PULL_JOBS, 'with-secret', { spec: { parallelism: 3 } }, { type: 'merge', namespace: NS });
+    await waitForJob(env.client, NS, 'with-secret', (j) => !!j.status?.completionTime);
+    const ni = await getNodeImage(env.client, NODES[0]!);
+    assert.deepEqual(ni?.spec?.images?.[image]?.pullSecrets, [{ namespace: 'kruise-daemon-config', name: copy.metadata?.name, mode: 'batch' }]);
+    await waitFor(async () => !(await copyOf()), { message: 'the copy to go once no running job references it' });
+  });
+
+  it('runs an ImageListPullJob of two images to completion', async () => {
+    await env.client.create(IMAGE_LIST_PULL_JOBS, {
+      metadata: { name: 'list', namespace: NS },
+      spec: { images: [`${REG}/x/list-a:1`, `${REG}/x/list-b:1`], parallelism: 3, completionPolicy: { type: 'Always' } },
+    } as ImageListPullJobObject);
+    const done = await waitFor(
+      async () => {
+        const l = await getListJob(env.client, NS, 'list');
+        return l?.status?.completionTime ? l : undefined;
+      },
+      { timeoutMs: 60_000, message: 'the ImageListPullJob to complete' },
+    );
+    assert.equal(done.status?.desired, 2);
+    assert.equal(done.status?.completed, 2);
+    assert.equal(done.status?.succeeded, 2);
+    const children = (await env.client.list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
+      j.metadata.ownerReferences?.some((o) => o.uid === done.metadata.uid),
+    );
+    assert.deepEqual(children.map((c) => c.spec.image).sort(), [`${REG}/x/list-a:1`, `${REG}/x/list-b:1`]);
+  });
+
+  it('loses nothing when the controller is restarted mid-job', async () => {
+    const image = `${REG}/x/restart`;
+    await env.client.create(IMAGE_PULL_JOBS, job('restart', { image: `${image}:1`, parallelism: 1 }));
+    await waitFor(async () => tagOf(await getNodeImage(env.client, NODES[0]!), image, '1'), { message: 'the first node to get the tag' });
+    await env.controller!.kill();
+    await env.startController();
+    const done = await waitForJob(env.client, NS, 'restart', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.succeeded, 3);
+    for (const node of NODES) {
+      const tag = tagOf(await getNodeImage(env.client, node), image, '1');
+      assert.equal(tag?.version, 0, `no second write of the tag on ${node}`);
+      assert.equal(tag?.ownerReferences?.length, 1);
+    }
+    const list = await env.client.list<NodeImageObject>(NODE_IMAGES);
+    assert.equal(list.items.length, 3);
+  });
+});
