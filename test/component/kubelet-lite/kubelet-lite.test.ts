@@ -470,4 +470,37 @@ describe('kubelet-lite (local cluster)', function () {
     const after = await waitForPod(kube, pod.metadata.name, isRunningAndReady, 'Ready after the gate turned True');
     assert.equal(after.status?.conditions?.find((c) => c.type === gate)?.status, 'True');
   });
+
+  it('recreates a container whose image changed in the pod spec (in-place update), keeping the sandbox', async () => {
+    const pod = podManifest(name('inplace'), nodes[0]!, [container('app', cluster.images.busybox1)]);
+    const created = await createPod(kube, pod);
+    const before = await waitForPod(kube, pod.metadata.name, isRunningAndReady, 'Running');
+    const oldId = containerId(statusOf(before, 'app'));
+    await kube.patch(
+      CoreResources.pods,
+      pod.metadata.name,
+      { spec: { containers: [{ name: 'app', image: cluster.images.busybox2 }] } },
+      { type: 'strategic', namespace: NAMESPACE },
+    );
+    const after = await waitForPod(
+      kube,
+      pod.metadata.name,
+      (p) =>
+        statusOf(p, 'app')?.image === cluster.images.busybox2 &&
+        statusOf(p, 'app')?.restartCount === 1 &&
+        isRunningAndReady(p),
+      'running the new image',
+    );
+    const newId = containerId(statusOf(after, 'app'));
+    assert.notEqual(newId, oldId);
+    assert.notEqual(statusOf(after, 'app')?.imageID, statusOf(before, 'app')?.imageID);
+    assert.equal(after.status?.podIP, before.status?.podIP);
+    assert.equal((await sandboxesOf(cri, created.metadata.uid)).length, 1);
+    const fresh = await criStatus(cri, newId);
+    assert.equal(
+      fresh.annotations['io.kubernetes.container.hash'],
+      containerHash({ name: 'app', image: cluster.images.busybox2 }),
+    );
+    assert.match(await shell(cri, newId, 'cat /VERSION'), /2\.0$/);
+  });
 });
