@@ -10,6 +10,21 @@ import { installConflist, installPlugin } from './install.js';
 import { ipamMetrics } from './metrics.js';
 import type { IpamOptions } from './options.js';
 
+/** Pod Events through the recorder: the pod is named by namespace, name and (when known) UID. */
+export function podEvents(recorder: EventRecorder): PodEventSink {
+  return {
+    event(pod, type, reason, message) {
+      recorder.event(
+        { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: pod.namespace, name: pod.name, uid: pod.uid } },
+        type,
+        reason,
+        message,
+        CoreResources.pods,
+      );
+    },
+  };
+}
+
 export function startIpReservation(ctx: AgentContext<CriClient>, ipam: IpamOptions): IpReservationController {
   if (ipam.install) {
     const plugin = installPlugin(ipam.cniBinDir);
@@ -25,17 +40,7 @@ export function startIpReservation(ctx: AgentContext<CriClient>, ipam: IpamOptio
     }
   }
   let recorder: EventRecorder | undefined;
-  const events: PodEventSink = {
-    event(pod, type, reason, message) {
-      recorder?.event(
-        { apiVersion: 'v1', kind: 'Pod', metadata: { namespace: pod.namespace, name: pod.name, uid: pod.uid } },
-        type,
-        reason,
-        message,
-        CoreResources.pods,
-      );
-    },
-  };
+  const events: PodEventSink = { event: (...args) => (recorder ? podEvents(recorder).event(...args) : undefined) };
   ctx
     .kube()
     .then((client) => {

@@ -3,9 +3,12 @@
 // a conf dir with a default bridge + host-local conflist, and the Linux bridge created with the gateway address so
 // the host reaches pods. The bridge plugin runs with isGateway=false and ipMasq=false: no iptables rules, no
 // ip_forward change. The subnet 10.X.0.0/16 is derived from the cluster id, moved on if a host route overlaps it,
-// and kept in allocations.json.
+// and kept in allocations.json. CLUSTER_POD_IPAM=kruise-ipam puts the project's kruise-ipam behind the bridge instead
+// of host-local (same ranges; the plugin wrapper is installed into the plugin directory).
 import { mkdir, readdir, readlink, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { installPlugin } from '../../../src/daemon/ipreservation/install.js';
 import type { ClusterContext } from '../component.js';
 import type { ComponentStatus, ComponentWithStatus } from './component-status.js';
 import { clusterPaths, type ClusterPaths } from '../paths.js';
@@ -100,7 +103,35 @@ async function linkSystemPlugins(binDir: string): Promise<void> {
   }
 }
 
-export function defaultConflist(paths: ClusterPaths, subnet: PodSubnet): string {
+/** The pod network's IPAM plugin: host-local (default) or the project's kruise-ipam (CLUSTER_POD_IPAM=kruise-ipam). */
+export type PodIpam = 'host-local' | 'kruise-ipam';
+
+export function podIpamFromEnv(env: NodeJS.ProcessEnv = process.env): PodIpam {
+  const value = env.CLUSTER_POD_IPAM ?? 'host-local';
+  if (value !== 'host-local' && value !== 'kruise-ipam') {
+    throw new ClusterError(`CLUSTER_POD_IPAM=${JSON.stringify(value)}: expected host-local or kruise-ipam`);
+  }
+  return value;
+}
+
+/** kruise-ipam's ipam block (same ranges as host-local's) behind the bridge, with the pod-annotations capability. */
+function kruiseIpamPlugin(paths: ClusterPaths, subnet: PodSubnet): Record<string, unknown> {
+  return {
+    capabilities: { 'io.kubernetes.cri.pod-annotations': true },
+    ipam: {
+      type: 'kruise-ipam',
+      ranges: [
+        [{ subnet: subnet.cidr, rangeStart: subnet.rangeStart, rangeEnd: subnet.rangeEnd, gateway: subnet.gateway }],
+      ],
+      dataDir: join(paths.cni.stateDir, 'kruise-ipam'),
+    },
+  };
+}
+
+/** The compiled plugin beside this file (<outDir>/test/cluster/runtime to <outDir>/src/cli). */
+const KRUISE_IPAM_ENTRY = fileURLToPath(new URL('../../../src/cli/kruise-ipam.js', import.meta.url));
+
+export function defaultConflist(paths: ClusterPaths, subnet: PodSubnet, ipam: PodIpam = 'host-local'): string {
   const conflist = {
     cniVersion: '1.0.0',
     name: paths.networkName,
@@ -125,6 +156,7 @@ export function defaultConflist(paths: ClusterPaths, subnet: PodSubnet): string 
           ],
           dataDir: join(paths.cni.stateDir, 'host-local'),
         },
+        ...(ipam === 'kruise-ipam' ? kruiseIpamPlugin(paths, subnet) : {}),
       },
     ],
   };
@@ -160,7 +192,9 @@ export function podNetwork(): ComponentWithStatus {
       await mkdir(paths.cni.stateDir, { recursive: true });
       const subnet = await chooseSubnet(paths);
       await ensureBridge(paths.bridge, subnet);
-      await writeIfChanged(paths.cni.defaultConflist, defaultConflist(paths, subnet));
+      const ipam = podIpamFromEnv();
+      if (ipam === 'kruise-ipam') installPlugin(paths.cni.binDir, process.execPath, KRUISE_IPAM_ENTRY);
+      await writeIfChanged(paths.cni.defaultConflist, defaultConflist(paths, subnet, ipam));
       return {
         CNI_BIN_DIR: paths.cni.binDir,
         CNI_CONF_DIR: paths.cni.confDir,
@@ -169,6 +203,7 @@ export function podNetwork(): ComponentWithStatus {
         POD_SUBNET: subnet.cidr,
         POD_GATEWAY: subnet.gateway,
         POD_BRIDGE: paths.bridge,
+        POD_IPAM: ipam,
       };
     },
     async down(ctx: ClusterContext) {
@@ -179,6 +214,7 @@ export function podNetwork(): ComponentWithStatus {
       }
       // every pod is gone once containerd is down: drop host-local's leases so none leak into the next up
       await rm(join(paths.cni.stateDir, 'host-local'), { recursive: true, force: true });
+      await rm(join(paths.cni.stateDir, 'kruise-ipam'), { recursive: true, force: true });
       // libcni caches each ADD result in /var/lib/cni/results/<network>-<container>-<ifname> (shared by all runtimes)
       for (const entry of await readdir(LIBCNI_RESULTS_DIR).catch(() => [])) {
         if (entry.startsWith(`${paths.networkName}-`)) await rm(join(LIBCNI_RESULTS_DIR, entry), { force: true });
