@@ -54,6 +54,8 @@ async function main(): Promise<void> {
     kube.close();
     process.exit(0);
   };
+  // a bug in one sync must not take every node of the cluster down: log it and carry on
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
   await Promise.all(nodes.map((n) => n.start()));

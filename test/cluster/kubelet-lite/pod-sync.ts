@@ -173,7 +173,7 @@ export class PodSyncer {
     const current = sandbox!;
     const inSandbox = (i: InstanceView | undefined): InstanceView | undefined =>
       i && i.sandboxId === current.id ? i : undefined;
-    const podIPs = current.ip ? [current.ip, ...current.additionalIps] : [];
+    const podIPs = pod.spec.hostNetwork ? settings.hostIPs : current.ip ? [current.ip, ...current.additionalIps] : [];
 
     // init containers, one at a time
     let initialized = true;
