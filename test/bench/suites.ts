@@ -4,6 +4,7 @@ import { agentMemorySuite } from './agent-memory.js';
 import { criLatencySuite } from './cri-latency.js';
 import { kubeMemorySuite } from './kube-memory.js';
 import type { BenchSuite } from './framework.js';
+import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { kubeletLiteSuite } from './kubelet-lite.js';
 
@@ -12,5 +13,6 @@ export const SUITES: readonly BenchSuite[] = [
   agentMemorySuite,
   kubeMemorySuite,
   kubeletLiteSuite,
+  imagePullerSuite,
   ipamSuite,
 ];

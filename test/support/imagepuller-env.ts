@@ -104,7 +104,7 @@ export async function waitForStatus(
   client: KubeClient,
   name: string,
   check: (status: NodeImageStatus, object: NodeImageObject) => boolean,
-  options: { timeoutMs?: number; message?: string } = {},
+  options: { timeoutMs?: number; message?: string; intervalMs?: number } = {},
 ): Promise<NodeImageObject> {
   let last: NodeImageStatus | undefined;
   try {
@@ -114,7 +114,11 @@ export async function waitForStatus(
         last = object?.status;
         return object?.status && check(object.status, object) ? object : undefined;
       },
-      { timeoutMs: options.timeoutMs ?? 30_000, intervalMs: 50, message: options.message ?? 'the NodeImage status' },
+      {
+        timeoutMs: options.timeoutMs ?? 30_000,
+        intervalMs: options.intervalMs ?? 50,
+        message: options.message ?? 'the NodeImage status',
+      },
     );
   } catch (err) {
     throw new Error(`${(err as Error).message}; last status: ${JSON.stringify(last)}`);

@@ -113,15 +113,17 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
         },
         [pause]: { tags: [{ tag: '3.9', version: 0, pullPolicy: policy(), imagePullPolicy: 'IfNotPresent' }] },
         [`${reg}/test/Bad_Name`]: { tags: [{ tag: '1', pullPolicy: policy() }] },
+        // nothing listens on port 1
+        ['127.0.0.1:1/test/busybox']: { tags: [{ tag: '1.0', pullPolicy: policy() }] },
       },
     });
-    const done = await waitForStatus(env.client, NODE, (s) => s.succeeded === 3 && s.failed === 1, {
-      message: '3 tags Succeeded and 1 Failed',
+    const done = await waitForStatus(env.client, NODE, (s) => s.succeeded === 3 && s.failed === 2, {
+      message: '3 tags Succeeded and 2 Failed',
     });
     const status = done.status!;
     assert.deepEqual(
       { desired: status.desired, pulling: status.pulling, waiting: status.waiting },
-      { desired: 4, pulling: 0, waiting: 0 },
+      { desired: 5, pulling: 0, waiting: 0 },
     );
     for (const [image, tag] of [
       [busybox, '1.0'],
@@ -139,6 +141,12 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
     const bad = tagStatusOf(status, `${reg}/test/Bad_Name`, '1')!;
     assert.equal(bad.phase, 'Failed');
     assert.match(bad.message ?? '', /invalid image .*Bad_Name/);
+    const unreachable = tagStatusOf(status, '127.0.0.1:1/test/busybox', '1.0')!;
+    assert.equal(unreachable.phase, 'Failed');
+    assert.match(
+      unreachable.message ?? '',
+      /registry 127\.0\.0\.1:1 of 127\.0\.0\.1:1\/test\/busybox:1\.0 cannot be reached/,
+    );
 
     const events = await waitFor(
       async () => {
