@@ -1,0 +1,286 @@
+// CRR housekeeping in the central controller (OpenKruise's manager-side CRR controller, reference §1.4): once a CRR
+// is completed it releases the pod's not-ready hold and the finalizer, removes the active label (the agents stop
+// watching it) and deletes it after ttlSecondsAfterFinished; before that it completes CRRs whose pod has gone,
+// that no agent picked up within a minute, or that ran past activeDeadlineSeconds; and for unreadyGracePeriodSeconds
+// it holds the pod not-ready through the KruisePodReady readiness gate and stamps the unready-acquired time the
+// agent waits on. Readiness of the new containers is read by the agent from the pod itself, so no status
+// snapshot is written here.
+import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../api/constants.js';
+import type { ContainerRecreateRequest } from '../../api/containerrecreaterequest.js';
+import type { WirePod } from '../../api/wire.js';
+import {
+  byLabel,
+  CoreResources,
+  Informer,
+  isNotFound,
+  patchStatus,
+  runWorkers,
+  WorkQueue,
+  type KubeClient,
+  type KubeMetrics,
+  type KubeObject,
+  type ReconcileResult,
+  type ResourceType,
+} from '../../kube/index.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Clock } from '../../util/clock.js';
+import { addNotReadyKey, CRR_USER_AGENT, hasKruisePodReadyGate, removeNotReadyKey } from './pod-readiness.js';
+
+export const CRR_RESOURCE: ResourceType = {
+  group: 'apps.kruise.io',
+  version: 'v1alpha1',
+  resource: 'containerrecreaterequests',
+  namespaced: true,
+  kind: 'ContainerRecreateRequest',
+};
+
+export type CrrObject = ContainerRecreateRequest & KubeObject;
+export type PodObject = WirePod & KubeObject;
+
+export const CRR_POD_UID_INDEX = 'crrPodUid';
+/** An agent that has not set a phase within this long is taken as absent (OpenKruise's responseTimeout). */
+export const RESPONSE_TIMEOUT_MS = 60_000;
+
+export const MESSAGE_POD_GONE = 'pod has gone';
+export const MESSAGE_NO_RESPONSE = 'daemon has not responded for a long time';
+export const MESSAGE_DEADLINE = 'recreating has exceeded the activeDeadlineSeconds';
+
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** The CRR informer the housekeeper needs (all namespaces, indexed by the pod-uid label). */
+export function newCrrInformer(
+  client: KubeClient,
+  options: { clock: Clock; logger: Logger; metrics?: KubeMetrics },
+): Informer<CrrObject> {
+  return new Informer<CrrObject>(CRR_RESOURCE, client, {
+    name: 'containerrecreaterequests',
+    clock: options.clock,
+    logger: options.logger,
+    metrics: options.metrics,
+    indexers: { [CRR_POD_UID_INDEX]: byLabel(CRR_POD_UID_LABEL) },
+  });
+}
+
+export interface CrrHousekeeperOptions {
+  client: KubeClient;
+  crrs: Informer<CrrObject>;
+  /** Pods (all namespaces); looked up by "namespace/name". */
+  pods: Informer<PodObject>;
+  clock: Clock;
+  logger: Logger;
+  kubeMetrics?: KubeMetrics;
+  workers?: number;
+  responseTimeoutMs?: number;
+}
+
+export class CrrHousekeeper {
+  private readonly queue: WorkQueue<string>;
+  private running?: Promise<void>;
+  private removeHandlers: Array<() => void> = [];
+
+  constructor(private readonly options: CrrHousekeeperOptions) {
+    this.queue = new WorkQueue<string>({ name: 'crr', clock: options.clock, metrics: options.kubeMetrics });
+  }
+
+  /** Add the handlers and run the workers (call once the caches synced). */
+  start(): void {
+    const { crrs, pods } = this.options;
+    const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+    this.removeHandlers.push(
+      crrs.addHandlers({ onAdd: (c) => this.queue.add(key(c)), onUpdate: (_, c) => this.queue.add(key(c)) }),
+    );
+    const onPod = (pod: PodObject): void => {
+      const uid = pod.metadata?.uid;
+      if (!uid) return;
+      for (const crr of crrs.store.byIndex(CRR_POD_UID_INDEX, uid)) {
+        if (!crr.metadata?.deletionTimestamp && !crr.status?.completionTime) this.queue.add(key(crr));
+      }
+    };
+    this.removeHandlers.push(
+      pods.addHandlers({
+        onUpdate: (old, pod) => {
+          if (
+            (!old.metadata?.deletionTimestamp && pod.metadata?.deletionTimestamp) ||
+            JSON.stringify(old.status?.containerStatuses) !== JSON.stringify(pod.status?.containerStatuses)
+          ) {
+            onPod(pod);
+          }
+        },
+        onDelete: onPod,
+      }),
+    );
+    this.running = runWorkers(this.queue, this.options.workers ?? 3, (k) => this.reconcile(k), {
+      logger: this.options.logger,
+      metrics: this.options.kubeMetrics,
+    });
+  }
+
+  async stop(): Promise<void> {
+    for (const remove of this.removeHandlers) remove();
+    this.queue.shutDown();
+    await this.running;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const { crrs, pods, client, clock, logger } = this.options;
+    const crr = crrs.get(key);
+    if (!crr) return;
+    const ns = crr.metadata?.namespace ?? '';
+    const pod = pods.get(`${ns}/${crr.spec?.podName ?? ''}`);
+    const now = clock.now();
+    const log = logger.child({ crr: key });
+
+    if (crr.metadata?.deletionTimestamp || crr.status?.completionTime) {
+      if (crr.metadata?.finalizers?.includes(CRR_UNREADY_ACQUIRED_KEY)) {
+        await this.releasePodNotReady(crr, pod);
+        return;
+      }
+      if (crr.metadata?.deletionTimestamp) return;
+      if (crr.metadata?.labels?.[CRR_ACTIVE_LABEL] !== undefined) {
+        await client.patch(
+          CRR_RESOURCE,
+          crr.metadata!.name!,
+          { metadata: { labels: { [CRR_ACTIVE_LABEL]: null } } },
+          {
+            type: 'merge',
+            namespace: ns,
+          },
+        );
+        return;
+      }
+      const ttl = crr.spec?.ttlSecondsAfterFinished;
+      if (ttl === undefined || ttl === null) return;
+      const left = ttl * 1000 - (now - (Date.parse(crr.status!.completionTime!) || now));
+      if (left > 0) return { requeueAfter: left };
+      log.info({ ttlSecondsAfterFinished: ttl }, 'deleting finished ContainerRecreateRequest');
+      try {
+        await client.delete(CRR_RESOURCE, crr.metadata!.name!, { namespace: ns });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      return;
+    }
+
+    if (!pod || pod.metadata?.deletionTimestamp || pod.metadata?.uid !== crr.metadata?.labels?.[CRR_POD_UID_LABEL]) {
+      await this.complete(crr, MESSAGE_POD_GONE);
+      return;
+    }
+
+    const created = Date.parse(crr.metadata?.creationTimestamp ?? '') || now;
+    let wait = Number.POSITIVE_INFINITY;
+    if (!crr.status?.phase) {
+      const left = (this.options.responseTimeoutMs ?? RESPONSE_TIMEOUT_MS) - (now - created);
+      if (left <= 0) {
+        await this.complete(crr, MESSAGE_NO_RESPONSE);
+        return;
+      }
+      wait = Math.min(wait, left);
+    }
+    const deadline = crr.spec?.activeDeadlineSeconds;
+    if (deadline !== undefined && deadline !== null) {
+      const left = deadline * 1000 - (now - created);
+      if (left <= 0) {
+        await this.complete(crr, MESSAGE_DEADLINE);
+        return;
+      }
+      wait = Math.min(wait, left);
+    }
+    if (
+      crr.status?.phase === 'Recreating' &&
+      crr.spec?.strategy?.unreadyGracePeriodSeconds !== undefined &&
+      crr.spec.strategy.unreadyGracePeriodSeconds !== null &&
+      !crr.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY]
+    ) {
+      await this.acquirePodNotReady(crr, pod);
+    }
+    return Number.isFinite(wait) ? { requeueAfter: Math.max(1, wait) } : undefined;
+  }
+
+  private async complete(crr: CrrObject, message: string): Promise<void> {
+    this.options.logger.info(
+      { crr: `${crr.metadata?.namespace}/${crr.metadata?.name}`, message },
+      'completing ContainerRecreateRequest',
+    );
+    await patchStatus(this.options.client, CRR_RESOURCE, crr, (draft) => {
+      draft.status = {
+        ...(draft.status ?? { phase: '' }),
+        phase: 'Completed',
+        completionTime: rfc3339(this.options.clock.now()),
+        message,
+      };
+    });
+  }
+
+  /** Finalizer first (so the hold is always released), then the pod's not-ready key, then the acquired time. */
+  private async acquirePodNotReady(crr: CrrObject, pod: PodObject): Promise<void> {
+    const { client, clock } = this.options;
+    const ns = crr.metadata?.namespace ?? '';
+    const name = crr.metadata!.name!;
+    if (hasKruisePodReadyGate(pod)) {
+      if (!crr.metadata?.finalizers?.includes(CRR_UNREADY_ACQUIRED_KEY)) {
+        await client.patch(
+          CRR_RESOURCE,
+          name,
+          {
+            metadata: {
+              finalizers: [...(crr.metadata?.finalizers ?? []), CRR_UNREADY_ACQUIRED_KEY],
+              resourceVersion: crr.metadata?.resourceVersion,
+            },
+          },
+          { type: 'merge', namespace: ns },
+        );
+      }
+      await patchStatus(client, CoreResources.pods, pod, (draft) => {
+        const conditions = addNotReadyKey(
+          draft,
+          { userAgent: CRR_USER_AGENT, key: `${ns}/${name}` },
+          rfc3339(clock.now()),
+        );
+        if (conditions) draft.status = { ...(draft.status ?? {}), conditions };
+      });
+    } else {
+      this.options.logger.info(
+        { crr: `${ns}/${name}` },
+        'pod has no KruisePodReady readiness gate: could not set it not-ready',
+      );
+    }
+    await client.patch(
+      CRR_RESOURCE,
+      name,
+      { metadata: { annotations: { [CRR_UNREADY_ACQUIRED_KEY]: rfc3339(clock.now()) } } },
+      {
+        type: 'merge',
+        namespace: ns,
+      },
+    );
+  }
+
+  private async releasePodNotReady(crr: CrrObject, pod: PodObject | undefined): Promise<void> {
+    const { client, clock } = this.options;
+    const ns = crr.metadata?.namespace ?? '';
+    const name = crr.metadata!.name!;
+    if (pod) {
+      await patchStatus(client, CoreResources.pods, pod, (draft) => {
+        const conditions = removeNotReadyKey(
+          draft,
+          { userAgent: CRR_USER_AGENT, key: `${ns}/${name}` },
+          rfc3339(clock.now()),
+        );
+        if (conditions) draft.status = { ...(draft.status ?? {}), conditions };
+      });
+    }
+    await client.patch(
+      CRR_RESOURCE,
+      name,
+      {
+        metadata: {
+          finalizers: (crr.metadata?.finalizers ?? []).filter((f) => f !== CRR_UNREADY_ACQUIRED_KEY),
+          resourceVersion: crr.metadata?.resourceVersion,
+        },
+      },
+      { type: 'merge', namespace: ns },
+    );
+  }
+}
