@@ -1,0 +1,191 @@
+// Container launch priority end to end: pods created through the API emulator with the launch-priority webhook
+// handler in its admission chain, run by kubelet-lite on the real containerd, barriers released by the agent as a
+// real process. Start order is read from the runtime (CRI started_at), not from the agent.
+import assert from 'node:assert/strict';
+import { ApiError } from '../../../src/kube/errors.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import { waitFor } from '../../support/wait.js';
+import {
+  allReady,
+  containerId,
+  deletePods,
+  getBarrier,
+  getPod,
+  NAMESPACE,
+  podManifest,
+  runtimeStartTimes,
+  startLaunchStack,
+  type ContainerDef,
+  type LaunchStack,
+  type PodObject,
+} from './stack.js';
+
+const NODE = 'lp-e2e-node';
+const COMPLETED = 'apps.kruise.io/container-launch-priority-completed';
+
+describe('launch priority e2e: kubelet-lite on containerd, agent releases barriers', function () {
+  this.timeout(180_000);
+  let stack: LaunchStack;
+  const created: string[] = [];
+
+  before(async () => {
+    stack = await startLaunchStack({ node: NODE });
+  });
+
+  after(async () => {
+    if (stack) {
+      await deletePods(stack.client, created);
+      await stack.close();
+    }
+  });
+
+  async function create(
+    containers: ContainerDef[],
+    metadata: { name?: string; generateName?: string; annotations?: Record<string, string> },
+  ): Promise<PodObject> {
+    const pod = await stack.client.create<PodObject>(
+      CoreResources.pods,
+      podManifest(NODE, containers, metadata, stack.cluster.images.busybox1),
+      { namespace: NAMESPACE },
+    );
+    created.push(pod.metadata!.name!);
+    return pod;
+  }
+
+  async function runningAndCompleted(name: string, timeoutMs = 90_000): Promise<PodObject> {
+    return waitFor(
+      async () => {
+        const pod = await getPod(stack.client, name);
+        return allReady(pod) && pod?.metadata?.annotations?.[COMPLETED] === 'true' ? pod : undefined;
+      },
+      { timeoutMs, intervalMs: 100, message: `pod ${name} running, every container ready, launch priority completed` },
+    );
+  }
+
+  /** Container names ordered by their runtime start time; every start is distinct. */
+  async function startOrder(pod: PodObject): Promise<string[]> {
+    const times = await runtimeStartTimes(stack.cri, pod.metadata!.uid!);
+    const order = [...times.entries()].sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+    for (let i = 1; i < order.length; i++) {
+      assert.ok(order[i]![1] > order[i - 1]![1], `${order[i]![0]} started strictly after ${order[i - 1]![0]}`);
+    }
+    return order.map(([name]) => name);
+  }
+
+  it('starts containers of priorities 10, 0 and -5 strictly in that order (runtime start times)', async () => {
+    const pod = await create(
+      [
+        { name: 'app', priority: '-5' },
+        { name: 'proxy', priority: '10' },
+        { name: 'conf', priority: '0' },
+      ],
+      { name: 'lp-priorities' },
+    );
+    const injected = pod.spec?.containers?.map((c) => JSON.stringify(c.env));
+    assert.ok(
+      injected?.every((env) => env?.includes('KRUISE_CONTAINER_BARRIER')),
+      'the webhook injected the barrier',
+    );
+    const running = await runningAndCompleted('lp-priorities');
+    assert.deepEqual(await startOrder(running), ['proxy', 'conf', 'app']);
+    const barrier = await getBarrier(stack.client, 'lp-priorities');
+    assert.deepEqual(Object.keys(barrier?.data ?? {}).sort(), ['p_-5', 'p_0', 'p_10']);
+    assert.deepEqual(barrier?.metadata?.ownerReferences, [
+      { apiVersion: 'v1', kind: 'Pod', name: 'lp-priorities', uid: running.metadata!.uid },
+    ]);
+  });
+
+  it('starts containers in spec order with Ordered', async () => {
+    await create([{ name: 'first' }, { name: 'second' }, { name: 'third' }], {
+      name: 'lp-ordered',
+      annotations: { 'apps.kruise.io/container-launch-priority': 'Ordered' },
+    });
+    const running = await runningAndCompleted('lp-ordered');
+    assert.deepEqual(await startOrder(running), ['first', 'second', 'third']);
+  });
+
+  it('orders a pod created with generateName (the webhook names it first)', async () => {
+    const pod = await create(
+      [
+        { name: 'late', priority: '1' },
+        { name: 'early', priority: '2' },
+      ],
+      {
+        generateName: 'lp-gen-',
+      },
+    );
+    const name = pod.metadata!.name!;
+    assert.match(name, /^lp-gen-[a-z0-9]{5}$/);
+    const env = JSON.stringify(pod.spec?.containers?.[0]?.env);
+    assert.ok(env.includes(`"${name}-barrier"`), `the barrier env names ${name}-barrier: ${env}`);
+    const running = await runningAndCompleted(name);
+    assert.deepEqual(await startOrder(running), ['early', 'late']);
+    assert.equal((await getBarrier(stack.client, name))?.metadata?.ownerReferences?.[0]?.uid, running.metadata!.uid);
+  });
+
+  it('denies invalid priorities with a message naming the container', async () => {
+    for (const value of ['high', '2147483648', '1.5']) {
+      const err = await stack.client
+        .create(
+          CoreResources.pods,
+          podManifest(
+            NODE,
+            [
+              { name: 'ok', priority: '1' },
+              { name: 'broken', priority: value },
+            ],
+            { name: 'lp-bad' },
+            'x',
+          ),
+          { namespace: NAMESPACE },
+        )
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      assert.ok(err instanceof ApiError, `${value} is denied`);
+      assert.equal(err.code, 400);
+      assert.match(err.message, /mpod\.kb\.io/);
+      assert.match(err.message, /container "broken"/);
+      assert.match(err.message, /KRUISE_CONTAINER_PRIORITY/);
+    }
+    assert.equal(await getPod(stack.client, 'lp-bad'), undefined);
+  });
+
+  it('recreates a barrier ConfigMap deleted mid-way and finishes the order', async () => {
+    const pod = await create(
+      [
+        { name: 'top', priority: '2' },
+        { name: 'middle', priority: '1', readyWhenFile: true },
+        { name: 'bottom', priority: '0' },
+      ],
+      { name: 'lp-deleted' },
+    );
+    const uid = pod.metadata!.uid!;
+    // the middle level is released and running, but not ready: the agent waits on it
+    const middle = await waitFor(() => containerId(stack.cri, uid, 'middle'), {
+      timeoutMs: 60_000,
+      message: 'middle running',
+    });
+    const before = await getBarrier(stack.client, 'lp-deleted');
+    assert.deepEqual(Object.keys(before?.data ?? {}).sort(), ['p_1', 'p_2']);
+    await stack.client.delete(CoreResources.configMaps, 'lp-deleted-barrier', { namespace: NAMESPACE });
+    assert.equal(await containerId(stack.cri, uid, 'bottom'), undefined, 'bottom waits');
+
+    await stack.cri.execSync({ container_id: middle, cmd: ['touch', '/tmp/ready'], timeout: 10 });
+    const running = await runningAndCompleted('lp-deleted');
+    const after = await getBarrier(stack.client, 'lp-deleted');
+    assert.ok(after, 'the barrier exists again');
+    assert.notEqual(after.metadata?.uid, before?.metadata?.uid, 'a new ConfigMap');
+    assert.deepEqual(Object.keys(after.data ?? {}).sort(), ['p_0', 'p_1', 'p_2']);
+    assert.equal(after.metadata?.ownerReferences?.[0]?.uid, uid);
+    assert.deepEqual(await startOrder(running), ['top', 'middle', 'bottom']);
+  });
+
+  it('did all of it without a failed reconcile or a warning from the agent', () => {
+    const ours = stack.agent.logs.filter((l) => l.component === 'launchpriority');
+    assert.ok(ours.some((l) => l.msg === 'releasing launch barriers of the pods on this node'));
+    const bad = ours.filter((l) => ['warn', 'error', 'fatal'].includes(String(l.level)));
+    assert.deepEqual(bad, []);
+  });
+});

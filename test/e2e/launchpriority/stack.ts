@@ -1,0 +1,245 @@
+// What the launch-priority e2e tests and benchmark share: the local cluster's real containerd and registries, an
+// in-process API emulator whose pod-create admission runs the launch-priority webhook handler, a kubelet-lite
+// process running one node of its own against that emulator (kubelet's timers: a blocked container is retried
+// after 10-15 s unless the pod changes), the agent as a real process on that node, a test client and a CRI client.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { POD_MUTATING_WEBHOOK_NAME } from '../../../src/controller/webhooks/launchpriority/webhook.js';
+import { mutatePodForLaunchPriority } from '../../../src/controller/webhooks/launchpriority/pod-mutation.js';
+import { CriClient } from '../../../src/cri/client.js';
+import { isNotFound } from '../../../src/kube/errors.js';
+import { KubeClient } from '../../../src/kube/client.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import { admissionDenied, startApiServer, writeKubeconfig, type ApiServer } from '../../cluster/apiserver/index.js';
+import { KUBELET_LITE_MAIN, removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
+import type { KubeObject as EmulatorObject } from '../../cluster/apiserver/types.js';
+import type { KubeletLiteConfig } from '../../cluster/kubelet-lite/process-config.js';
+import { AgentProcess } from '../../component/daemon/agent-process.js';
+import { useCluster, type ClusterEnv } from '../../support/cluster.js';
+import { waitFor } from '../../support/wait.js';
+
+export const NAMESPACE = 'default';
+export const SLEEP_FOREVER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
+
+export interface PodObject extends KubeObject {
+  spec?: { nodeName?: string; containers?: Record<string, unknown>[] } & Record<string, unknown>;
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; ready: boolean; state?: Record<string, unknown> }[];
+  };
+}
+
+export interface ConfigMapObject extends KubeObject {
+  data?: Record<string, string>;
+}
+
+export interface LaunchStack {
+  cluster: ClusterEnv;
+  api: ApiServer;
+  node: string;
+  client: KubeClient;
+  cri: CriClient;
+  agent: AgentProcess;
+  kubeletLog(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface LaunchStackOptions {
+  node: string;
+  /** Run the agent (default true; false measures the same pods without it). */
+  agent?: boolean;
+  /** kubelet-lite timer scale (default 1: kubelet's own 10-15 s retry). */
+  timeScale?: number;
+}
+
+export async function startLaunchStack(options: LaunchStackOptions): Promise<LaunchStack> {
+  const cluster = await useCluster();
+  const api = await startApiServer({ bookmarkIntervalMs: 5_000 });
+  const dir = await mkdtemp(join(tmpdir(), 'kd-launchpriority-'));
+  const kubeconfig = join(dir, 'kubeconfig');
+  await writeKubeconfig(kubeconfig, api.url);
+  const removeWebhook = api.admission.add({
+    name: POD_MUTATING_WEBHOOK_NAME,
+    mutate(request) {
+      const result = mutatePodForLaunchPriority({
+        operation: request.operation,
+        resource: request.resource,
+        subResource: request.subResource,
+        namespace: request.namespace,
+        object: request.object,
+      });
+      if (!result.allowed) throw admissionDenied(request, POD_MUTATING_WEBHOOK_NAME, result.message, result.code);
+      return result.object as EmulatorObject | undefined;
+    },
+  });
+  const client = new KubeClient(
+    { server: api.url, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: `emulator ${api.url}` },
+    { userAgent: 'kd-launchpriority-test', timeoutMs: 10_000 },
+  );
+  const cri = new CriClient({ socket: cluster.runtimeSocket });
+
+  const config: KubeletLiteConfig = {
+    nodes: [options.node],
+    kubeconfig,
+    runtimeSocket: cluster.runtimeSocket,
+    podCgroupParent: cluster.podCgroupParent,
+    podLogDir: cluster.podLogDir,
+    stateDir: join(dir, 'kubelet-state'),
+    readyFile: join(dir, 'kubelet-ready'),
+    hostIP: '127.0.0.1',
+    timeScale: options.timeScale ?? 1,
+  };
+  const configFile = join(dir, 'kubelet-lite.json');
+  await writeFile(configFile, JSON.stringify(config));
+  const kubeletLogFile = join(dir, 'kubelet-lite.log');
+  const kubelet = spawnLogged(process.execPath, [KUBELET_LITE_MAIN, '--config', configFile], kubeletLogFile);
+  await waitFor(
+    async () => {
+      if (kubelet.exitCode !== null) throw new Error(`kubelet-lite exited: ${await readFile(kubeletLogFile, 'utf8')}`);
+      return readFile(config.readyFile, 'utf8').then(
+        () => true,
+        () => false,
+      );
+    },
+    { timeoutMs: 30_000, message: 'kubelet-lite to register its node' },
+  );
+
+  const agent =
+    options.agent === false
+      ? undefined
+      : new AgentProcess({
+          args: ['--addr', '127.0.0.1:0'],
+          env: {
+            NODE_NAME: options.node,
+            KUBECONFIG: kubeconfig,
+            RUNTIME_SOCKET: cluster.runtimeSocket,
+            LOG_LEVEL: 'info',
+          },
+        });
+  if (agent) await agent.baseUrl();
+
+  return {
+    cluster,
+    api,
+    node: options.node,
+    client,
+    cri,
+    agent: agent as AgentProcess,
+    kubeletLog: () => readFile(kubeletLogFile, 'utf8'),
+    async close() {
+      await agent?.stop();
+      kubelet.kill('SIGTERM');
+      await new Promise((resolve) => (kubelet.exitCode !== null ? resolve(undefined) : kubelet.once('exit', resolve)));
+      await removeKubeletLiteSandboxes(cluster.runtimeSocket, options.node).catch(() => undefined);
+      removeWebhook();
+      cri.close();
+      client.close();
+      await api.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function spawnLogged(command: string, args: string[], logFile: string): ChildProcess {
+  const fd = openSync(logFile, 'a');
+  try {
+    return spawn(command, args, { stdio: ['ignore', fd, fd], env: process.env });
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export interface ContainerDef {
+  name: string;
+  priority?: string;
+  /** Readiness from a file: exec `test -f /tmp/ready` every second. */
+  readyWhenFile?: boolean;
+}
+
+export function podManifest(
+  node: string,
+  containers: ContainerDef[],
+  metadata: { name?: string; generateName?: string; annotations?: Record<string, string> },
+  image: string,
+): PodObject {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { ...metadata, namespace: NAMESPACE },
+    spec: {
+      nodeName: node,
+      terminationGracePeriodSeconds: 1,
+      containers: containers.map((c) => ({
+        name: c.name,
+        image,
+        command: SLEEP_FOREVER,
+        ...(c.priority !== undefined && { env: [{ name: 'KRUISE_CONTAINER_PRIORITY', value: c.priority }] }),
+        ...(c.readyWhenFile && {
+          readinessProbe: { exec: { command: ['test', '-f', '/tmp/ready'] }, periodSeconds: 1 },
+        }),
+      })),
+    },
+  };
+}
+
+export async function getPod(client: KubeClient, name: string): Promise<PodObject | undefined> {
+  try {
+    return await client.get<PodObject>(CoreResources.pods, name, { namespace: NAMESPACE });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export async function getBarrier(client: KubeClient, podName: string): Promise<ConfigMapObject | undefined> {
+  try {
+    return await client.get<ConfigMapObject>(CoreResources.configMaps, `${podName}-barrier`, { namespace: NAMESPACE });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+export function allReady(pod: PodObject | undefined): boolean {
+  const statuses = pod?.status?.containerStatuses ?? [];
+  return (
+    pod?.status?.phase === 'Running' &&
+    statuses.length === (pod.spec?.containers?.length ?? -1) &&
+    statuses.every((s) => s.ready)
+  );
+}
+
+/** The runtime's start time (ns since the epoch, as bigint) of each container of the pod, by name (latest instance). */
+export async function runtimeStartTimes(cri: CriClient, podUid: string): Promise<Map<string, bigint>> {
+  const listed = await cri.listContainers({ filter: { label_selector: { 'io.kubernetes.pod.uid': podUid } } });
+  const times = new Map<string, bigint>();
+  for (const c of listed.containers) {
+    const name = c.labels?.['io.kubernetes.container.name'];
+    if (!name) continue;
+    const status = await cri.containerStatus({ container_id: c.id });
+    const started = BigInt(status.status?.started_at ?? '0');
+    if (started > 0n && started > (times.get(name) ?? 0n)) times.set(name, started);
+  }
+  return times;
+}
+
+/** The container id of a running container of the pod. */
+export async function containerId(cri: CriClient, podUid: string, name: string): Promise<string | undefined> {
+  const listed = await cri.listContainers({
+    filter: { label_selector: { 'io.kubernetes.pod.uid': podUid, 'io.kubernetes.container.name': name } },
+  });
+  return listed.containers.find((c) => c.state === 'CONTAINER_RUNNING')?.id;
+}
+
+export async function deletePods(client: KubeClient, names: string[]): Promise<void> {
+  for (const name of names) {
+    await client
+      .delete(CoreResources.pods, name, { namespace: NAMESPACE, gracePeriodSeconds: 0 })
+      .catch(() => undefined);
+  }
+}
