@@ -9,6 +9,7 @@ import { byNamespace } from '../kube/informer/store.js';
 import type { KubeMetrics } from '../kube/metrics.js';
 import { CoreResources } from '../kube/resource.js';
 import type { Clock } from '../util/clock.js';
+import { CrrHousekeeper, newCrrInformer, type PodObject as CrrPodObject } from './containerrecreate/controller.js';
 import { ImageListPullJobController, CONTROLLER_UID_INDEX, byControllerUid } from './imagelistpulljob/controller.js';
 import { ImagePullJobController, UID_INDEX, byUid } from './imagepulljob/controller.js';
 import { NodeImageController, OWNER_UID_INDEX, ownerUidsOf } from './nodeimage/controller.js';
@@ -73,7 +74,8 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     name: 'secrets',
     indexers: { namespace: byNamespace, [SOURCE_KEY_INDEX]: sourceKeyOf },
   });
-  const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets];
+  const crrs = newCrrInformer(client, { clock, logger, metrics: kubeMetrics });
+  const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets, crrs];
 
   const nodeImageExpectations = new ResourceVersionExpectations(clock);
   const jobExpectations = new ResourceVersionExpectations(clock);
@@ -105,7 +107,8 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     jobs,
     workers: settings.imageListPullJobWorkers,
   });
-  const controllers = [nodeImageController, jobController, listController];
+  const crrHousekeeper = new CrrHousekeeper({ client, crrs, pods: pods as unknown as Informer<CrrPodObject>, clock, logger, kubeMetrics });
+  const controllers = [nodeImageController, jobController, listController, crrHousekeeper];
 
   for (const informer of informers) informer.start();
   const synced = waitForCacheSync(...informers).then(() => {

@@ -78,7 +78,13 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
     const bound = await status.listen(options.addr);
     logger.info({ addr: `${bound.host}:${bound.port}`, namespace: options.namespace }, 'kruise-controller starting');
     if (options.webhook.enabled) {
-      webhooks = await startWebhooks({ client, options, clock, logger: logger.child({ component: 'webhook' }), metrics });
+      webhooks = await startWebhooks({
+        client,
+        options,
+        clock,
+        logger: logger.child({ component: 'webhook' }),
+        metrics,
+      });
       readiness.add('webhook', () => webhooks?.check());
     }
   } catch (err) {

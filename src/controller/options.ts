@@ -166,7 +166,10 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
       retryPeriodMs,
       identity: env.POD_NAME ?? `${env.HOSTNAME ?? 'kruise-controller'}_${process.pid}`,
       nodeImageCreationDelayMs: parseDuration(values['nodeimage-creation-delay'] ?? '30s', 'nodeimage-creation-delay'),
-      nodeImageResponseTimeoutMs: parseDuration(values['nodeimage-response-timeout'] ?? '10m', 'nodeimage-response-timeout'),
+      nodeImageResponseTimeoutMs: parseDuration(
+        values['nodeimage-response-timeout'] ?? '10m',
+        'nodeimage-response-timeout',
+      ),
       nodeImageWorkers: integer(values['nodeimage-workers'], 'nodeimage-workers', 3, 1, 64),
       imagePullJobWorkers: integer(values['imagepulljob-workers'], 'imagepulljob-workers', 3, 1, 64),
       imageListPullJobWorkers: integer(values['imagelistpulljob-workers'], 'imagelistpulljob-workers', 3, 1, 64),
@@ -185,7 +188,10 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
         secretName: values['webhook-secret-name'] ?? 'kruise-webhook-certs',
         serviceName: values['webhook-service-name'] ?? 'kruise-controller-webhook',
         urlBase,
-        extraHosts: (values['webhook-extra-hosts'] ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        extraHosts: (values['webhook-extra-hosts'] ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean),
       },
     },
   };

@@ -59,7 +59,10 @@ function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value);
 }
@@ -132,7 +135,9 @@ export class ImageListPullJobController {
 
   start(): void {
     const enqueueOwner = (child: ImagePullJobObject): void => {
-      const ref = (child.metadata.ownerReferences ?? []).find((r) => r.controller && r.kind === IMAGE_LIST_PULL_JOB.kind);
+      const ref = (child.metadata.ownerReferences ?? []).find(
+        (r) => r.controller && r.kind === IMAGE_LIST_PULL_JOB.kind,
+      );
       if (!ref) return;
       this.pendingChildren.delete(`${ref.uid}/${child.spec?.image ?? ''}`);
       this.loop.add(`${child.metadata.namespace ?? ''}/${ref.name}`);
@@ -171,12 +176,21 @@ export class ImageListPullJobController {
       const left = (parseTime(job.status.completionTime) ?? now) + ttl * 1000 - now;
       if (left > 0) return { requeueAfter: left };
       await this.o.client
-        .delete(IMAGE_LIST_PULL_JOBS, job.metadata.name ?? '', { namespace, propagationPolicy: 'Background', preconditions: { uid } })
+        .delete(IMAGE_LIST_PULL_JOBS, job.metadata.name ?? '', {
+          namespace,
+          propagationPolicy: 'Background',
+          preconditions: { uid },
+        })
         .catch(ignoreNotFound);
       return;
     }
     if (job.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] !== hash) {
-      await this.o.client.patch(IMAGE_LIST_PULL_JOBS, job.metadata.name ?? '', { metadata: { labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash } } }, { type: 'merge', namespace });
+      await this.o.client.patch(
+        IMAGE_LIST_PULL_JOBS,
+        job.metadata.name ?? '',
+        { metadata: { labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash } } },
+        { type: 'merge', namespace },
+      );
     }
 
     const children = this.o.jobs.store.byIndex(CONTROLLER_UID_INDEX, uid).filter((c) => !c.metadata.deletionTimestamp);
@@ -185,12 +199,25 @@ export class ImageListPullJobController {
     let waiting = false;
     for (const child of children) {
       const image = child.spec?.image ?? '';
-      const stale = !images.includes(image) || child.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] !== hash || byImage.has(image);
+      const stale =
+        !images.includes(image) ||
+        child.metadata.labels?.[CONTROLLER_REVISION_HASH_LABEL] !== hash ||
+        byImage.has(image);
       if (stale) {
         await this.o.client
-          .delete(IMAGE_PULL_JOBS, child.metadata.name ?? '', { namespace, propagationPolicy: 'Background', preconditions: { uid: child.metadata.uid } })
+          .delete(IMAGE_PULL_JOBS, child.metadata.name ?? '', {
+            namespace,
+            propagationPolicy: 'Background',
+            preconditions: { uid: child.metadata.uid },
+          })
           .catch(ignoreNotFound);
-        this.o.events.event(job, 'Normal', 'SuccessfulDelete', `Successful delete ImagePullJob ${child.metadata.name ?? ''}`, IMAGE_LIST_PULL_JOBS);
+        this.o.events.event(
+          job,
+          'Normal',
+          'SuccessfulDelete',
+          `Successful delete ImagePullJob ${child.metadata.name ?? ''}`,
+          IMAGE_LIST_PULL_JOBS,
+        );
         continue;
       }
       byImage.set(image, child);
@@ -206,7 +233,13 @@ export class ImageListPullJobController {
       const created = await this.o.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, childFor(job, image, hash));
       this.pendingChildren.set(pendingKey, now);
       waiting = true;
-      this.o.events.event(job, 'Normal', 'SuccessfulCreate', `Successful create ImagePullJob ${created.metadata.name ?? ''}`, IMAGE_LIST_PULL_JOBS);
+      this.o.events.event(
+        job,
+        'Normal',
+        'SuccessfulCreate',
+        `Successful create ImagePullJob ${created.metadata.name ?? ''}`,
+        IMAGE_LIST_PULL_JOBS,
+      );
     }
 
     const status = listJobStatus(job, [...byImage.values()], now);

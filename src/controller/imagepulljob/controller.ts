@@ -112,7 +112,8 @@ export class ImagePullJobController {
     if (this.o.pods) {
       const enqueuePodJobs = (pod: PodObject): void => {
         for (const job of activeJobs()) {
-          if (job.spec?.podSelector && job.metadata.namespace === pod.metadata?.namespace) this.loop.add(objectKey(job));
+          if (job.spec?.podSelector && job.metadata.namespace === pod.metadata?.namespace)
+            this.loop.add(objectKey(job));
         }
       };
       this.removers.push(
@@ -120,7 +121,11 @@ export class ImagePullJobController {
           onAdd: enqueuePodJobs,
           onDelete: enqueuePodJobs,
           onUpdate: (old, pod) => {
-            if (old.spec?.nodeName !== pod.spec?.nodeName || !jsonEqual(old.metadata?.labels ?? {}, pod.metadata?.labels ?? {}) || old.status?.phase !== pod.status?.phase) {
+            if (
+              old.spec?.nodeName !== pod.spec?.nodeName ||
+              !jsonEqual(old.metadata?.labels ?? {}, pod.metadata?.labels ?? {}) ||
+              old.status?.phase !== pod.status?.phase
+            ) {
               enqueuePodJobs(pod);
             }
           },
@@ -197,18 +202,33 @@ export class ImagePullJobController {
       const synced = await this.o.secretSync.claim(job.metadata.namespace ?? '', key, job.spec.pullSecrets ?? []);
       refs = synced.refs;
       if (synced.missing.length > 0) {
-        this.o.events.event(job, 'Warning', 'PullSecretNotFound', `pull secrets not found: ${synced.missing.join(', ')}`, IMAGE_PULL_JOBS);
+        this.o.events.event(
+          job,
+          'Warning',
+          'PullSecretNotFound',
+          `pull secrets not found: ${synced.missing.join(', ')}`,
+          IMAGE_PULL_JOBS,
+        );
       }
     }
     const result = calculateJobStatus(job, image, nodeImages, refs, now);
     if (!result.deadlineExceeded) {
       const room = Math.max(0, parallelismOf(job) - (result.status.active ?? 0));
-      const targets = [...result.notSynced.slice(0, room), ...result.drifted.filter((n) => !result.notSynced.includes(n))];
+      const targets = [
+        ...result.notSynced.slice(0, room),
+        ...result.drifted.filter((n) => !result.notSynced.includes(n)),
+      ];
       await this.writeTags(job, image, refs, targets, now);
     }
     await this.writeStatus(job, result.status);
     if (result.status.completionTime) {
-      this.o.events.event(job, 'Normal', 'Completed', `ImagePullJob ${key} completed: ${result.status.succeeded ?? 0} succeeded, ${result.status.failed ?? 0} failed`, IMAGE_PULL_JOBS);
+      this.o.events.event(
+        job,
+        'Normal',
+        'Completed',
+        `ImagePullJob ${key} completed: ${result.status.succeeded ?? 0} succeeded, ${result.status.failed ?? 0} failed`,
+        IMAGE_PULL_JOBS,
+      );
       return;
     }
     const deadline = job.spec?.completionPolicy?.activeDeadlineSeconds;
@@ -218,13 +238,23 @@ export class ImagePullJobController {
     }
   }
 
-  private async writeTags(job: ImagePullJobObject, image: JobImage, refs: ReferenceObject[], names: string[], now: number): Promise<void> {
+  private async writeTags(
+    job: ImagePullJobObject,
+    image: JobImage,
+    refs: ReferenceObject[],
+    names: string[],
+    now: number,
+  ): Promise<void> {
     const policy = { defaultTtlSeconds: this.o.defaultTagTtlSeconds ?? 300, random: this.o.random ?? Math.random };
     const queue = [...names];
     const work = async (): Promise<void> => {
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-        const { written, object } = await updateFromFresh<NodeImageObject>(this.o.client, NODE_IMAGES, name, undefined, (draft) =>
-          writeJobTag(draft, job, image, refs, now, policy),
+        const { written, object } = await updateFromFresh<NodeImageObject>(
+          this.o.client,
+          NODE_IMAGES,
+          name,
+          undefined,
+          (draft) => writeJobTag(draft, job, image, refs, now, policy),
         );
         if (written) {
           this.o.nodeImageExpectations.expect(name, object?.metadata.resourceVersion);
@@ -257,8 +287,12 @@ export class ImagePullJobController {
 
   private async editJob(job: ImagePullJobObject, mutate: (draft: ImagePullJobObject) => boolean): Promise<void> {
     const { name, namespace } = splitKey(objectKey(job));
-    const { object, written } = await updateFromFresh<ImagePullJobObject>(this.o.client, IMAGE_PULL_JOBS, name, namespace, (draft) =>
-      draft.metadata.uid === job.metadata.uid ? mutate(draft) : false,
+    const { object, written } = await updateFromFresh<ImagePullJobObject>(
+      this.o.client,
+      IMAGE_PULL_JOBS,
+      name,
+      namespace,
+      (draft) => (draft.metadata.uid === job.metadata.uid ? mutate(draft) : false),
     );
     if (written) this.o.jobExpectations.expect(objectKey(job), object?.metadata.resourceVersion);
   }
@@ -279,7 +313,8 @@ export function changedTagOwners(old: NodeImageObject, next: NodeImageObject): S
       const ra = old.status?.imageStatuses?.[name]?.tags?.find((t) => t.tag === tag);
       const rb = next.status?.imageStatuses?.[name]?.tags?.find((t) => t.tag === tag);
       if (imageLevel || !jsonEqual(toPlain(sa), toPlain(sb)) || !jsonEqual(toPlain(ra), toPlain(rb))) {
-        for (const ref of [...(sa?.ownerReferences ?? []), ...(sb?.ownerReferences ?? [])]) if (ref.uid) uids.add(ref.uid);
+        for (const ref of [...(sa?.ownerReferences ?? []), ...(sb?.ownerReferences ?? [])])
+          if (ref.uid) uids.add(ref.uid);
       }
     }
   }

@@ -72,7 +72,11 @@ export function calculateJobStatus(
     desired !== succeeded.length + failed.length &&
     now - started >= deadline * 1000
   ) {
-    const failedNodes = [...failed, ...pulling, ...sortedNotSynced.filter((n) => !failed.includes(n) && !pulling.includes(n) && !succeeded.includes(n))];
+    const failedNodes = [
+      ...failed,
+      ...pulling,
+      ...sortedNotSynced.filter((n) => !failed.includes(n) && !pulling.includes(n) && !succeeded.includes(n)),
+    ];
     return {
       status: {
         startTime,
@@ -114,7 +118,11 @@ export function statusMessage(status: ImagePullJobStatus): string {
 /** The tag's imagePullPolicy differs from the job's (OpenKruise #2221: edits must reach the tags). */
 export function tagDrifts(
   job: ImagePullJobObject,
-  tag: { imagePullPolicy?: string; ownerReferences?: { uid?: string }[]; pullPolicy?: { timeoutSeconds?: number; backoffLimit?: number } },
+  tag: {
+    imagePullPolicy?: string;
+    ownerReferences?: { uid?: string }[];
+    pullPolicy?: { timeoutSeconds?: number; backoffLimit?: number };
+  },
 ): boolean {
   const wanted = job.spec?.imagePullPolicy;
   if (wanted && tag.imagePullPolicy !== wanted) return true;

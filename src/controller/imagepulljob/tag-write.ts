@@ -30,7 +30,8 @@ export function tagPullPolicyFor(job: ImagePullJobObject, options: TagPolicyOpti
       activeDeadlineSeconds: Math.max(NEVER_MIN_ACTIVE_DEADLINE_SECONDS, timeoutSeconds),
     };
   }
-  const base = completion?.ttlSecondsAfterFinished ?? completion?.activeDeadlineSeconds ?? timeoutSeconds * backoffLimit;
+  const base =
+    completion?.ttlSecondsAfterFinished ?? completion?.activeDeadlineSeconds ?? timeoutSeconds * backoffLimit;
   const policy: ImageTagPullPolicy = {
     timeoutSeconds,
     backoffLimit,

@@ -130,7 +130,9 @@ export class NodeImageController {
       if (nodeImage && !nodeImage.metadata.deletionTimestamp && !nodeImage.metadata.labels?.[FAKE_NODE_IMAGE_LABEL]) {
         // The cache may lag behind a Node that was just created: confirm before deleting.
         if (!node && (await this.nodeExists(name))) return { requeueAfter: MIN_REQUEUE_MS };
-        await this.o.client.delete(NODE_IMAGES, name, { preconditions: { uid: nodeImage.metadata.uid } }).catch(ignoreNotFound);
+        await this.o.client
+          .delete(NODE_IMAGES, name, { preconditions: { uid: nodeImage.metadata.uid } })
+          .catch(ignoreNotFound);
         this.logger.info({ node: name }, 'NodeImage deleted with its Node');
       }
       return;
@@ -162,12 +164,19 @@ export class NodeImageController {
       now,
     });
     if (plan.changed) {
-      const { written } = await updateFromFresh<NodeImageObject>(this.o.client, NODE_IMAGES, name, undefined, (draft) => {
-        const fresh = collectSpecGarbage(draft, { nodeLabels: node.metadata?.labels ?? {}, goneJobUids, now });
-        for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
-        if (fresh.collected.length > 0) this.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
-        return fresh.changed;
-      });
+      const { written } = await updateFromFresh<NodeImageObject>(
+        this.o.client,
+        NODE_IMAGES,
+        name,
+        undefined,
+        (draft) => {
+          const fresh = collectSpecGarbage(draft, { nodeLabels: node.metadata?.labels ?? {}, goneJobUids, now });
+          for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
+          if (fresh.collected.length > 0)
+            this.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
+          return fresh.changed;
+        },
+      );
       if (written) this.o.metrics.nodeImageWrites.inc({ controller: 'nodeimage', reason: 'gc' });
       return; // the write brings us back with the new object; status next round
     }
@@ -224,7 +233,10 @@ export class NodeImageController {
 
   private async nodeExists(name: string): Promise<boolean> {
     try {
-      await this.o.client.get<NodeObject>({ group: '', version: 'v1', resource: 'nodes', namespaced: false, kind: 'Node' }, name);
+      await this.o.client.get<NodeObject>(
+        { group: '', version: 'v1', resource: 'nodes', namespaced: false, kind: 'Node' },
+        name,
+      );
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;

@@ -69,7 +69,11 @@ export class PullSecretSync {
       const copyName = copyNameFor(jobNamespace, name);
       const cached = this.secrets.get(`${KRUISE_DAEMON_CONFIG_NAMESPACE}/${copyName}`);
       if (!cached || !upToDate(cached, source, jobKey)) await this.writeCopy(copyName, source, jobKey);
-      result.refs.push({ namespace: KRUISE_DAEMON_CONFIG_NAMESPACE, name: copyName, mode: REFERENCE_OBJECT_MODE_BATCH });
+      result.refs.push({
+        namespace: KRUISE_DAEMON_CONFIG_NAMESPACE,
+        name: copyName,
+        mode: REFERENCE_OBJECT_MODE_BATCH,
+      });
     }
     // Copies this job referenced but no longer names (pullSecrets are immutable, so only after odd edits).
     const keep = new Set(result.refs.map((r) => r.name));
@@ -88,15 +92,21 @@ export class PullSecretSync {
       if (!referencesOf(copy).includes(jobKey) || !which(copy)) continue;
       const name = copy.metadata.name ?? '';
       let empty = false;
-      await updateFromFresh<SecretObject>(this.client, CoreResources.secrets, name, KRUISE_DAEMON_CONFIG_NAMESPACE, (draft) => {
-        const refs = referencesOf(draft);
-        if (!refs.includes(jobKey)) return false;
-        const left = refs.filter((r) => r !== jobKey);
-        empty = left.length === 0;
-        if (empty) return false;
-        draft.metadata!.annotations![SECRET_REFERENCES_ANNOTATION] = left.join(',');
-        return true;
-      });
+      await updateFromFresh<SecretObject>(
+        this.client,
+        CoreResources.secrets,
+        name,
+        KRUISE_DAEMON_CONFIG_NAMESPACE,
+        (draft) => {
+          const refs = referencesOf(draft);
+          if (!refs.includes(jobKey)) return false;
+          const left = refs.filter((r) => r !== jobKey);
+          empty = left.length === 0;
+          if (empty) return false;
+          draft.metadata!.annotations![SECRET_REFERENCES_ANNOTATION] = left.join(',');
+          return true;
+        },
+      );
       if (empty) {
         await this.client
           .delete(CoreResources.secrets, name, { namespace: KRUISE_DAEMON_CONFIG_NAMESPACE })

@@ -46,14 +46,12 @@ export interface AdmissionReview {
 
 /** What a handler decides: allow (optionally with a changed object), or deny with a message and code. */
 export type AdmissionDecision =
-  | { allowed: true; object?: KubeObject; warnings?: string[] }
-  | { allowed: false; code: number; message: string };
+  { allowed: true; object?: KubeObject; warnings?: string[] } | { allowed: false; code: number; message: string };
 
 export type AdmissionHandler = (request: AdmissionRequest) => AdmissionDecision | Promise<AdmissionDecision>;
 
 export type JsonPatchOperation =
-  | { op: 'add' | 'replace'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
+  { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };
 
 function pointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');

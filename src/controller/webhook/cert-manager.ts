@@ -81,9 +81,13 @@ export class CertManager {
           data,
         });
       }
-      this.o.logger.info({ notAfter: new Date(notAfterOf(certs.serving.certPem)).toISOString() }, 'webhook certificates created');
+      this.o.logger.info(
+        { notAfter: new Date(notAfterOf(certs.serving.certPem)).toISOString() },
+        'webhook certificates created',
+      );
     }
-    const changed = this.current?.serving.certPem !== certs.serving.certPem || this.current.ca.certPem !== certs.ca.certPem;
+    const changed =
+      this.current?.serving.certPem !== certs.serving.certPem || this.current.ca.certPem !== certs.ca.certPem;
     if (changed) {
       await mkdir(this.o.certDir, { recursive: true, mode: 0o700 });
       await writeFile(join(this.o.certDir, TLS_CERT_KEY), certs.serving.certPem, { mode: 0o600 });

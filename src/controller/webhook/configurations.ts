@@ -8,6 +8,7 @@ import type { ResourceType } from '../../kube/resource.js';
 import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../resources.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
 import { IMAGE_WEBHOOK_PATHS } from './image-handlers.js';
+import { CRR_WEBHOOK_PATH } from '../webhooks/crr/handler.js';
 
 export const MUTATING_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
 export const VALIDATING_CONFIGURATION_NAME = 'kruise-validating-webhook-configuration';
@@ -63,6 +64,7 @@ export const MUTATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'mnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
   { name: 'mimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImagePullJob, resource: 'imagepulljobs', scope: 'Namespaced' },
   { name: 'mimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
+  { name: 'mcontainerrecreaterequest.kb.io', path: CRR_WEBHOOK_PATH, resource: 'containerrecreaterequests', scope: 'Namespaced' },
 ];
 export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'vnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.validateNodeImage, resource: 'nodeimages', scope: 'Cluster' },

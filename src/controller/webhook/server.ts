@@ -118,10 +118,22 @@ export class WebhookServer {
       decision = await handler(request);
     } catch (err) {
       this.o.logger.warn({ err, uid: request.uid }, 'admission handler failed');
-      return { uid: request.uid, allowed: false, status: { code: 500, message: `internal error: ${String((err as Error)?.message ?? err)}` } };
+      return {
+        uid: request.uid,
+        allowed: false,
+        status: { code: 500, message: `internal error: ${String((err as Error)?.message ?? err)}` },
+      };
     }
     if (!decision.allowed) {
-      return { uid: request.uid, allowed: false, status: { code: decision.code, message: decision.message, reason: decision.code === 403 ? 'Forbidden' : 'BadRequest' } };
+      return {
+        uid: request.uid,
+        allowed: false,
+        status: {
+          code: decision.code,
+          message: decision.message,
+          reason: decision.code === 403 ? 'Forbidden' : 'BadRequest',
+        },
+      };
     }
     const response: AdmissionResponse = { uid: request.uid, allowed: true };
     if (decision.warnings?.length) response.warnings = decision.warnings;

@@ -19,7 +19,12 @@ import {
   type ImagePullJobObject,
   type NodeImageObject,
 } from '../../../src/controller/resources.js';
-import { startApiServer, writeKubeconfig, type ApiServer, type ApiServerOptions } from '../../cluster/apiserver/index.js';
+import {
+  startApiServer,
+  writeKubeconfig,
+  type ApiServer,
+  type ApiServerOptions,
+} from '../../cluster/apiserver/index.js';
 import { waitFor } from '../../support/wait.js';
 import { ControllerProcess, freePort } from './controller-process.js';
 
@@ -101,14 +106,22 @@ export async function applyCrds(client: KubeClient): Promise<void> {
   );
 }
 
-export async function createNamespace(client: KubeClient, name: string, labels?: Record<string, string>): Promise<void> {
+export async function createNamespace(
+  client: KubeClient,
+  name: string,
+  labels?: Record<string, string>,
+): Promise<void> {
   await client.create(CoreResources.namespaces, { metadata: { name, labels } }).catch((err: unknown) => {
     if (!isAlreadyExists(err)) throw err;
   });
 }
 
 /** A Node that has been Ready for a minute (so the NodeImage creation delay has passed). */
-export async function createReadyNode(client: KubeClient, name: string, labels: Record<string, string> = {}): Promise<void> {
+export async function createReadyNode(
+  client: KubeClient,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<void> {
   const since = new Date(Date.now() - 60_000).toISOString().replace(/\.\d+Z$/, 'Z');
   const node = {
     metadata: { name, labels: { 'kubernetes.io/hostname': name, ...labels } },
@@ -125,7 +138,11 @@ export async function createReadyNode(client: KubeClient, name: string, labels: 
   await client.updateStatus(CoreResources.nodes, { ...stored, status: node.status });
 }
 
-export async function getJob(client: KubeClient, namespace: string, name: string): Promise<ImagePullJobObject | undefined> {
+export async function getJob(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<ImagePullJobObject | undefined> {
   try {
     return await client.get<ImagePullJobObject>(IMAGE_PULL_JOBS, name, { namespace });
   } catch (err) {
@@ -134,7 +151,11 @@ export async function getJob(client: KubeClient, namespace: string, name: string
   }
 }
 
-export async function getListJob(client: KubeClient, namespace: string, name: string): Promise<ImageListPullJobObject | undefined> {
+export async function getListJob(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<ImageListPullJobObject | undefined> {
   try {
     return await client.get<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, name, { namespace });
   } catch (err) {

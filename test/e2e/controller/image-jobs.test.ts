@@ -64,13 +64,19 @@ describe('kruise-controller e2e: image jobs', function () {
 
   it('creates one NodeImage per Ready Node, with the Node labels', async () => {
     for (const node of NODES) {
-      const ni = await waitFor(() => getNodeImage(env.client, node), { timeoutMs: 20_000, message: `NodeImage ${node}` });
+      const ni = await waitFor(() => getNodeImage(env.client, node), {
+        timeoutMs: 20_000,
+        message: `NodeImage ${node}`,
+      });
       assert.equal(ni.metadata.labels?.['kubernetes.io/hostname'], node);
     }
   });
 
   it('writes its webhook configurations with a caBundle and defaults jobs through the mutating webhook', async () => {
-    const created = await env.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, job('defaults', { image: `${REG}/x/defaults:1`, parallelism: 0 }));
+    const created = await env.client.create<ImagePullJobObject>(
+      IMAGE_PULL_JOBS,
+      job('defaults', { image: `${REG}/x/defaults:1`, parallelism: 0 }),
+    );
     assert.equal(created.spec.imagePullPolicy, 'IfNotPresent');
     assert.equal(created.spec.completionPolicy.type, 'Always');
     assert.deepEqual(created.spec.pullPolicy, { timeoutSeconds: 600, backoffLimit: 3 });
@@ -81,7 +87,10 @@ describe('kruise-controller e2e: image jobs', function () {
   it('denies invalid jobs through the validating webhook, naming the field', async () => {
     const cases: [ImagePullJobObject, RegExp][] = [
       [job('bad-image', { image: 'Invalid:Image:x' }), /spec\.image: invalid image/],
-      [job('bad-par', { image: `${REG}/x/a:1`, parallelism: -1 }), /spec\.parallelism: parallelism must be non-negative/],
+      [
+        job('bad-par', { image: `${REG}/x/a:1`, parallelism: -1 }),
+        /spec\.parallelism: parallelism must be non-negative/,
+      ],
       [
         job('bad-never', { image: `${REG}/x/a:1`, completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 5 } }),
         /activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType/,
@@ -110,7 +119,10 @@ describe('kruise-controller e2e: image jobs', function () {
 
   it('runs an Always job on all nodes to completion, deletes it after its TTL and collects its tags', async () => {
     const image = `${REG}/x/always`;
-    await env.client.create(IMAGE_PULL_JOBS, job('always', { image: `${image}:1`, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } }));
+    await env.client.create(
+      IMAGE_PULL_JOBS,
+      job('always', { image: `${image}:1`, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } }),
+    );
     const done = await waitForJob(env.client, NS, 'always', (j) => !!j.status?.completionTime);
     assert.equal(done.status?.desired, 3);
     assert.equal(done.status?.succeeded, 3);
@@ -123,15 +135,24 @@ describe('kruise-controller e2e: image jobs', function () {
       assert.equal(tag.imagePullPolicy, 'IfNotPresent');
       assert.ok(tag.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 302);
     }
-    await waitFor(async () => !(await getJob(env.client, NS, 'always')), { timeoutMs: 20_000, message: 'the job to go after its TTL' });
+    await waitFor(async () => !(await getJob(env.client, NS, 'always')), {
+      timeoutMs: 20_000,
+      message: 'the job to go after its TTL',
+    });
     for (const node of NODES) {
-      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, '1'), { timeoutMs: 20_000, message: `tag collected on ${node}` });
+      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, '1'), {
+        timeoutMs: 20_000,
+        message: `tag collected on ${node}`,
+      });
     }
   });
 
   it('runs a job on the nodes it names only, and reports failed nodes', async () => {
     const image = `${REG}/x/fails`;
-    await env.client.create(IMAGE_PULL_JOBS, job('by-names', { image: `${image}:2`, selector: { names: [NODES[1]!, NODES[2]!, 'no-such-node'] } }));
+    await env.client.create(
+      IMAGE_PULL_JOBS,
+      job('by-names', { image: `${image}:2`, selector: { names: [NODES[1]!, NODES[2]!, 'no-such-node'] } }),
+    );
     const done = await waitForJob(env.client, NS, 'by-names', (j) => !!j.status?.completionTime);
     assert.equal(done.status?.desired, 2);
     assert.equal(done.status?.succeeded, 1);
@@ -142,7 +163,10 @@ describe('kruise-controller e2e: image jobs', function () {
 
   it('keeps a Never job running once every node has the image', async () => {
     const image = `${REG}/x/never`;
-    await env.client.create(IMAGE_PULL_JOBS, job('never', { image: `${image}:1`, completionPolicy: { type: 'Never' } }));
+    await env.client.create(
+      IMAGE_PULL_JOBS,
+      job('never', { image: `${image}:1`, completionPolicy: { type: 'Never' } }),
+    );
     const j = await waitForJob(env.client, NS, 'never', (x) => x.status?.succeeded === 3);
     assert.equal(j.status?.completionTime, undefined);
     assert.equal(j.status?.message, 'job is running, progress 100.0%');
@@ -150,7 +174,9 @@ describe('kruise-controller e2e: image jobs', function () {
     assert.ok(tag?.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 86_400 - 600);
     assert.equal(tag?.pullPolicy?.activeDeadlineSeconds, 1800);
     await env.client.delete(IMAGE_PULL_JOBS, 'never', { namespace: NS });
-    await waitFor(async () => !(await getJob(env.client, NS, 'never')), { message: 'the Never job to be deleted (finalizer released)' });
+    await waitFor(async () => !(await getJob(env.client, NS, 'never')), {
+      message: 'the Never job to be deleted (finalizer released)',
+    });
   });
 
   it('lets two jobs on the same image:tag share the tag and both complete', async () => {
@@ -173,11 +199,16 @@ describe('kruise-controller e2e: image jobs', function () {
     await env.client.create<SecretObject>(CoreResources.secrets, {
       metadata: { name: 'regcred', namespace: NS },
       type: 'kubernetes.io/dockerconfigjson',
-      data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [REG]: { auth: 'dTpw' } } })).toString('base64') },
+      data: {
+        '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [REG]: { auth: 'dTpw' } } })).toString('base64'),
+      },
     });
     const image = `${REG}/x/secret`;
     // paused (parallelism 0): the copy is made while the job runs
-    await env.client.create(IMAGE_PULL_JOBS, job('with-secret', { image: `${image}:1`, pullSecrets: ['regcred'], parallelism: 0 }));
+    await env.client.create(
+      IMAGE_PULL_JOBS,
+      job('with-secret', { image: `${image}:1`, pullSecrets: ['regcred'], parallelism: 0 }),
+    );
     const copyOf = async (): Promise<SecretObject | undefined> =>
       (await env.client.list<SecretObject>(CoreResources.secrets, { namespace: 'kruise-daemon-config' })).items.find(
         (s) => s.metadata?.annotations?.['imagepulljobs.kruise.io/source-key'] === `${NS}/regcred`,
@@ -186,17 +217,28 @@ describe('kruise-controller e2e: image jobs', function () {
     assert.equal(copy.metadata?.annotations?.['imagepulljobs.kruise.io/references'], `${NS}/with-secret`);
     assert.equal(copy.type, 'kubernetes.io/dockerconfigjson');
     assert.equal(copy.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined);
-    await env.client.patch(IMAGE_PULL_JOBS, 'with-secret', { spec: { parallelism: 3 } }, { type: 'merge', namespace: NS });
+    await env.client.patch(
+      IMAGE_PULL_JOBS,
+      'with-secret',
+      { spec: { parallelism: 3 } },
+      { type: 'merge', namespace: NS },
+    );
     await waitForJob(env.client, NS, 'with-secret', (j) => !!j.status?.completionTime);
     const ni = await getNodeImage(env.client, NODES[0]!);
-    assert.deepEqual(ni?.spec?.images?.[image]?.pullSecrets, [{ namespace: 'kruise-daemon-config', name: copy.metadata?.name, mode: 'batch' }]);
+    assert.deepEqual(ni?.spec?.images?.[image]?.pullSecrets, [
+      { namespace: 'kruise-daemon-config', name: copy.metadata?.name, mode: 'batch' },
+    ]);
     await waitFor(async () => !(await copyOf()), { message: 'the copy to go once no running job references it' });
   });
 
   it('runs an ImageListPullJob of two images to completion', async () => {
     await env.client.create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list', namespace: NS },
-      spec: { images: [`${REG}/x/list-a:1`, `${REG}/x/list-b:1`], parallelism: 3, completionPolicy: { type: 'Always' } },
+      spec: {
+        images: [`${REG}/x/list-a:1`, `${REG}/x/list-b:1`],
+        parallelism: 3,
+        completionPolicy: { type: 'Always' },
+      },
     } as ImageListPullJobObject);
     const done = await waitFor(
       async () => {
@@ -217,7 +259,9 @@ describe('kruise-controller e2e: image jobs', function () {
   it('loses nothing when the controller is restarted mid-job', async () => {
     const image = `${REG}/x/restart`;
     await env.client.create(IMAGE_PULL_JOBS, job('restart', { image: `${image}:1`, parallelism: 1 }));
-    await waitFor(async () => tagOf(await getNodeImage(env.client, NODES[0]!), image, '1'), { message: 'the first node to get the tag' });
+    await waitFor(async () => tagOf(await getNodeImage(env.client, NODES[0]!), image, '1'), {
+      message: 'the first node to get the tag',
+    });
     await env.controller!.kill();
     await env.startController();
     const done = await waitForJob(env.client, NS, 'restart', (j) => !!j.status?.completionTime);

@@ -84,7 +84,9 @@ export class WebhookCaller implements AdmissionPlugin {
 
   private hooks(plural: string): RegisteredWebhook[] {
     const configs = this.configs(plural).sort((a, b) => ((a.metadata?.name ?? '') < (b.metadata?.name ?? '') ? -1 : 1));
-    return configs.flatMap((c) => ((c as { webhooks?: RegisteredWebhook[] }).webhooks ?? []).filter((h) => h && h.name));
+    return configs.flatMap((c) =>
+      ((c as { webhooks?: RegisteredWebhook[] }).webhooks ?? []).filter((h) => h && h.name),
+    );
   }
 
   private namespace(name: string): KubeObject | undefined {
@@ -107,7 +109,10 @@ export class WebhookCaller implements AdmissionPlugin {
       if (typeof response.allowed !== 'boolean') throw new Error('the response has no "allowed"');
     } catch (err) {
       if (hook.failurePolicy === 'Ignore') {
-        this.ctx.logger.warn({ webhook: hook.name, err: (err as Error).message }, 'webhook failed; ignored (failurePolicy Ignore)');
+        this.ctx.logger.warn(
+          { webhook: hook.name, err: (err as Error).message },
+          'webhook failed; ignored (failurePolicy Ignore)',
+        );
         this.record(hook, request, 'ignored');
         return undefined;
       }
@@ -125,14 +130,22 @@ export class WebhookCaller implements AdmissionPlugin {
   }
 
   private failure(hook: RegisteredWebhook, message: string): ApiError {
-    const target = hook.clientConfig?.url ?? `service ${hook.clientConfig?.service?.namespace}/${hook.clientConfig?.service?.name}`;
-    return new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${hook.name}": failed to call webhook: Post "${target}": ${message}`);
+    const target =
+      hook.clientConfig?.url ?? `service ${hook.clientConfig?.service?.namespace}/${hook.clientConfig?.service?.name}`;
+    return new ApiError(
+      500,
+      'InternalError',
+      `Internal error occurred: failed calling webhook "${hook.name}": failed to call webhook: Post "${target}": ${message}`,
+    );
   }
 }
 
 /** kube-apiserver does not call webhooks for the webhook configurations themselves. */
 function skipped(request: AdmissionRequest): boolean {
-  return request.resource.group === GROUP && (request.resource.resource === MUTATING || request.resource.resource === VALIDATING);
+  return (
+    request.resource.group === GROUP &&
+    (request.resource.resource === MUTATING || request.resource.resource === VALIDATING)
+  );
 }
 
 function reviewOf(uid: string, request: AdmissionRequest): unknown {
@@ -165,7 +178,9 @@ function post(hook: RegisteredWebhook, review: unknown): Promise<ReviewResponse>
   }
   const body = JSON.stringify(review);
   const timeoutMs = Math.min(Math.max(hook.timeoutSeconds ?? 10, 1), 30) * 1000;
-  const ca = hook.clientConfig?.caBundle ? Buffer.from(hook.clientConfig.caBundle, 'base64').toString('utf8') : undefined;
+  const ca = hook.clientConfig?.caBundle
+    ? Buffer.from(hook.clientConfig.caBundle, 'base64').toString('utf8')
+    : undefined;
   return new Promise((resolve, reject) => {
     let target: URL;
     try {
@@ -183,7 +198,11 @@ function post(hook: RegisteredWebhook, review: unknown): Promise<ReviewResponse>
       {
         method: 'POST',
         ca,
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': Buffer.byteLength(body) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'content-length': Buffer.byteLength(body),
+        },
         timeout: timeoutMs,
         agent: false,
       },
@@ -207,7 +226,10 @@ function post(hook: RegisteredWebhook, review: unknown): Promise<ReviewResponse>
         });
       },
     );
-    const timer = setTimeout(() => req.destroy(new Error(`context deadline exceeded (timeout ${timeoutMs / 1000}s)`)), timeoutMs);
+    const timer = setTimeout(
+      () => req.destroy(new Error(`context deadline exceeded (timeout ${timeoutMs / 1000}s)`)),
+      timeoutMs,
+    );
     req.on('close', () => clearTimeout(timer));
     req.on('timeout', () => req.destroy(new Error(`context deadline exceeded (timeout ${timeoutMs / 1000}s)`)));
     req.on('error', reject);

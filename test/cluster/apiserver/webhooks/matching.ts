@@ -16,7 +16,11 @@ export interface RuleWithOperations {
 
 export interface RegisteredWebhook {
   name: string;
-  clientConfig?: { url?: string; service?: { namespace?: string; name?: string; path?: string; port?: number }; caBundle?: string };
+  clientConfig?: {
+    url?: string;
+    service?: { namespace?: string; name?: string; path?: string; port?: number };
+    caBundle?: string;
+  };
   rules?: RuleWithOperations[];
   failurePolicy?: string;
   timeoutSeconds?: number;
