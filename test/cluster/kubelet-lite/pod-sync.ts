@@ -31,6 +31,7 @@ import {
 import { podCgroupParent, podLogDirectory, sandboxConfig } from './sandbox-config.js';
 import type { NodeSettings } from './settings.js';
 import { generatePodStatus, type WaitingReason } from './status.js';
+import { addTerminationMessages } from './termination-message.js';
 import { podDescription, type Container, type LifecycleHandler, type Pod } from './types.js';
 import { podDirectory, setUpVolumes, terminationMessageFile, VolumeError } from './volumes.js';
 
@@ -501,6 +502,7 @@ export class PodSyncer {
   ): Promise<void> {
     const uid = pod.metadata.uid;
     const reasons = this.reasonsOf(uid);
+    await addTerminationMessages(pod, view, this.deps.settings.stateDir, this.deps.settings.podLogDir);
     const status = generatePodStatus({
       pod,
       view,

@@ -10,6 +10,7 @@ import { podsDifferSemantically } from '../../cluster/kubelet-lite/node-kubelet.
 import { formatDuration } from '../../cluster/kubelet-lite/pod-sync.js';
 import { parseKubeletLiteConfig } from '../../cluster/kubelet-lite/process-config.js';
 import { hostDnsConfig } from '../../cluster/kubelet-lite/sandbox-config.js';
+import { lastLogText } from '../../cluster/kubelet-lite/termination-message.js';
 import { scaledTimers } from '../../cluster/kubelet-lite/timers.js';
 import type { ConfigMap, Container, Pod, Secret } from '../../cluster/kubelet-lite/types.js';
 
@@ -265,6 +266,10 @@ describe('kubelet-lite: timers, config, DNS', () => {
       /stateDir must be an absolute path/,
     );
     assert.throws(() => parseKubeletLiteConfig(JSON.stringify({ ...good, timeScale: -1 })), /timeScale/);
+  });
+  it('takes the text of CRI log lines for FallbackToLogsOnError', () => {
+    const log = '2026-01-01T00:00:00.1Z stdout F first line\n2026-01-01T00:00:00.2Z stderr F oops: it failed\n';
+    assert.equal(lastLogText(log), 'first line\noops: it failed');
   });
   it("parses the host's resolv.conf", () => {
     assert.deepEqual(hostDnsConfig('# c\nnameserver 1.1.1.1\nsearch a b\nnameserver 8.8.8.8\noptions ndots:2\n'), {
