@@ -6,7 +6,7 @@ import { EventRecorder } from '../../kube/event-recorder.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { AgentContext, AgentModule } from '../agent.js';
 import { IpReservationController, type PodEventSink } from './controller.js';
-import { installConflist, installPlugin } from './install.js';
+import { installConflist, installPlugin, installPluginCopy } from './install.js';
 import { ipamMetrics } from './metrics.js';
 import type { IpamOptions } from './options.js';
 
@@ -27,8 +27,11 @@ export function podEvents(recorder: EventRecorder): PodEventSink {
 
 export function startIpReservation(ctx: AgentContext<CriClient>, ipam: IpamOptions): IpReservationController {
   if (ipam.install) {
-    const plugin = installPlugin(ipam.cniBinDir);
-    ctx.logger.info({ path: plugin.path, changed: plugin.changed }, 'kruise-ipam plugin installed');
+    const plugin = ipam.installMode === 'copy' ? installPluginCopy(ipam.cniBinDir) : installPlugin(ipam.cniBinDir);
+    ctx.logger.info(
+      { path: plugin.path, changed: plugin.changed, mode: ipam.installMode },
+      'kruise-ipam plugin installed',
+    );
     if (ipam.subnets.length > 0) {
       const conf = installConflist(ipam.cniConfDir, {
         networkName: ipam.networkName,

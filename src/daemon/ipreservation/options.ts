@@ -13,8 +13,12 @@ export const DEFAULT_IPAM_BRIDGE = 'cni0';
 export const DEFAULT_GC_INTERVAL_MS = 60_000;
 export const DEFAULT_GC_GRACE_MS = 120_000;
 
+export type InstallMode = 'copy' | 'in-place';
+
 export interface IpamOptions {
   install: boolean;
+  /** copy: Node and the plugin go to <cni-bin-dir>/kruise-ipam.d (DaemonSet); in-place: the wrapper uses ours. */
+  installMode: InstallMode;
   cniBinDir: string;
   cniConfDir: string;
   dataDir: string;
@@ -29,6 +33,7 @@ export interface IpamOptions {
 export const IPAM_FLAGS = {
   ipam: { type: 'boolean' },
   'ipam-install': { type: 'boolean' },
+  'ipam-install-mode': { type: 'string' },
   'cni-bin-dir': { type: 'string' },
   'cni-conf-dir': { type: 'string' },
   'ipam-data-dir': { type: 'string' },
@@ -39,6 +44,8 @@ export const IPAM_FLAGS = {
 
 export const IPAM_USAGE = `  --ipam                  run the IP-reservation controller for the kruise-ipam CNI plugin (off by default)
   --ipam-install          also install the kruise-ipam plugin into --cni-bin-dir on start (implies --ipam)
+  --ipam-install-mode M   copy (default: Node and the plugin are copied to <cni-bin-dir>/kruise-ipam.d, for an
+                          agent in a container) or in-place (the wrapper runs this agent's own Node and files)
   --cni-bin-dir DIR       the node's CNI plugin directory (default ${DEFAULT_CNI_BIN_DIR})
   --cni-conf-dir DIR      the node's CNI config directory (default ${DEFAULT_CNI_CONF_DIR})
   --ipam-data-dir DIR     kruise-ipam's store (default ${DEFAULT_IPAM_DATA_DIR})
@@ -49,6 +56,7 @@ export const IPAM_USAGE = `  --ipam                  run the IP-reservation cont
 export interface IpamFlagValues {
   ipam?: boolean;
   'ipam-install'?: boolean;
+  'ipam-install-mode'?: string;
   'cni-bin-dir'?: string;
   'cni-conf-dir'?: string;
   'ipam-data-dir'?: string;
@@ -89,8 +97,13 @@ export function parseIpamFlags(values: IpamFlagValues): IpamOptions | undefined 
   const bridge = values['ipam-bridge'] ?? DEFAULT_IPAM_BRIDGE;
   if (!/^[A-Za-z0-9_.-]{1,15}$/.test(bridge))
     throw new IpamFlagError(`--ipam-bridge=${JSON.stringify(bridge)} is not an interface name`);
+  const installMode = values['ipam-install-mode'] ?? 'copy';
+  if (installMode !== 'copy' && installMode !== 'in-place') {
+    throw new IpamFlagError(`--ipam-install-mode=${JSON.stringify(installMode)}: expected copy or in-place`);
+  }
   return {
     install,
+    installMode,
     cniBinDir: absolute('cni-bin-dir', values['cni-bin-dir'], DEFAULT_CNI_BIN_DIR),
     cniConfDir: absolute('cni-conf-dir', values['cni-conf-dir'], DEFAULT_CNI_CONF_DIR),
     dataDir: absolute('ipam-data-dir', values['ipam-data-dir'], DEFAULT_IPAM_DATA_DIR),

@@ -231,5 +231,8 @@ describe('ipreservation install and flags', () => {
     error({ ipam: true, 'ipam-data-dir': 'rel' });
     error({ 'ipam-install': true, 'ipam-subnet': 'nope' });
     error({ ipam: true, 'ipam-bridge': 'a-very-long-bridge-name' });
+    error({ 'ipam-install': true, 'ipam-install-mode': 'symlink' });
+    assert.equal(parseIpamFlags({ ipam: true })!.installMode, 'copy');
+    assert.equal(parseIpamFlags({ 'ipam-install': true, 'ipam-install-mode': 'in-place' })!.installMode, 'in-place');
   });
 });

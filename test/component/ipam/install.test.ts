@@ -1,0 +1,43 @@
+// `--ipam-install-mode copy`: Node and the plugin are copied under <cni-bin-dir>/kruise-ipam.d and the wrapper runs
+// that copy, so the plugin works on a host that cannot see the agent's files. Real files, a real Node binary.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installPluginCopy, pluginModules } from '../../../src/daemon/ipreservation/install.js';
+
+describe('kruise-ipam install (copy mode)', function () {
+  let dir: string;
+  before(() => (dir = mkdtempSync(join(tmpdir(), 'kruise-ipam-copy-'))));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('copies Node and the plugin once, and the installed wrapper runs ADD on its own copy', function () {
+    const first = installPluginCopy(dir);
+    assert.equal(first.changed, true);
+    const wrapper = readFileSync(first.path, 'utf8');
+    assert.match(
+      wrapper,
+      new RegExp(
+        `exec '${join(dir, 'kruise-ipam.d', 'node')}' '${join(dir, 'kruise-ipam.d', 'lib')}/src/cli/kruise-ipam.js'`,
+      ),
+    );
+    assert.equal(statSync(join(dir, 'kruise-ipam.d', 'node')).size, statSync(process.execPath).size);
+    assert.ok(pluginModules().includes('src/cni/store.js'));
+    assert.equal(installPluginCopy(dir).changed, false, 'nothing to do the second time');
+
+    const dataDir = join(dir, 'data');
+    const r = spawnSync(first.path, [], {
+      input: JSON.stringify({ cniVersion: '0.4.0', name: 'copied', ipam: { subnet: '10.66.0.0/24', dataDir } }),
+      env: { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_IFNAME: 'eth0', CNI_NETNS: '/x', PATH: '/usr/bin:/bin' },
+      encoding: 'utf8',
+    });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.deepEqual(JSON.parse(r.stdout), {
+      cniVersion: '0.4.0',
+      ips: [{ version: '4', address: '10.66.0.2/24', gateway: '10.66.0.1' }],
+      routes: [],
+      dns: {},
+    });
+  });
+});
