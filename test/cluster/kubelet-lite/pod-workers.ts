@@ -2,6 +2,7 @@
 // #completeWork): an update during a sync runs right after it; after each sync the pod is requeued after the
 // retry period (failed) or the resync period (succeeded), both x [1, 1.5) jitter.
 import type { Logger } from 'pino';
+import { systemClock, type Clock, type TimerHandle } from '../../../src/util/clock.js';
 import { jittered } from './timers.js';
 
 export interface WorkResult {
@@ -13,7 +14,7 @@ export interface WorkResult {
 interface Worker {
   running: boolean;
   pending: boolean;
-  timer?: NodeJS.Timeout;
+  timer?: TimerHandle;
 }
 
 export class PodWorkers {
@@ -25,6 +26,8 @@ export class PodWorkers {
     private readonly syncFn: (uid: string) => Promise<WorkResult>,
     private readonly periods: { retryMs: number; resyncMs: number },
     private readonly logger: Logger,
+    private readonly clock: Clock = systemClock,
+    private readonly random: () => number = Math.random,
   ) {}
 
   /** Ask for a sync of this pod now (or right after the one running). */
@@ -33,7 +36,7 @@ export class PodWorkers {
     let w = this.workers.get(uid);
     if (!w) this.workers.set(uid, (w = { running: false, pending: false }));
     if (w.timer) {
-      clearTimeout(w.timer);
+      w.timer.cancel();
       w.timer = undefined;
     }
     if (w.running) {
@@ -67,9 +70,8 @@ export class PodWorkers {
     if (result.finished || this.stopped) {
       if (this.workers.get(uid) === w) this.workers.delete(uid);
     } else {
-      const delay = jittered(result.failed ? this.periods.retryMs : this.periods.resyncMs);
-      w.timer = setTimeout(() => this.update(uid), delay);
-      w.timer.unref();
+      const delay = jittered(result.failed ? this.periods.retryMs : this.periods.resyncMs, this.random);
+      w.timer = this.clock.setTimer(() => this.update(uid), delay);
     }
     if (this.stopped && [...this.workers.values()].every((x) => !x.running)) for (const f of this.idle) f();
   }
@@ -77,7 +79,7 @@ export class PodWorkers {
   /** Stop scheduling; resolves when no sync runs. */
   async stop(): Promise<void> {
     this.stopped = true;
-    for (const w of this.workers.values()) if (w.timer) clearTimeout(w.timer);
+    for (const w of this.workers.values()) w.timer?.cancel();
     if ([...this.workers.values()].every((w) => !w.running)) return;
     await new Promise<void>((resolve) => this.idle.add(resolve));
   }
