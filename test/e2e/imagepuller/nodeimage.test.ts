@@ -82,7 +82,7 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
     const unhealthy = await waitFor(
       async () => {
         const r = await httpGet(`${base}/healthz?verbose`);
-        return r.status === 500 && r.body.includes('nodeImageInformerSynced') ? r : undefined;
+        return r.status === 500 && /nodeImageInformerSynced failed: .*not synced/.test(r.body) ? r : undefined;
       },
       { message: '/healthz 500 naming nodeImageInformerSynced' },
     );
@@ -221,12 +221,44 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
     await waitForStatus(env.client, NODE, (st) => st.desired === 0);
     const before = await pullImageCalls(base);
     await setNodeImageSpec(env.client, NODE, {
-      images: { [image]: { tags: [{ tag: 'no-such-tag', version: 0, pullPolicy: policy({ backoffLimit: 2 }) }] } },
+      images: {
+        [image]: {
+          tags: [
+            {
+              tag: 'no-such-tag',
+              version: 0,
+              pullPolicy: policy({ backoffLimit: 2 }),
+              ownerReferences: [
+                {
+                  apiVersion: 'apps.kruise.io/v1beta1',
+                  kind: 'ImagePullJob',
+                  namespace: 'default',
+                  name: 'job-a',
+                  uid: 'u-a',
+                },
+              ],
+            },
+          ],
+        },
+      },
     });
     const s = await waitForStatus(env.client, NODE, (st) => tagStatusOf(st, image, 'no-such-tag')?.phase === 'Failed');
     const t = tagStatusOf(s.status!, image, 'no-such-tag')!;
     assert.match(t.message ?? '', /not found/);
     assert.equal((await pullImageCalls(base)) - before, 3, 'backoffLimit 2 = 3 attempts');
+    await waitFor(
+      async () => {
+        const list = await env.client.list<CoreEvent>(CoreResources.events, { namespace: 'default' });
+        return list.items.some(
+          (e) =>
+            e.reason === 'PullImageFailed' &&
+            e.involvedObject.kind === 'ImagePullJob' &&
+            e.involvedObject.name === 'job-a' &&
+            /no-such-tag/.test(e.message),
+        );
+      },
+      { message: 'a PullImageFailed event on the ImagePullJob named in ownerReferences' },
+    );
   });
 
   it('re-pulls on a version bump and drops the status of a removed tag', async () => {

@@ -4,6 +4,7 @@ import { buildNodeImageStatus } from '../../../src/daemon/imagepuller/nodeimage-
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
 import { StatusWriter } from '../../../src/daemon/imagepuller/status-writer.js';
 import { tagSpecProblem } from '../../../src/daemon/imagepuller/tag-spec-check.js';
+import { ConfigError, parseDaemonCommandLine } from '../../../src/daemon/options.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
 import { dockerConfigSecret, secretReader } from './fakes.js';
@@ -122,5 +123,31 @@ describe('imagepuller status', () => {
     );
     assert.match(problem({ pullSecrets: 'x' }, {}) ?? '', /pullSecrets must be a list/);
     assert.match(problem({ sandboxConfig: { labels: { a: 1 } } }, {}) ?? '', /sandboxConfig.labels must map strings/);
+  });
+});
+
+describe('imagepuller flag --max-parallel-pulls', () => {
+  it('defaults to 2, takes 1-64, and refuses anything else with a one-line message', () => {
+    const env = { NODE_NAME: 'n1' };
+    const parse = (args: string[]): number => {
+      const parsed = parseDaemonCommandLine(args, env, () => undefined);
+      assert.equal(parsed.kind, 'run');
+      return parsed.kind === 'run' ? parsed.options.maxParallelPulls : -1;
+    };
+    assert.equal(parse([]), 2);
+    assert.equal(parse(['--max-parallel-pulls', '1']), 1);
+    assert.equal(parse(['--max-parallel-pulls=64']), 64);
+    for (const bad of ['0', '65', '-1', 'two', '1.5', '']) {
+      assert.throws(
+        () => parse([`--max-parallel-pulls=${bad}`]),
+        (err: Error) => {
+          return (
+            err instanceof ConfigError &&
+            /--max-parallel-pulls/.test(err.message) &&
+            /never unlimited/.test(err.message)
+          );
+        },
+      );
+    }
   });
 });
