@@ -63,6 +63,14 @@ function podOf(args: Record<string, string>): PodRef | undefined {
   return { namespace, name, uid: uid ? uid : undefined };
 }
 
+function podOrUndefined(args: Record<string, string>): PodRef | undefined {
+  try {
+    return podOf(args);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Read and check the call from the environment. */
 export function readCniCall(env: NodeJS.ProcessEnv): CniCall {
   const command = env.CNI_COMMAND ?? '';
@@ -85,7 +93,8 @@ export function readCniCall(env: NodeJS.ProcessEnv): CniCall {
     if (!validIfName(call.ifName)) throw invalid(`CNI_IFNAME=${JSON.stringify(call.ifName)} is not an interface name`);
     // DEL may come without a netns (containerd's second DEL, from RemovePodSandbox)
     if (cmd !== 'DEL' && call.netns === '') throw invalid(`CNI_NETNS is required for ${cmd}`);
-    call.pod = podOf(call.args);
+    // a DEL must not fail over a pod name it only needs for a reservation: without one, the address is freed
+    call.pod = cmd === 'DEL' ? podOrUndefined(call.args) : podOf(call.args);
   }
   return call;
 }

@@ -128,6 +128,13 @@ describe('cni plugin: commands, errors and the store on disk', () => {
     }
   });
 
+  it('a DEL with a malformed pod name in CNI_ARGS still frees (it never blocks sandbox removal)', () => {
+    call('ADD', pod('c1', 'a'), netconf());
+    const r = call('DEL', { ...pod('c1', 'a'), CNI_ARGS: 'K8S_POD_NAMESPACE=Bad_NS;K8S_POD_NAME=a' }, netconf());
+    assert.equal(r.code, 0);
+    assert.deepEqual(readState(storePaths(dir, 'unit')).entries, {});
+  });
+
   it('fails with 100 when the range is full and changes nothing on disk', () => {
     for (let i = 0; i < 13; i++) assert.equal(call('ADD', pod(`c${i}`, `p${i}`), netconf()).code, 0); // .2-.14
     const before = readFileSync(storePaths(dir, 'unit').state, 'utf8');
