@@ -23,6 +23,13 @@ export class CrashBackoff {
     return this.now() - finishedAt < entry.backoffMs ? entry.backoffMs : undefined;
   }
 
+  /** Still backing off, counted from the last next() (image pulls: IsInBackOffSinceUpdate)? */
+  inBackoffSinceUpdate(key: string): number | undefined {
+    const entry = this.live(key);
+    if (!entry) return undefined;
+    return this.now() - entry.lastUpdate < entry.backoffMs ? entry.backoffMs : undefined;
+  }
+
   /** Record a restart: the next one waits longer (Backoff.Next). */
   next(key: string): void {
     const entry = this.live(key);
@@ -34,9 +41,11 @@ export class CrashBackoff {
     entry.lastUpdate = this.now();
   }
 
-  /** Forget the keys of a pod that is gone (keys contain `_<uid>_`). */
+  /** Forget the keys of a pod that is gone (keys contain `_<uid>_` or start with `<uid>_`). */
   forgetPod(uid: string): void {
-    for (const key of this.entries.keys()) if (key.includes(`_${uid}_`)) this.entries.delete(key);
+    for (const key of this.entries.keys()) {
+      if (key.includes(`_${uid}_`) || key.startsWith(`${uid}_`)) this.entries.delete(key);
+    }
   }
 
   private live(key: string): Entry | undefined {

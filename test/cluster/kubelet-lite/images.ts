@@ -9,7 +9,7 @@ import type { Container, Pod } from './types.js';
 
 export class ImageError extends Error {
   constructor(
-    readonly reason: 'ErrImagePull' | 'ErrImageNeverPull' | 'InvalidImageName',
+    readonly reason: 'ErrImagePull' | 'ImagePullBackOff' | 'ErrImageNeverPull' | 'InvalidImageName',
     message: string,
   ) {
     super(message);
@@ -59,12 +59,22 @@ async function credentialsFor(pod: Pod, image: string, source: ConfigSource): Pr
   return undefined;
 }
 
-/** Make sure the container's image is present; returns its image reference (for CreateContainer) and whether it was pulled. */
+/** Pull backoff per pod and image (kuberuntime_image.go: key `<pod uid>_<image>`). */
+export interface PullBackoff {
+  inBackoffSinceUpdate(key: string): number | undefined;
+  next(key: string): void;
+}
+
+/**
+ * Make sure the container's image is present; returns its image reference (for CreateContainer) and whether it was
+ * pulled. A failed pull is ErrImagePull; while its backoff runs, ImagePullBackOff without pulling.
+ */
 export async function ensureImage(
   cri: CriClient,
   pod: Pod,
   container: Container,
   source: ConfigSource,
+  backoff: PullBackoff,
   onPull: (phase: 'pulling' | 'pulled', ms?: number) => void,
 ): Promise<{ image: string; pulled: boolean }> {
   const image = container.image;
@@ -76,11 +86,16 @@ export async function ensureImage(
       throw new ImageError('ErrImageNeverPull', `Container image "${image}" is not present with pull policy of Never`);
     }
   }
+  const key = `${pod.metadata.uid}_${image}`;
+  if (backoff.inBackoffSinceUpdate(key) !== undefined) {
+    throw new ImageError('ImagePullBackOff', `Back-off pulling image "${image}"`);
+  }
   onPull('pulling');
   const started = Date.now();
   try {
     await cri.pullImage({ image: { image }, auth: await credentialsFor(pod, image, source) });
   } catch (err) {
+    backoff.next(key);
     throw new ImageError('ErrImagePull', err instanceof Error ? err.message : String(err));
   }
   onPull('pulled', Date.now() - started);

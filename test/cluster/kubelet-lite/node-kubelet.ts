@@ -107,6 +107,7 @@ export class NodeKubelet {
       },
       probes: this.probes,
       backoff: new CrashBackoff(settings.timers),
+      imageBackoff: new CrashBackoff(settings.timers),
       source,
       logger: this.logger,
     });

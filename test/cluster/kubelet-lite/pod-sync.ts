@@ -49,6 +49,8 @@ export interface SyncDeps {
   events: EventSink;
   probes: ProbeManager;
   backoff: CrashBackoff;
+  /** Image pull backoff (same periods as the crash backoff). */
+  imageBackoff: CrashBackoff;
   source: ConfigSource;
   logger: Logger;
 }
@@ -315,14 +317,15 @@ export class PodSyncer {
     let image: string;
     try {
       image = (
-        await ensureImage(cri, pod, c, this.deps.source, (phase, ms) => {
+        await ensureImage(cri, pod, c, this.deps.source, this.deps.imageBackoff, (phase, ms) => {
           if (phase === 'pulling') events.event(pod, 'Normal', 'Pulling', `Pulling image "${c.image}"`);
           else events.event(pod, 'Normal', 'Pulled', `Successfully pulled image "${c.image}" in ${ms}ms`);
         })
       ).image;
     } catch (err) {
       if (err instanceof ImageError) {
-        events.event(pod, 'Warning', 'Failed', `Failed to pull image "${c.image}": ${err.message}`);
+        if (err.reason === 'ImagePullBackOff') events.event(pod, 'Normal', 'BackOff', err.message);
+        else events.event(pod, 'Warning', 'Failed', `Failed to pull image "${c.image}": ${err.message}`);
         return fail(err.reason, err.message, false);
       }
       return fail('ErrImagePull', err instanceof Error ? err.message : String(err));
@@ -595,6 +598,7 @@ export class PodSyncer {
   forget(uid: string): void {
     this.reasons.delete(uid);
     this.deps.backoff.forgetPod(uid);
+    this.deps.imageBackoff.forgetPod(uid);
     this.lastWritten.delete(uid);
   }
 }

@@ -503,4 +503,25 @@ describe('kubelet-lite (local cluster)', function () {
     );
     assert.match(await shell(cri, newId, 'cat /VERSION'), /2\.0$/);
   });
+
+  it('reports a missing image as ErrImagePull, then ImagePullBackOff, and keeps the pod Pending', async () => {
+    const image = `${cluster.registry}/test/missing:1.0`;
+    const pod = podManifest(name('noimage'), nodes[1]!, [container('app', image)]);
+    await createPod(kube, pod);
+    const pulling = await waitForPod(
+      kube,
+      pod.metadata.name,
+      (p) => statusOf(p, 'app')?.state.waiting?.reason === 'ErrImagePull',
+      'ErrImagePull',
+    );
+    assert.equal(pulling.status?.phase, 'Pending');
+    const backoff = await waitForPod(
+      kube,
+      pod.metadata.name,
+      (p) => statusOf(p, 'app')?.state.waiting?.reason === 'ImagePullBackOff',
+      'ImagePullBackOff',
+    );
+    assert.equal(statusOf(backoff, 'app')?.state.waiting?.message, `Back-off pulling image "${image}"`);
+    assert.equal(backoff.status?.phase, 'Pending');
+  });
 });
