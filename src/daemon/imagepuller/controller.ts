@@ -217,7 +217,8 @@ export class ImagePullController {
       this.emitFinished(nodeImage, { imageName: name, tag: tag.tag, version, ownerReferences: ownersOf(tag) }, status);
       return;
     }
-    this.invalid.delete(key);
+    // a tag whose spec was just fixed is pulled, even though the object still shows the failure we reported
+    const fixed = this.invalid.delete(key);
     const running = this.pulls.get(key);
     if (running && running.spec.version === version) return;
     if (running) {
@@ -234,7 +235,7 @@ export class ImagePullController {
     const reported = nodeImage.status?.imageStatuses?.[name]?.tags?.find(
       (s) => s.tag === tag.tag && (s.version ?? 0) === version && Boolean(s.completionTime),
     );
-    if (reported) {
+    if (reported && !fixed) {
       this.adopted.set(key, reported);
       return;
     }

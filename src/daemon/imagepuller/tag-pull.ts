@@ -149,6 +149,8 @@ export class TagPull {
 
     let release: ReleaseSlot | undefined;
     try {
+      // stay Waiting while the runtime is not connected (agent start, runtime restart): no attempt is spent on it
+      await this.deps.runtime(this.stop.signal);
       release = await this.deps.slots.acquire(pullRef, this.stop.signal);
     } catch {
       return; // aborted while waiting

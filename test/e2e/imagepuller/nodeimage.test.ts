@@ -322,6 +322,25 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
     assert.ok(slow.blobRequests() > 0, 'the pulls reached the blobs');
   });
 
+  it('stops a tag removed while it is pulling: the pull is cancelled and its status goes', async () => {
+    const slow = await startProxy();
+    const image = `${slow.host}/test/busybox`;
+    await removeImages(env.cri, [`${reg}/test/busybox:2.0`]);
+    slow.stallBlobs = true;
+    await setNodeImageSpec(env.client, NODE, {
+      images: { [image]: { tags: [{ tag: '2.0', version: 5, pullPolicy: policy({ timeoutSeconds: 120 }) }] } },
+    });
+    await waitForStatus(env.client, NODE, (st) => tagStatusOf(st, image, '2.0')?.phase === 'Pulling');
+    await waitFor(() => slow.stalled() > 0, { message: 'a blob request held by the proxy' });
+    await setNodeImageSpec(env.client, NODE, { images: {} });
+    const emptied = await waitForStatus(env.client, NODE, (st) => st.desired === 0 && !st.imageStatuses);
+    assert.deepEqual(
+      [emptied.status!.pulling, emptied.status!.waiting, emptied.status!.succeeded, emptied.status!.failed],
+      [0, 0, 0, 0],
+    );
+    await waitFor(() => slow.stalled() === 0, { message: 'the runtime to give up the stalled blob request' });
+  });
+
   it('after SIGKILL mid-pull, a new agent converges and pulls only the tag that was in flight', async () => {
     const slow = await startProxy();
     const direct = `${reg}/test/busybox`;

@@ -19,7 +19,9 @@ interface Harness {
   start(spec: Partial<TagPullSpec>): { pull: TagPull; history: ImageTagStatus[]; results: TagPullResult[] };
 }
 
-function harness(options: { cap?: number; secrets?: Record<string, PullSecretObject> } = {}): Harness {
+function harness(
+  options: { cap?: number; secrets?: Record<string, PullSecretObject>; connected?: Promise<void> } = {},
+): Harness {
   const clock = new FakeClock();
   const runtime = new FakeImageRuntime();
   const slots = new PullSlots(options.cap ?? 2);
@@ -35,7 +37,10 @@ function harness(options: { cap?: number; secrets?: Record<string, PullSecretObj
       const results: TagPullResult[] = [];
       const full: TagPullSpec = { imageName: IMAGE, tag: '1.0', version: 0, ...spec };
       const pull: TagPull = new TagPull(full, {
-        runtime: () => Promise.resolve(runtime),
+        runtime: async () => {
+          await options.connected;
+          return runtime;
+        },
         slots,
         secrets,
         clock,
@@ -75,6 +80,18 @@ describe('imagepuller TagPull', () => {
       'apps.kruise.io/pulling-image-by': 'kruise-daemon',
     });
     assert.equal(call!.request.auth, undefined, 'no credentials without pull secrets');
+  });
+
+  it('stays Waiting, spending no attempt, until the runtime is connected', async () => {
+    let connect!: () => void;
+    const h = harness({ connected: new Promise<void>((resolve) => (connect = resolve)) });
+    const { pull } = h.start({ pullPolicy: { timeoutSeconds: 1, backoffLimit: 0 } });
+    await h.clock.advance(5000);
+    assert.equal(pull.status.phase, 'Waiting');
+    assert.equal(h.slots.inUse, 0, 'no slot held while waiting for the runtime');
+    connect();
+    await pull.done;
+    assert.equal(pull.status.phase, 'Succeeded');
   });
 
   it('pulls a digest as name@digest (not name:sha256:...)', async () => {
