@@ -105,7 +105,8 @@ export const imagePullerSuite: BenchSuite = {
     const directMs = percentile(direct, 50);
     const agentMs = percentile(viaAgent, 50);
     const pullsDoneMs = percentile(pullsDone, 50);
-    const requestsRun = percentile(requests, 50);
+    // the first round: later rounds send fewer events (the recorder's per-object spam filter: burst 25, then 1/5 min)
+    const requestsRun = requests[0]!;
 
     context.log(`idle for ${IDLE_WINDOW_MS} ms: API requests beyond the watch`);
     const idleBefore = env.api.requestCount({ userAgent: DAEMON_USER_AGENT });
@@ -155,7 +156,9 @@ export const imagePullerSuite: BenchSuite = {
         name: 'apiRequests.perTag',
         value: requestsRun / TAGS,
         unit: 'count',
-        note: `median ${requestsRun} requests for ${TAGS} tags (status patches, events); rounds: ${requests.join(', ')}`,
+        note:
+          `first round: ${requestsRun} requests for ${TAGS} tags (status patches + one event per tag); ` +
+          `all rounds: ${requests.join(', ')} (later events spam-filtered)`,
       },
       {
         name: 'apiRequests.idlePerMinute',
