@@ -1,0 +1,267 @@
+// ContainerRecreateRequests and env-from-metadata restarts on the local cluster: emulator + real containerd +
+// kubelet-lite + the agent and the controller as real processes.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { RUNTIME_CONTAINERS_META_ANNOTATION, IN_PLACE_UPDATE_STATE_ANNOTATION } from '../../../src/api/constants.js';
+import type { WireContainer } from '../../../src/api/wire.js';
+import { ApiError } from '../../../src/kube/errors.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import { waitFor } from '../../support/wait.js';
+import {
+  bareId,
+  containerStatus,
+  createCrr,
+  getCrr,
+  getPod,
+  NAMESPACE,
+  runPod,
+  SLEEP_FOREVER,
+  startCrrStack,
+  waitCompleted,
+  type CrrStack,
+  type PodObject,
+} from './stack.js';
+
+const NODE = 'crr-node';
+
+describe('ContainerRecreateRequest e2e', function () {
+  this.timeout(180_000);
+  let stack: CrrStack;
+  let image: string;
+  let seq = 0;
+
+  before(async () => {
+    stack = await startCrrStack(NODE);
+    image = stack.cluster.images.busybox1;
+  });
+  after(async () => {
+    await stack?.close();
+  });
+
+  function pod(
+    containers: Array<{ name: string; preStop?: string[]; env?: WireContainer['env'] }>,
+    extra: {
+      annotations?: Record<string, string>;
+      readinessGates?: Array<{ conditionType: string }>;
+      grace?: number;
+    } = {},
+  ): PodObject {
+    return {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `crr-pod-${++seq}`, namespace: NAMESPACE, annotations: extra.annotations },
+      spec: {
+        nodeName: NODE,
+        terminationGracePeriodSeconds: extra.grace ?? 5,
+        readinessGates: extra.readinessGates,
+        containers: containers.map((c) => ({
+          name: c.name,
+          image,
+          command: SLEEP_FOREVER,
+          env: c.env,
+          lifecycle: c.preStop ? { preStop: { exec: { command: c.preStop } } } : undefined,
+        })),
+      },
+    };
+  }
+
+  async function startedAtNs(id: string): Promise<bigint> {
+    const { status } = await stack.cri.containerStatus({ container_id: id });
+    return BigInt(status?.started_at ?? 0);
+  }
+
+  it('restarts one container in place (new id, restartCount + 1, same IP, others untouched), completes, then TTL-deletes', async () => {
+    const before = await runPod(stack.client, pod([{ name: 'app' }, { name: 'side' }]));
+    const name = `crr-one-${seq}`;
+    await createCrr(stack.client, name, {
+      podName: before.metadata!.name!,
+      containers: [{ name: 'app' }],
+      ttlSecondsAfterFinished: 3,
+    });
+    const done = await waitCompleted(stack.client, name);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    assert.equal(done.status?.message, undefined);
+    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    const [appBefore, appAfter] = [containerStatus(before, 'app'), containerStatus(after, 'app')];
+    assert.notEqual(appAfter.containerID, appBefore.containerID);
+    assert.equal(appAfter.restartCount, appBefore.restartCount + 1);
+    assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
+    assert.equal(containerStatus(after, 'side').restartCount, containerStatus(before, 'side').restartCount);
+    assert.equal(after.status?.podIP, before.status?.podIP);
+    await waitFor(() => getCrr(stack.client, name).then((c) => c === undefined), {
+      timeoutMs: 30_000,
+      message: 'CRR deleted after its TTL',
+    });
+  });
+
+  it('orderedRecreate restarts two containers strictly in order (runtime start times)', async () => {
+    const before = await runPod(stack.client, pod([{ name: 'a' }, { name: 'b' }]));
+    const name = `crr-ordered-${seq}`;
+    await createCrr(stack.client, name, {
+      podName: before.metadata!.name!,
+      containers: [{ name: 'a' }, { name: 'b' }],
+      strategy: { orderedRecreate: true },
+    });
+    await waitCompleted(stack.client, name);
+    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    const newA = bareId(containerStatus(after, 'a').containerID);
+    const newB = bareId(containerStatus(after, 'b').containerID);
+    const oldB = bareId(containerStatus(before, 'b').containerID);
+    assert.notEqual(newA, bareId(containerStatus(before, 'a').containerID));
+    assert.notEqual(newB, oldB);
+    const [aStarted, bStarted] = [await startedAtNs(newA), await startedAtNs(newB)];
+    assert.ok(aStarted < bStarted, 'the new a started before the new b');
+    const { status: oldBStatus } = await stack.cri.containerStatus({ container_id: oldB });
+    assert.ok(BigInt(oldBStatus?.finished_at ?? 0) > aStarted, 'b was stopped only after the new a had started');
+  });
+
+  it('runs the preStop hook before the container is stopped', async () => {
+    const before = await runPod(
+      stack.client,
+      pod([{ name: 'app', preStop: ['sh', '-c', 'echo PRESTOP > /proc/1/fd/1'] }]),
+    );
+    const oldId = bareId(containerStatus(before, 'app').containerID);
+    const { status } = await stack.cri.containerStatus({ container_id: oldId });
+    const name = `crr-prestop-${seq}`;
+    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    await waitCompleted(stack.client, name);
+    const log = await readFile(status!.log_path, 'utf8');
+    const [pre, term] = [log.indexOf('PRESTOP'), log.indexOf('TERM')];
+    assert.ok(pre >= 0, `preStop output in the container log: ${log}`);
+    assert.ok(term > pre, `SIGTERM came after the preStop hook: ${log}`);
+  });
+
+  it('denies a CRR for a missing container or an unscheduled pod with a clear message', async () => {
+    const running = await runPod(stack.client, pod([{ name: 'app' }]));
+    await assert.rejects(
+      createCrr(stack.client, `crr-missing-${seq}`, {
+        podName: running.metadata!.name!,
+        containers: [{ name: 'nope' }],
+      }),
+      (err: unknown) => err instanceof ApiError && /container nope not found in Pod/.test(err.message),
+    );
+    const pending = pod([{ name: 'app' }]);
+    delete pending.spec!.nodeName;
+    await stack.client.create(CoreResources.pods, pending, { namespace: NAMESPACE });
+    await assert.rejects(
+      createCrr(stack.client, `crr-pending-${seq}`, {
+        podName: pending.metadata!.name!,
+        containers: [{ name: 'app' }],
+      }),
+      (err: unknown) =>
+        err instanceof ApiError &&
+        /spec\.podName: not allowed to recreate containers in a pending Pod/.test(err.message),
+    );
+  });
+
+  it('activeDeadlineSeconds completes a stuck CRR', async () => {
+    const before = await runPod(stack.client, pod([{ name: 'app' }]));
+    const name = `crr-deadline-${seq}`;
+    // the agent waits for the unready grace period (10 min): stuck
+    await createCrr(stack.client, name, {
+      podName: before.metadata!.name!,
+      containers: [{ name: 'app' }],
+      activeDeadlineSeconds: 3,
+      strategy: { unreadyGracePeriodSeconds: 600 },
+    });
+    const done = await waitCompleted(stack.client, name);
+    assert.equal(done.status?.message, 'recreating has exceeded the activeDeadlineSeconds');
+    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    assert.equal(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
+  });
+
+  it('changing an annotation that feeds an env var restarts only that container, which sees the new value', async () => {
+    const annotations = { 'app-flavour': 'old', 'side-flavour': 'same' };
+    const envFrom = (key: string): WireContainer['env'] => [
+      { name: 'FLAVOUR', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${key}']` } } },
+    ];
+    const before = await runPod(
+      stack.client,
+      pod(
+        [
+          { name: 'app', env: envFrom('app-flavour') },
+          { name: 'side', env: envFrom('side-flavour') },
+        ],
+        {
+          annotations,
+          readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
+        },
+      ),
+    );
+    const podName = before.metadata!.name!;
+    await waitFor(
+      () => getPod(stack.client, podName).then((p) => p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]),
+      {
+        timeoutMs: 30_000,
+        message: 'runtime-containers-meta written',
+      },
+    );
+    // what a workload controller does for an in-place update: InPlaceUpdateReady False, then the new metadata
+    await stack.client.patch(
+      CoreResources.pods,
+      podName,
+      {
+        status: {
+          conditions: [
+            ...(before.status?.conditions ?? []),
+            {
+              type: 'InPlaceUpdateReady',
+              status: 'False',
+              lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+            },
+          ],
+        },
+      },
+      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
+    );
+    await stack.client.patch(
+      CoreResources.pods,
+      podName,
+      { metadata: { annotations: { 'app-flavour': 'new' } } },
+      { type: 'merge', namespace: NAMESPACE },
+    );
+    const after = await waitFor(
+      () =>
+        getPod(stack.client, podName).then((p) => {
+          const app = p?.status?.containerStatuses?.find((s) => s.name === 'app');
+          return app && app.containerID !== containerStatus(before, 'app').containerID && app.ready ? p : undefined;
+        }),
+      { timeoutMs: 60_000, message: 'app restarted and ready' },
+    );
+    assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
+    const res = await stack.cri.execSync({
+      container_id: bareId(containerStatus(after, 'app').containerID),
+      cmd: ['sh', '-c', 'echo "$FLAVOUR"'],
+      timeout: 5,
+    });
+    assert.equal(res.stdout.toString('utf8').trim(), 'new');
+    const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
+      containerBatchesRecord?: Array<{ containers: string[] }>;
+    };
+    assert.deepEqual(
+      state.containerBatchesRecord?.map((b) => b.containers),
+      [['app']],
+    );
+  });
+
+  it('an agent killed with SIGKILL mid-CRR resumes without stopping the container twice', async () => {
+    const before = await runPod(
+      stack.client,
+      pod([{ name: 'app', preStop: ['sh', '-c', 'sleep 3; echo PRESTOP > /proc/1/fd/1'] }], { grace: 20 }),
+    );
+    const name = `crr-sigkill-${seq}`;
+    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    // the intent is recorded before the preStop hook runs: kill the agent while the hook sleeps
+    await waitFor(
+      () => getCrr(stack.client, name).then((c) => c?.status?.containerRecreateStates?.[0]?.isKilled === true),
+      {
+        message: 'stop of app recorded',
+      },
+    );
+    await stack.restartAgent('SIGKILL');
+    await waitCompleted(stack.client, name);
+    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+    assert.notEqual(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
+  });
+});
