@@ -7,6 +7,7 @@ import type { KubeObject } from '../../../src/kube/object.js';
 import type { ImageTagPullPolicy } from '../../../src/api/nodeimage.js';
 import { AgentProcess, httpGet } from '../../component/daemon/agent-process.js';
 import {
+  agentCounter,
   applyCrds,
   dockerConfigSecret,
   pullImageCalls,
@@ -147,6 +148,13 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
       unreachable.message ?? '',
       /registry 127\.0\.0\.1:1 of 127\.0\.0\.1:1\/test\/busybox:1\.0 cannot be reached/,
     );
+
+    assert.ok((await agentCounter(base, 'kruise_daemon_image_pulls_total', { result: 'succeeded' })) >= 2);
+    assert.equal(await agentCounter(base, 'kruise_daemon_image_pulls_total', { result: 'failed' }), 2);
+    assert.ok((await agentCounter(base, 'kruise_daemon_image_pull_duration_seconds_count')) >= 5);
+    await waitFor(async () => (await agentCounter(base, 'kruise_daemon_image_tags', { phase: 'Succeeded' })) === 3, {
+      message: 'the tags-by-phase gauge',
+    });
 
     const events = await waitFor(
       async () => {
