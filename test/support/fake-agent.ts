@@ -37,8 +37,9 @@ export class FakeAgent {
   private readonly queue = new WorkQueue<string>({ name: 'fake-agent' });
   private readonly firstSeen = new Map<string, number>();
   private running?: Promise<void>;
-  /** Status writes made (for the benchmark's figures). */
+  /** Status writes made, and when the last one was made (for the benchmark's figures). */
   writes = 0;
+  lastWriteAt = 0;
 
   constructor(private readonly o: FakeAgentOptions) {
     this.informer = new Informer<NodeImageObject>(FAKE_AGENT_NODE_IMAGES, o.client, { name: 'fake-agent' });
@@ -53,6 +54,16 @@ export class FakeAgent {
     this.informer.start();
     await this.informer.synced;
     this.running = runWorkers(this.queue, this.o.workers ?? 8, (name) => this.sync(name));
+  }
+
+  /** NodeImages in the agent's cache. */
+  get nodeImages(): number {
+    return this.informer.list().length;
+  }
+
+  /** Distinct (node, image, tag, version) the agent has seen in NodeImage specs. */
+  get tagsSeen(): number {
+    return this.firstSeen.size;
   }
 
   async stop(): Promise<void> {
@@ -110,6 +121,7 @@ export class FakeAgent {
       try {
         await this.o.client.updateStatus<NodeImageObject>(FAKE_AGENT_NODE_IMAGES, { ...ni, status });
         this.writes++;
+        this.lastWriteAt = Date.now();
       } catch (err) {
         if (isNotFound(err)) return;
         if (!isConflict(err)) throw err;

@@ -5,7 +5,7 @@
 // a denial answers with the webhook's code (403 default) and "admission webhook "<name>" denied the request: ...".
 // Service references are not routable here (no cluster network): use clientConfig.url.
 import { randomUUID } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
+import { Agent, request as httpsRequest } from 'node:https';
 import { admissionDenied, type AdmissionPlugin, type AdmissionRequest } from '../admission.js';
 import type { ApiContext } from '../context.js';
 import { ApiError } from '../errors.js';
@@ -104,7 +104,13 @@ export class WebhookCaller implements AdmissionPlugin {
     const uid = randomUUID();
     let response: ReviewResponse;
     try {
-      response = await post(hook, reviewOf(uid, request));
+      const review = reviewOf(uid, request);
+      response = await post(hook, review).catch((err: unknown) => {
+        // A kept-alive connection the server closed meanwhile (a restart): one fresh try, as Go's transport does.
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ECONNRESET' || code === 'EPIPE') return post(hook, review);
+        throw err;
+      });
       if (response.uid !== uid) throw new Error(`expected response.uid="${uid}", got "${String(response.uid)}"`);
       if (typeof response.allowed !== 'boolean') throw new Error('the response has no "allowed"');
     } catch (err) {
@@ -171,6 +177,23 @@ function reviewOf(uid: string, request: AdmissionRequest): unknown {
   };
 }
 
+/** Kept-alive TLS connections per caBundle, as kube-apiserver keeps them (a handshake per call is costly). */
+const agents = new Map<string, Agent>();
+
+function agentFor(ca: string | undefined): Agent {
+  const key = ca ?? '';
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new Agent({ keepAlive: true, maxSockets: 32, ca, timeout: 30_000 });
+    if (agents.size > 16) {
+      for (const old of agents.values()) old.destroy();
+      agents.clear();
+    }
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
 function post(hook: RegisteredWebhook, review: unknown): Promise<ReviewResponse> {
   const url = hook.clientConfig?.url;
   if (!url) {
@@ -197,14 +220,13 @@ function post(hook: RegisteredWebhook, review: unknown): Promise<ReviewResponse>
       target,
       {
         method: 'POST',
-        ca,
+        agent: agentFor(ca),
         headers: {
           'content-type': 'application/json',
           accept: 'application/json',
           'content-length': Buffer.byteLength(body),
         },
         timeout: timeoutMs,
-        agent: false,
       },
       (res) => {
         const chunks: Buffer[] = [];
