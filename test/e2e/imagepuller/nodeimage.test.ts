@@ -167,6 +167,25 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
     assert.ok(events.some((e) => e.reason === 'PullImageFailed' && e.type === 'Warning' && /Bad_Name/.test(e.message)));
   });
 
+  it('fails only the tag whose spec the schema let through with a bad value (version -1)', async () => {
+    const image = `${reg}/test/busybox`;
+    await setNodeImageSpec(env.client, NODE, {
+      images: {
+        [image]: {
+          tags: [
+            { tag: '1.0', version: -1, pullPolicy: policy() },
+            { tag: '2.0', version: 0, pullPolicy: policy(), imagePullPolicy: 'IfNotPresent' },
+          ],
+        },
+      },
+    });
+    const s = await waitForStatus(env.client, NODE, (st) => st.failed === 1 && st.succeeded === 1);
+    const bad = tagStatusOf(s.status!, image, '1.0')!;
+    assert.equal(bad.phase, 'Failed');
+    assert.match(bad.message ?? '', /invalid spec for .*busybox:1\.0: version must be a whole number >= 0, got -1/);
+    assert.equal(tagStatusOf(s.status!, image, '2.0')?.phase, 'Succeeded');
+  });
+
   it('pulls from the auth registry only with a secret in kruise-daemon-config, saying why otherwise', async () => {
     const image = `${env.cluster.authRegistry}/test/busybox`;
     await removeImages(env.cri, [image + ':1.0', `${reg}/test/busybox:1.0`]);
