@@ -1,5 +1,6 @@
 // kruise-controller end to end: the controller as a real process against the API emulator (which calls its
-// admission webhooks over HTTPS), three Nodes whose NodeImages are answered by agents (the test double here).
+// admission webhooks over HTTPS), three Nodes: the first served by the real agent (kruise-daemon process) on the
+// local cluster's containerd and registries, the other two by the agent's test double.
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
@@ -12,6 +13,8 @@ import {
   type NodeImageObject,
   type SecretObject,
 } from '../../../src/controller/resources.js';
+import { AgentProcess } from '../../component/daemon/agent-process.js';
+import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 import { FakeAgent } from '../../support/fake-agent.js';
 import { waitFor } from '../../support/wait.js';
 import {
@@ -25,6 +28,8 @@ import {
 } from './controller-env.js';
 
 const NODES = ['kd-ctl-node-a', 'kd-ctl-node-b', 'kd-ctl-node-c'];
+/** Served by the real agent; the others by the test double. */
+const REAL_NODE = NODES[0]!;
 const NS = 'default';
 const REG = 'registry.invalid:5000';
 
@@ -43,21 +48,40 @@ describe('kruise-controller e2e: image jobs', function () {
   this.timeout(180_000);
   let env: ControllerEnv;
   let agent: FakeAgent;
+  let realAgent: AgentProcess;
+  let cluster: ClusterEnv;
+  /** NodeImage key and tag of a real test image (`127.0.0.1:PORT/test/busybox`, `1.0`). */
+  const split = (ref: string): { image: string; tag: string } => {
+    const i = ref.lastIndexOf(':');
+    return { image: ref.slice(0, i), tag: ref.slice(i + 1) };
+  };
 
   before(async () => {
+    cluster = await useCluster();
     env = await startControllerEnv();
     for (const [i, node] of NODES.entries()) await createReadyNode(env.client, node, { zone: i === 0 ? 'z1' : 'z2' });
     agent = new FakeAgent({
       client: env.client,
-      serves: (node) => NODES.includes(node),
+      serves: (node) => NODES.includes(node) && node !== REAL_NODE,
       delayMs: 300,
       fail: (node, image) => (image.endsWith('/fails') && node === NODES[2] ? 'pulling image is canceled' : undefined),
     });
     await agent.start();
+    realAgent = new AgentProcess({
+      args: ['--addr', '127.0.0.1:0'],
+      env: {
+        NODE_NAME: REAL_NODE,
+        KUBECONFIG: env.kubeconfig,
+        RUNTIME_SOCKET: cluster.runtimeSocket,
+        LOG_LEVEL: 'info',
+      },
+    });
+    await realAgent.baseUrl();
     await env.startController();
   });
 
   after(async () => {
+    await realAgent?.stop();
     await agent?.stop();
     await env?.close();
   });
@@ -118,10 +142,11 @@ describe('kruise-controller e2e: image jobs', function () {
   });
 
   it('runs an Always job on all nodes to completion, deletes it after its TTL and collects its tags', async () => {
-    const image = `${REG}/x/always`;
+    const ref = cluster.images.busybox1;
+    const { image, tag: t } = split(ref);
     await env.client.create(
       IMAGE_PULL_JOBS,
-      job('always', { image: `${image}:1`, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } }),
+      job('always', { image: ref, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } }),
     );
     const done = await waitForJob(env.client, NS, 'always', (j) => !!j.status?.completionTime);
     assert.equal(done.status?.desired, 3);
@@ -129,7 +154,7 @@ describe('kruise-controller e2e: image jobs', function () {
     assert.equal(done.status?.message, 'job has completed');
     for (const node of NODES) {
       const ni = await getNodeImage(env.client, node);
-      const tag = tagOf(ni, image, '1');
+      const tag = tagOf(ni, image, t);
       assert.ok(tag, `tag on ${node}`);
       assert.equal(tag.ownerReferences?.[0]?.name, 'always');
       assert.equal(tag.imagePullPolicy, 'IfNotPresent');
@@ -140,7 +165,7 @@ describe('kruise-controller e2e: image jobs', function () {
       message: 'the job to go after its TTL',
     });
     for (const node of NODES) {
-      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, '1'), {
+      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, t), {
         timeoutMs: 20_000,
         message: `tag collected on ${node}`,
       });
@@ -162,15 +187,13 @@ describe('kruise-controller e2e: image jobs', function () {
   });
 
   it('keeps a Never job running once every node has the image', async () => {
-    const image = `${REG}/x/never`;
-    await env.client.create(
-      IMAGE_PULL_JOBS,
-      job('never', { image: `${image}:1`, completionPolicy: { type: 'Never' } }),
-    );
+    const ref = cluster.images.busybox2;
+    const { image, tag: t } = split(ref);
+    await env.client.create(IMAGE_PULL_JOBS, job('never', { image: ref, completionPolicy: { type: 'Never' } }));
     const j = await waitForJob(env.client, NS, 'never', (x) => x.status?.succeeded === 3);
     assert.equal(j.status?.completionTime, undefined);
     assert.equal(j.status?.message, 'job is running, progress 100.0%');
-    const tag = tagOf(await getNodeImage(env.client, NODES[0]!), image, '1');
+    const tag = tagOf(await getNodeImage(env.client, REAL_NODE), image, t);
     assert.ok(tag?.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 86_400 - 600);
     assert.equal(tag?.pullPolicy?.activeDeadlineSeconds, 1800);
     await env.client.delete(IMAGE_PULL_JOBS, 'never', { namespace: NS });
@@ -179,10 +202,44 @@ describe('kruise-controller e2e: image jobs', function () {
     });
   });
 
+  it('loses nothing when the controller is restarted mid-job', async () => {
+    const ref = cluster.images.pause;
+    const { image, tag: t } = split(ref);
+    await env.client.create(
+      IMAGE_PULL_JOBS,
+      job('restart', { image: ref, parallelism: 1, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } }),
+    );
+    // nodes are filled in name order: the real agent's node first
+    const first = await waitFor(async () => tagOf(await getNodeImage(env.client, REAL_NODE), image, t), {
+      message: 'the first node to get the tag',
+    });
+    await env.controller!.kill();
+    await env.startController();
+    const done = await waitForJob(env.client, NS, 'restart', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.succeeded, 3);
+    for (const node of NODES) {
+      const ni = await getNodeImage(env.client, node);
+      const tag = tagOf(ni, image, t);
+      assert.equal(tag?.ownerReferences?.length, 1, `one owner on ${node}`);
+      const reported = ni?.status?.imageStatuses?.[image]?.tags.find((x) => x.tag === t);
+      assert.equal(reported?.phase, 'Succeeded');
+      assert.equal(reported?.version, tag?.version);
+      if (node === REAL_NODE) assert.equal(tag?.version, first.version, 'the tag written before the restart is kept');
+    }
+    assert.equal((await env.client.list<NodeImageObject>(NODE_IMAGES)).items.length, 3);
+    for (const node of NODES) {
+      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, t), {
+        timeoutMs: 20_000,
+        message: `the restart job's tag collected on ${node}`,
+      });
+    }
+  });
+
   it('lets two jobs on the same image:tag share the tag and both complete', async () => {
-    const image = `${REG}/x/shared`;
-    await env.client.create(IMAGE_PULL_JOBS, job('shared-1', { image: `${image}:1` }));
-    await env.client.create(IMAGE_PULL_JOBS, job('shared-2', { image: `${image}:1`, imagePullPolicy: 'Always' }));
+    const ref = cluster.images.pause;
+    const { image, tag: t } = split(ref);
+    await env.client.create(IMAGE_PULL_JOBS, job('shared-1', { image: ref }));
+    await env.client.create(IMAGE_PULL_JOBS, job('shared-2', { image: ref, imagePullPolicy: 'Always' }));
     const [a, b] = await Promise.all([
       waitForJob(env.client, NS, 'shared-1', (j) => !!j.status?.completionTime),
       waitForJob(env.client, NS, 'shared-2', (j) => !!j.status?.completionTime),
@@ -190,24 +247,28 @@ describe('kruise-controller e2e: image jobs', function () {
     assert.equal(a.status?.succeeded, 3);
     assert.equal(b.status?.succeeded, 3);
     for (const node of NODES) {
-      const tag = tagOf(await getNodeImage(env.client, node), image, '1');
+      const tag = tagOf(await getNodeImage(env.client, node), image, t);
       assert.deepEqual(tag?.ownerReferences?.map((o) => o.name).sort(), ['shared-1', 'shared-2']);
     }
   });
 
-  it('copies a job pull secret into kruise-daemon-config, references it from the NodeImages, and removes it with the job', async () => {
+  it('pulls from the auth registry through a copied pull secret, which goes with the job', async () => {
+    const auth = Buffer.from(`${cluster.authUser}:${cluster.authPassword}`).toString('base64');
     await env.client.create<SecretObject>(CoreResources.secrets, {
       metadata: { name: 'regcred', namespace: NS },
       type: 'kubernetes.io/dockerconfigjson',
       data: {
-        '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [REG]: { auth: 'dTpw' } } })).toString('base64'),
+        '.dockerconfigjson': Buffer.from(JSON.stringify({ auths: { [cluster.authRegistry]: { auth } } })).toString(
+          'base64',
+        ),
       },
     });
-    const image = `${REG}/x/secret`;
-    // paused (parallelism 0): the copy is made while the job runs
+    const ref = cluster.images.authBusybox1;
+    const { image, tag: t } = split(ref);
+    // paused (parallelism 0) first: the copy is made while the job runs
     await env.client.create(
       IMAGE_PULL_JOBS,
-      job('with-secret', { image: `${image}:1`, pullSecrets: ['regcred'], parallelism: 0 }),
+      job('with-secret', { image: ref, pullSecrets: ['regcred'], parallelism: 0, imagePullPolicy: 'Always' }),
     );
     const copyOf = async (): Promise<SecretObject | undefined> =>
       (await env.client.list<SecretObject>(CoreResources.secrets, { namespace: 'kruise-daemon-config' })).items.find(
@@ -216,29 +277,28 @@ describe('kruise-controller e2e: image jobs', function () {
     const copy = await waitFor(copyOf, { message: 'the copy of regcred' });
     assert.equal(copy.metadata?.annotations?.['imagepulljobs.kruise.io/references'], `${NS}/with-secret`);
     assert.equal(copy.type, 'kubernetes.io/dockerconfigjson');
-    assert.equal(copy.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined);
     await env.client.patch(
       IMAGE_PULL_JOBS,
       'with-secret',
       { spec: { parallelism: 3 } },
       { type: 'merge', namespace: NS },
     );
-    await waitForJob(env.client, NS, 'with-secret', (j) => !!j.status?.completionTime);
-    const ni = await getNodeImage(env.client, NODES[0]!);
+    const done = await waitForJob(env.client, NS, 'with-secret', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.succeeded, 3, JSON.stringify(done.status));
+    const ni = await getNodeImage(env.client, REAL_NODE);
     assert.deepEqual(ni?.spec?.images?.[image]?.pullSecrets, [
       { namespace: 'kruise-daemon-config', name: copy.metadata?.name, mode: 'batch' },
     ]);
+    const pulled = ni?.status?.imageStatuses?.[image]?.tags.find((x) => x.tag === t);
+    assert.equal(pulled?.phase, 'Succeeded', 'the real agent pulled with the copied secret');
     await waitFor(async () => !(await copyOf()), { message: 'the copy to go once no running job references it' });
   });
 
   it('runs an ImageListPullJob of two images to completion', async () => {
+    const images = [cluster.images.busybox1, cluster.images.busybox2];
     await env.client.create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list', namespace: NS },
-      spec: {
-        images: [`${REG}/x/list-a:1`, `${REG}/x/list-b:1`],
-        parallelism: 3,
-        completionPolicy: { type: 'Always' },
-      },
+      spec: { images, parallelism: 3, completionPolicy: { type: 'Always' } },
     } as ImageListPullJobObject);
     const done = await waitFor(
       async () => {
@@ -253,25 +313,6 @@ describe('kruise-controller e2e: image jobs', function () {
     const children = (await env.client.list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
       j.metadata.ownerReferences?.some((o) => o.uid === done.metadata.uid),
     );
-    assert.deepEqual(children.map((c) => c.spec.image).sort(), [`${REG}/x/list-a:1`, `${REG}/x/list-b:1`]);
-  });
-
-  it('loses nothing when the controller is restarted mid-job', async () => {
-    const image = `${REG}/x/restart`;
-    await env.client.create(IMAGE_PULL_JOBS, job('restart', { image: `${image}:1`, parallelism: 1 }));
-    await waitFor(async () => tagOf(await getNodeImage(env.client, NODES[0]!), image, '1'), {
-      message: 'the first node to get the tag',
-    });
-    await env.controller!.kill();
-    await env.startController();
-    const done = await waitForJob(env.client, NS, 'restart', (j) => !!j.status?.completionTime);
-    assert.equal(done.status?.succeeded, 3);
-    for (const node of NODES) {
-      const tag = tagOf(await getNodeImage(env.client, node), image, '1');
-      assert.equal(tag?.version, 0, `no second write of the tag on ${node}`);
-      assert.equal(tag?.ownerReferences?.length, 1);
-    }
-    const list = await env.client.list<NodeImageObject>(NODE_IMAGES);
-    assert.equal(list.items.length, 3);
+    assert.deepEqual(children.map((c) => c.spec.image).sort(), [...images].sort());
   });
 });
