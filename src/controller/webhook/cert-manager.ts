@@ -11,7 +11,13 @@ import { CoreResources } from '../../kube/resource.js';
 import type { Clock } from '../../util/clock.js';
 import type { SecretObject } from '../resources.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
-import { createWebhookCertificates, notAfterOf, servingMatches, type WebhookCertificates } from './certs.js';
+import {
+  createServingCertificate,
+  createWebhookCertificates,
+  notAfterOf,
+  servingMatches,
+  type WebhookCertificates,
+} from './certs.js';
 
 export const CA_CERT_KEY = 'ca.crt';
 export const CA_KEY_KEY = 'ca.key';
@@ -66,11 +72,14 @@ export class CertManager {
     const stored = secret ? fromSecret(secret) : undefined;
     let certs = stored;
     if (!certs || !this.usable(certs)) {
-      certs = createWebhookCertificates({
-        hosts: this.o.hosts,
-        now: this.o.clock.now(),
-        servingValidityMs: this.o.servingValidityMs,
-      });
+      const now = this.o.clock.now();
+      const options = { hosts: this.o.hosts, now, servingValidityMs: this.o.servingValidityMs };
+      // A CA with time left signs the new serving certificate: the caBundle stays, replicas still serving the
+      // previous certificate stay trusted. Only a CA close to its end is replaced.
+      certs =
+        stored && notAfterOf(stored.ca.certPem) - now > this.renewBeforeMs()
+          ? { ca: stored.ca, serving: createServingCertificate(stored.ca, options) }
+          : createWebhookCertificates(options);
       const data = toSecretData(certs);
       if (secret) {
         await client.update<SecretObject>(CoreResources.secrets, { ...secret, type: secret.type, data });
