@@ -65,23 +65,23 @@ export function emptyState(): NetworkState {
   return { version: 1, entries: {}, last: {}, notes: [] };
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
+function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Check the shape of a decoded state file; returns a reason when it is not one. */
 export function stateProblem(value: unknown): string | undefined {
-  if (!isObject(value)) return 'not an object';
+  if (!isRecord(value)) return 'not an object';
   if (value.version !== 1) return `unknown version ${JSON.stringify(value.version)}`;
-  if (!isObject(value.entries) || !isObject(value.last) || !Array.isArray(value.notes)) return 'missing fields';
+  if (!isRecord(value.entries) || !isRecord(value.last) || !Array.isArray(value.notes)) return 'missing fields';
   for (const [ip, e] of Object.entries(value.entries)) {
-    if (!isObject(e) || typeof e.set !== 'string') return `entry ${ip} is malformed`;
+    if (!isRecord(e) || typeof e.set !== 'string') return `entry ${ip} is malformed`;
     if (e.kind === 'held') {
       if (typeof e.containerId !== 'string' || typeof e.ifName !== 'string' || typeof e.allocatedAt !== 'number') {
         return `entry ${ip} is malformed`;
       }
     } else if (e.kind === 'reserved') {
-      if (!isObject(e.pod) || typeof e.expiresAt !== 'number' || typeof e.releasedAt !== 'number') {
+      if (!isRecord(e.pod) || typeof e.expiresAt !== 'number' || typeof e.releasedAt !== 'number') {
         return `entry ${ip} is malformed`;
       }
     } else {

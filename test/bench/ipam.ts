@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectRuntime } from '../../src/cri/index.js';
-import { pluginEntry } from '../../src/daemon/ipreservation/install.js';
+import { installPluginBundled, pluginEntry } from '../../src/daemon/ipreservation/install.js';
 import { createRegistry } from '../../src/observability/metrics.js';
 import { installTestPlugin, rangeOf, removeTestConflist, Sandboxes, useNetwork } from '../component/ipam/network.js';
 import { useCluster } from '../support/cluster.js';
@@ -15,7 +15,7 @@ import { percentile } from './stats.js';
 
 const WARMUP = 3;
 
-function pluginCall(dataDir: string, command: 'ADD' | 'DEL', id: string): Promise<number> {
+function pluginCall(dataDir: string, command: 'ADD' | 'DEL', id: string, entry = pluginEntry()): Promise<number> {
   const conf = JSON.stringify({
     cniVersion: '1.0.0',
     name: 'bench',
@@ -23,7 +23,7 @@ function pluginCall(dataDir: string, command: 'ADD' | 'DEL', id: string): Promis
   });
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [pluginEntry()], {
+    const child = spawn(process.execPath, [entry], {
       env: { CNI_COMMAND: command, CNI_CONTAINERID: id, CNI_IFNAME: 'eth0', CNI_NETNS: '/x', CNI_ARGS: '' },
       stdio: ['pipe', 'ignore', 'ignore'],
     });
@@ -35,9 +35,18 @@ function pluginCall(dataDir: string, command: 'ADD' | 'DEL', id: string): Promis
   });
 }
 
+function bareNode(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('close', () => resolve(performance.now() - started));
+  });
+}
+
 /** Peak RSS (MiB) of one ADD, from GNU time. */
-function addPeakRssMiB(dataDir: string): number | undefined {
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, pluginEntry()], {
+function addPeakRssMiB(dataDir: string, entry: string): number | undefined {
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', process.execPath, entry], {
     input: JSON.stringify({
       cniVersion: '1.0.0',
       name: 'bench',
@@ -52,30 +61,40 @@ function addPeakRssMiB(dataDir: string): number | undefined {
 
 export const ipamSuite: BenchSuite = {
   name: 'ipam',
-  description: 'kruise-ipam: RunPodSandbox vs host-local (ratio), one plugin ADD p50/p99, ADD peak RSS',
+  description: 'kruise-ipam: RunPodSandbox vs host-local (ratio), one plugin ADD p50/p99 (bundle, modules), peak RSS',
   inDefaultRun: true,
   async run({ iterations, log, defer }) {
     const figures: Figure[] = [];
     const n = Math.max(5, Math.round(iterations / 4));
 
-    // one ADD of the plugin process, as the runtime spawns it
+    // one ADD of the plugin process, as the runtime spawns it: the installed single-file bundle and the module
+    // tree, interleaved so that load on the machine hits both alike
     const dataDir = mkdtempSync(join(tmpdir(), 'kruise-ipam-bench-'));
     defer(() => rmSync(dataDir, { recursive: true, force: true }));
-    for (let i = 0; i < WARMUP; i++) await pluginCall(dataDir, 'ADD', `w${i}`);
-    log(`plugin ADD x${iterations}`);
-    const adds: number[] = [];
+    const bundled = installPluginBundled(join(dataDir, 'bin'), { copyNode: false }).entry;
+    const entries: Array<[string, string]> = [
+      ['bundle', bundled],
+      ['modules', pluginEntry()],
+    ];
+    for (const [, entry] of entries) for (let i = 0; i < WARMUP; i++) await pluginCall(dataDir, 'ADD', `w${i}`, entry);
+    log(`plugin ADD x${iterations} (bundle and module tree)`);
+    const adds = new Map<string, number[]>(entries.map(([name]) => [name, []]));
     for (let i = 0; i < iterations; i++) {
-      adds.push(await pluginCall(dataDir, 'ADD', `a${i}`));
-      await pluginCall(dataDir, 'DEL', `a${i}`);
+      for (const [name, entry] of entries) {
+        adds.get(name)!.push(await pluginCall(dataDir, 'ADD', `${name}${i}`, entry));
+        await pluginCall(dataDir, 'DEL', `${name}${i}`, entry);
+      }
     }
-    figures.push({
-      name: 'plugin.ADD.p50',
-      value: percentile(adds, 50),
-      unit: 'ms',
-      note: `n=${iterations}, fresh process`,
-    });
-    figures.push({ name: 'plugin.ADD.p99', value: percentile(adds, 99), unit: 'ms', note: `n=${iterations}` });
-    const rss = addPeakRssMiB(dataDir);
+    for (const [name] of entries) {
+      const samples = adds.get(name)!;
+      const note = `n=${iterations}, fresh process${name === 'bundle' ? ' (what is installed)' : ''}`;
+      figures.push({ name: `plugin.ADD.${name}.p50`, value: percentile(samples, 50), unit: 'ms', note });
+      figures.push({ name: `plugin.ADD.${name}.p99`, value: percentile(samples, 99), unit: 'ms', note });
+    }
+    const bare: number[] = [];
+    for (let i = 0; i < Math.min(iterations, 50); i++) bare.push(await bareNode());
+    figures.push({ name: 'node.bare.p50', value: percentile(bare, 50), unit: 'ms', note: 'node -e 0, for reference' });
+    const rss = addPeakRssMiB(dataDir, bundled);
     if (rss !== undefined) figures.push({ name: 'plugin.ADD.peakRss', value: rss, unit: 'MiB', note: 'GNU time %M' });
 
     // RunPodSandbox through containerd: host-local, then kruise-ipam, alternating blocks in the same run

@@ -6,7 +6,7 @@ import { EventRecorder } from '../../kube/event-recorder.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { AgentContext, AgentModule } from '../agent.js';
 import { IpReservationController, type PodEventSink } from './controller.js';
-import { installConflist, installPlugin, installPluginCopy } from './install.js';
+import { installConflist, installPluginBundled } from './install.js';
 import { ipamMetrics } from './metrics.js';
 import type { IpamOptions } from './options.js';
 
@@ -27,9 +27,18 @@ export function podEvents(recorder: EventRecorder): PodEventSink {
 
 export function startIpReservation(ctx: AgentContext<CriClient>, ipam: IpamOptions): IpReservationController {
   if (ipam.install) {
-    const plugin = ipam.installMode === 'copy' ? installPluginCopy(ipam.cniBinDir) : installPlugin(ipam.cniBinDir);
+    const plugin = installPluginBundled(ipam.cniBinDir, {
+      copyNode: ipam.installMode === 'copy',
+      onFallback: (why) => ctx.logger.warn({ why }, 'cannot bundle the plugin; installing its module tree'),
+    });
     ctx.logger.info(
-      { path: plugin.path, changed: plugin.changed, mode: ipam.installMode },
+      {
+        path: plugin.path,
+        entry: plugin.entry,
+        bundled: plugin.bundled,
+        changed: plugin.changed,
+        mode: ipam.installMode,
+      },
       'kruise-ipam plugin installed',
     );
     if (ipam.subnets.length > 0) {

@@ -6,7 +6,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readState, storePaths } from '../../../src/cni/store.js';
 import { connectRuntime, type CriClient } from '../../../src/cri/index.js';
 import { IpReservationController } from '../../../src/daemon/ipreservation/controller.js';
-import { pluginEntry } from '../../../src/daemon/ipreservation/install.js';
 import { ipamMetrics } from '../../../src/daemon/ipreservation/metrics.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { createRegistry } from '../../../src/observability/metrics.js';
@@ -32,12 +31,13 @@ describe('kruise-ipam under SIGKILL while containerd runs it', function () {
   let cluster: ClusterEnv;
   let client: CriClient;
   let sandboxes: Sandboxes;
+  let entry: string;
 
   before(async () => {
     cluster = await useCluster();
     client = await connectRuntime({ socket: cluster.runtimeSocket, env: {} });
     sandboxes = new Sandboxes(client, cluster);
-    installTestPlugin(cluster);
+    entry = installTestPlugin(cluster);
   });
   after(async () => {
     if (sandboxes) await sandboxes.removeAll();
@@ -47,7 +47,6 @@ describe('kruise-ipam under SIGKILL while containerd runs it', function () {
 
   it('never gives two live sandboxes one address and leaks nothing after GC', async function () {
     const net = await useNetwork(cluster, sandboxes, 'kipam-kill', rangeOf(cluster, 0xcd00, 64));
-    const entry = pluginEntry();
     const seen = new Set<number>();
     let kills = 0;
     let running = true;

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCidr, parseIp, formatIp } from '../../../src/cni/ip.js';
 import type { CriClient, PodSandboxConfig } from '../../../src/cri/index.js';
-import { installConflist, installPlugin } from '../../../src/daemon/ipreservation/install.js';
+import { installConflist, installPluginBundled } from '../../../src/daemon/ipreservation/install.js';
 import { removeCgroupTree } from '../../cluster/runtime/cgroups.js';
 import type { ClusterEnv } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
@@ -28,8 +28,11 @@ export function rangeOf(cluster: ClusterEnv, fromOffset: number, count: number):
   return { first: at(fromOffset), last: at(fromOffset + count - 1) };
 }
 
-export function installTestPlugin(cluster: ClusterEnv): void {
-  installPlugin(cluster.cniBinDir);
+/** Install the plugin (bundled, on this Node) into the cluster's CNI bin dir; returns the script it runs. */
+export function installTestPlugin(cluster: ClusterEnv): string {
+  const outcome = installPluginBundled(cluster.cniBinDir, { copyNode: false });
+  if (!outcome.bundled) throw new Error('the plugin could not be bundled');
+  return outcome.entry;
 }
 
 export function removeTestConflist(cluster: ClusterEnv): void {
