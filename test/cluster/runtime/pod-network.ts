@@ -4,11 +4,10 @@
 // the host reaches pods. The bridge plugin runs with isGateway=false and ipMasq=false: no iptables rules, no
 // ip_forward change. The subnet 10.X.0.0/16 is derived from the cluster id, moved on if a host route overlaps it,
 // and kept in allocations.json. CLUSTER_POD_IPAM=kruise-ipam puts the project's kruise-ipam behind the bridge instead
-// of host-local (same ranges; the plugin wrapper is installed into the plugin directory).
+// of host-local (same ranges; the plugin, bundled, is installed into the plugin directory).
 import { mkdir, readdir, readlink, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { installPlugin } from '../../../src/daemon/ipreservation/install.js';
+import { installPluginBundled } from '../../../src/daemon/ipreservation/install.js';
 import type { ClusterContext } from '../component.js';
 import type { ComponentStatus, ComponentWithStatus } from './component-status.js';
 import { clusterPaths, type ClusterPaths } from '../paths.js';
@@ -128,9 +127,6 @@ function kruiseIpamPlugin(paths: ClusterPaths, subnet: PodSubnet): Record<string
   };
 }
 
-/** The compiled plugin beside this file (<outDir>/test/cluster/runtime to <outDir>/src/cli). */
-const KRUISE_IPAM_ENTRY = fileURLToPath(new URL('../../../src/cli/kruise-ipam.js', import.meta.url));
-
 export function defaultConflist(paths: ClusterPaths, subnet: PodSubnet, ipam: PodIpam = 'host-local'): string {
   const conflist = {
     cniVersion: '1.0.0',
@@ -193,7 +189,7 @@ export function podNetwork(): ComponentWithStatus {
       const subnet = await chooseSubnet(paths);
       await ensureBridge(paths.bridge, subnet);
       const ipam = podIpamFromEnv();
-      if (ipam === 'kruise-ipam') installPlugin(paths.cni.binDir, process.execPath, KRUISE_IPAM_ENTRY);
+      if (ipam === 'kruise-ipam') installPluginBundled(paths.cni.binDir, { copyNode: false });
       await writeIfChanged(paths.cni.defaultConflist, defaultConflist(paths, subnet, ipam));
       return {
         CNI_BIN_DIR: paths.cni.binDir,
