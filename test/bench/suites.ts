@@ -7,6 +7,7 @@ import type { BenchSuite } from './framework.js';
 import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { kubeletLiteSuite } from './kubelet-lite.js';
+import { launchPrioritySuite } from './launch-priority.js';
 
 export const SUITES: readonly BenchSuite[] = [
   criLatencySuite,
@@ -15,4 +16,5 @@ export const SUITES: readonly BenchSuite[] = [
   kubeletLiteSuite,
   imagePullerSuite,
   ipamSuite,
+  launchPrioritySuite,
 ];

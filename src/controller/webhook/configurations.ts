@@ -9,6 +9,7 @@ import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } fr
 import { updateFromFresh } from '../shared/fresh-update.js';
 import { IMAGE_WEBHOOK_PATHS } from './image-handlers.js';
 import { CRR_WEBHOOK_PATH } from '../webhooks/crr/handler.js';
+import { POD_MUTATING_WEBHOOK } from '../webhooks/launchpriority/webhook.js';
 
 export const MUTATING_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
 export const VALIDATING_CONFIGURATION_NAME = 'kruise-validating-webhook-configuration';
@@ -50,6 +51,9 @@ export interface WebhookDefinition {
   path: string;
   resource: string;
   scope: 'Cluster' | 'Namespaced';
+  /** Rules other than the apps.kruise.io CREATE/UPDATE default (e.g. core pods). */
+  rules?: WebhookRule[];
+  namespaceSelector?: unknown;
 }
 
 const kruiseRule = (resource: string, scope: string): WebhookRule => ({
@@ -65,6 +69,7 @@ export const MUTATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'mimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImagePullJob, resource: 'imagepulljobs', scope: 'Namespaced' },
   { name: 'mimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
   { name: 'mcontainerrecreaterequest.kb.io', path: CRR_WEBHOOK_PATH, resource: 'containerrecreaterequests', scope: 'Namespaced' },
+  POD_MUTATING_WEBHOOK,
 ];
 export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'vnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.validateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
@@ -90,12 +95,13 @@ export function webhookFor(def: WebhookDefinition, target: WebhookTarget, mutati
   const hook: Webhook = {
     name: def.name,
     clientConfig: clientConfigFor(def.path, target),
-    rules: [kruiseRule(def.resource, def.scope)],
+    rules: def.rules ?? [kruiseRule(def.resource, def.scope)],
     failurePolicy: 'Fail',
     sideEffects: 'None',
     admissionReviewVersions: ['v1'],
     timeoutSeconds: 10,
   };
+  if (def.namespaceSelector) hook.namespaceSelector = def.namespaceSelector;
   if (mutating) hook.reinvocationPolicy = 'Never';
   return hook;
 }

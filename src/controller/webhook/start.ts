@@ -9,6 +9,7 @@ import { CertManager } from './cert-manager.js';
 import { ensureWebhookConfigurations, type WebhookTarget } from './configurations.js';
 import { imageWebhookHandlers } from './image-handlers.js';
 import { apiReader, crrWebhookHandlers } from '../webhooks/crr/handler.js';
+import { launchPriorityWebhookHandlers } from '../webhooks/launchpriority/handler.js';
 import { WebhookServer } from './server.js';
 
 export interface RunningWebhooks {
@@ -53,6 +54,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
   const server = new WebhookServer({ certPem: current.serving.certPem, keyPem: current.serving.keyPem, logger, metrics });
   for (const [path, handler] of Object.entries(imageWebhookHandlers(clock))) server.route(path, handler);
   for (const [path, handler] of Object.entries(crrWebhookHandlers(apiReader(client)))) server.route(path, handler);
+  for (const [path, handler] of Object.entries(launchPriorityWebhookHandlers())) server.route(path, handler);
   const port = await server.listen(options.webhook.host, options.webhook.port);
   const target = (): WebhookTarget => ({
     urlBase: options.webhook.urlBase,

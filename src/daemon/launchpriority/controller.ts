@@ -66,7 +66,6 @@ interface PodTrack {
   /** The ConfigMap as our last read or write returned it; 'absent' after a 404; undefined: not read yet. */
   barrier?: ConfigMapObject | 'absent';
   statusReadySince: Map<string, number>;
-  problemsReported: boolean;
   /** When the pod was last touched, and the delay before re-touching it if a released container still waits. */
   lastTouchAt?: number;
   retouchDelayMs: number;
@@ -76,6 +75,8 @@ export class LaunchPriorityController {
   private readonly queue: WorkQueue<string>;
   private readonly tracks = new Map<string, PodTrack>();
   private readonly keyByUid = new Map<string, string>();
+  /** Pods whose unusable barrier envs were reported (once per pod; forgotten when the pod goes). */
+  private readonly reportedUids = new Set<string>();
   private removeHandlers: (() => void) | undefined;
   private workers: Promise<void> | undefined;
   private readonly log: Logger;
@@ -93,6 +94,7 @@ export class LaunchPriorityController {
       onAdd: enqueue,
       onUpdate: (_, pod) => enqueue(pod),
       onDelete: (pod) => {
+        if (pod.metadata?.uid) this.reportedUids.delete(pod.metadata.uid);
         if (this.tracks.has(podKey(pod))) this.queue.add(podKey(pod));
       },
     });
@@ -158,10 +160,10 @@ export class LaunchPriorityController {
     }
     const plan = barrierPlan(pod);
     if (!track) {
-      track = { uid, statusReadySince: new Map(), problemsReported: false, retouchDelayMs: RETOUCH_AFTER_MS };
+      track = { uid, statusReadySince: new Map(), retouchDelayMs: RETOUCH_AFTER_MS };
     }
-    if (!track.problemsReported && plan.problems.length > 0) {
-      track.problemsReported = true;
+    if (plan.problems.length > 0 && !this.reportedUids.has(uid)) {
+      this.reportedUids.add(uid);
       for (const problem of plan.problems) {
         this.options.events.event(pod, 'Warning', EVENT_REASON_BARRIER_INVALID, problem);
       }
@@ -247,8 +249,10 @@ export class LaunchPriorityController {
   }
 
   /**
-   * A released container that has not started RETOUCH_AFTER_MS after the last touch: make sure its key exists
-   * (recreating the ConfigMap if it was deleted) and touch the pod again, with a doubling delay.
+   * A released container that kubelet still reports Waiting CreateContainerConfigError on the barrier
+   * RETOUCH_AFTER_MS after the last touch (its sync ran before kubelet's ConfigMap cache had the key, or the
+   * ConfigMap was deleted): make sure its key exists (recreating the ConfigMap if needed) and touch the pod
+   * again, with a doubling delay.
    */
   private async retouchIfBlocked(
     key: string,
@@ -263,7 +267,9 @@ export class LaunchPriorityController {
     const blockedStatus = new Set(stuckFromStatus ?? blockedOnBarrier(pod, plan));
     const blocked = released
       .flatMap((l) => l.containers)
-      .filter((c) => blockedStatus.has(c) || (runtime !== undefined && !runtime.has(c)));
+      // kubelet tried and could not find the key, and the runtime has no instance of it. Absence alone is no
+      // evidence: a busy kubelet may not have made the sandbox yet.
+      .filter((c) => blockedStatus.has(c) && !runtime?.has(c));
     if (blocked.length === 0) return;
     const now = this.options.clock.now();
     const due = (track.lastTouchAt ?? -Infinity) + track.retouchDelayMs;

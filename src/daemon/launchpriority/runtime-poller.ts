@@ -137,6 +137,12 @@ export class RuntimePoller {
       const seen = byName.get(name);
       if (!seen || newer(c, seen)) byName.set(name, c);
     }
+    // start times of containers newly seen running, fetched at once (one ContainerStatus each, never again)
+    const fresh = [...latest.values()]
+      .flatMap((byName) => [...byName.values()])
+      .filter((c) => c.state === 'CONTAINER_RUNNING' && !this.runningSince.has(c.id));
+    const started = await Promise.all(fresh.map((c) => source.startedAtMs(c.id).catch(() => undefined)));
+    fresh.forEach((c, i) => this.runningSince.set(c.id, started[i] ?? this.options.clock.now()));
     const live = new Set<string>();
     for (const uid of uids) {
       if (!this.watched.has(uid)) continue; // unwatched while listing
@@ -146,12 +152,7 @@ export class RuntimePoller {
         const entry: RuntimeContainer = { id: c.id, state };
         if (state === 'CONTAINER_RUNNING') {
           live.add(c.id);
-          let since = this.runningSince.get(c.id);
-          if (since === undefined) {
-            since = (await source.startedAtMs(c.id).catch(() => undefined)) ?? this.options.clock.now();
-            this.runningSince.set(c.id, since);
-          }
-          entry.runningSinceMs = since;
+          entry.runningSinceMs = this.runningSince.get(c.id);
         }
         next.set(name, entry);
       }

@@ -187,5 +187,8 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     assert.ok(ours.some((l) => l.msg === 'releasing launch barriers of the pods on this node'));
     const bad = ours.filter((l) => ['warn', 'error', 'fatal'].includes(String(l.level)));
     assert.deepEqual(bad, []);
+    // every released container started on the first touch: kubelet synced on the metadata change
+    const retouches = ours.filter((l) => /touching the pod again/.test(String(l.msg)));
+    assert.deepEqual(retouches, []);
   });
 });

@@ -1,5 +1,6 @@
 // What the launch-priority e2e tests and benchmark share: the local cluster's real containerd and registries, an
-// in-process API emulator whose pod-create admission runs the launch-priority webhook handler, a kubelet-lite
+// in-process API emulator whose pod-create admission reaches the launch-priority webhook (the kruise-controller
+// process, or the same handler in process), a kubelet-lite
 // process running one node of its own against that emulator (kubelet's timers: a blocked container is retried
 // after 10-15 s unless the pod changes), the agent as a real process on that node, a test client and a CRI client.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,6 +20,8 @@ import { KUBELET_LITE_MAIN, removeKubeletLiteSandboxes } from '../../cluster/kub
 import type { KubeObject as EmulatorObject } from '../../cluster/apiserver/types.js';
 import type { KubeletLiteConfig } from '../../cluster/kubelet-lite/process-config.js';
 import { AgentProcess } from '../../component/daemon/agent-process.js';
+import { applyCrds, createNamespace } from '../controller/controller-env.js';
+import { ControllerProcess, freePort } from '../controller/controller-process.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -45,12 +48,19 @@ export interface LaunchStack {
   client: KubeClient;
   cri: CriClient;
   agent: AgentProcess;
+  /** The kruise-controller process serving the webhook (absent with `webhook: 'in-process'`). */
+  controller?: ControllerProcess;
   kubeletLog(): Promise<string>;
   close(): Promise<void>;
 }
 
 export interface LaunchStackOptions {
   node: string;
+  /**
+   * Who answers pod-create admission: the real kruise-controller process through the emulator's webhook caller
+   * (HTTPS, MutatingWebhookConfiguration it registers), or the same handler as an in-process admission plugin.
+   */
+  webhook?: 'controller' | 'in-process';
   /** Run the agent (default true; false measures the same pods without it). */
   agent?: boolean;
   /** kubelet-lite timer scale (default 1: kubelet's own 10-15 s retry). */
@@ -63,24 +73,38 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
   const dir = await mkdtemp(join(tmpdir(), 'kd-launchpriority-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await writeKubeconfig(kubeconfig, api.url);
-  const removeWebhook = api.admission.add({
-    name: POD_MUTATING_WEBHOOK_NAME,
-    mutate(request) {
-      const result = mutatePodForLaunchPriority({
-        operation: request.operation,
-        resource: request.resource,
-        subResource: request.subResource,
-        namespace: request.namespace,
-        object: request.object,
-      });
-      if (!result.allowed) throw admissionDenied(request, POD_MUTATING_WEBHOOK_NAME, result.message, result.code);
-      return result.object as EmulatorObject | undefined;
-    },
-  });
   const client = new KubeClient(
     { server: api.url, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: `emulator ${api.url}` },
     { userAgent: 'kd-launchpriority-test', timeoutMs: 10_000 },
   );
+  let controller: ControllerProcess | undefined;
+  let removeWebhook = (): void => undefined;
+  if (options.webhook === 'in-process')
+    removeWebhook = api.admission.add({
+      name: POD_MUTATING_WEBHOOK_NAME,
+      mutate(request) {
+        const result = mutatePodForLaunchPriority({
+          operation: request.operation,
+          resource: request.resource,
+          subResource: request.subResource,
+          namespace: request.namespace,
+          object: request.object,
+        });
+        if (!result.allowed) throw admissionDenied(request, POD_MUTATING_WEBHOOK_NAME, result.message, result.code);
+        return result.object as EmulatorObject | undefined;
+      },
+    });
+  else {
+    await applyCrds(client);
+    await createNamespace(client, 'kruise-system');
+    controller = new ControllerProcess({
+      kubeconfig,
+      statusPort: await freePort(),
+      webhookPort: await freePort(),
+      certDir: join(dir, 'controller-certs'),
+    });
+    await controller.ready();
+  }
   const cri = new CriClient({ socket: cluster.runtimeSocket });
 
   const config: KubeletLiteConfig = {
@@ -131,8 +155,10 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
     cri,
     agent: agent as AgentProcess,
     kubeletLog: () => readFile(kubeletLogFile, 'utf8'),
+    controller,
     async close() {
       await agent?.stop();
+      await controller?.stop();
       kubelet.kill('SIGTERM');
       await new Promise((resolve) => (kubelet.exitCode !== null ? resolve(undefined) : kubelet.once('exit', resolve)));
       await removeKubeletLiteSandboxes(cluster.runtimeSocket, options.node).catch(() => undefined);

@@ -195,7 +195,7 @@ describe('launch priority controller', () => {
     assert.equal(h.api.count('annotatePod'), touches + 1);
   });
 
-  it('touches the pod again, with a new value, when a released container has not started', async () => {
+  it('touches the pod again, with a new value, while kubelet reports a released container blocked on its key', async () => {
     h = harness();
     const pod = h.pods.set(
       barrierPod('slow', [
@@ -204,10 +204,16 @@ describe('launch priority controller', () => {
       ]),
     );
     const uid = pod.metadata!.uid!;
-    h.runtime.set(uid, 'x-other', 'CONTAINER_RUNNING'); // the runtime answers for this pod, without `a`
     await h.run();
     const first = annotations('slow')[BARRIER_RELEASED_ANNOTATION];
     assert.equal(h.api.count('annotatePod'), 1);
+    // kubelet's sync ran before its ConfigMap cache had p_1
+    const blocked = {
+      reason: 'CreateContainerConfigError',
+      message: `couldn't find key p_1 in ConfigMap ${NS}/slow-barrier`,
+    };
+    setContainerStatus(h.pods, `${NS}/slow`, 'a', { ready: false, waiting: blocked });
+    setContainerStatus(h.pods, `${NS}/slow`, 'b', { ready: false, waiting: { ...blocked, message: 'p_0' } });
     await h.run(RETOUCH_AFTER_MS + 100);
     assert.equal(h.api.count('annotatePod'), 2, 'one re-touch after the delay');
     assert.notEqual(annotations('slow')[BARRIER_RELEASED_ANNOTATION], first);
@@ -218,6 +224,20 @@ describe('launch priority controller', () => {
     h.runtime.set(uid, 'a', 'CONTAINER_RUNNING');
     await h.run(RETOUCH_AFTER_MS * 10);
     assert.deepEqual(h.api.keysOf(NS, 'slow-barrier'), ['p_0', 'p_1']);
+    assert.equal(h.api.count('annotatePod'), 4, 'no more re-touches once it runs (the last patch released p_0)');
+  });
+
+  it('does not re-touch a pod whose released container is merely not created yet (busy kubelet, no status)', async () => {
+    h = harness();
+    const pod = h.pods.set(
+      barrierPod('busy', [
+        { name: 'a', key: 'p_1' },
+        { name: 'b', key: 'p_0' },
+      ]),
+    );
+    h.runtime.set(pod.metadata!.uid!, 'other', 'CONTAINER_RUNNING');
+    await h.run(RETOUCH_AFTER_MS * 4);
+    assert.equal(h.api.count('annotatePod'), 1);
   });
 
   it('stops work on a pod deleted mid-way and never writes for it again', async () => {
@@ -340,6 +360,24 @@ describe('launch priority controller', () => {
     await h.run();
     assert.deepEqual(h.api.keysOf(NS, 'bad-barrier'), ['p_0', 'p_1']);
     assert.equal(warnings.length, h.events.events.filter((e) => e.reason === EVENT_REASON_BARRIER_INVALID).length);
+  });
+
+  it('reports a pod whose every barrier env is unusable once, however often it changes', async () => {
+    h = harness();
+    h.pods.set(
+      barrierPod('allbad', [
+        { name: 'a', key: 'p_x' },
+        { name: 'b', key: 'q' },
+      ]),
+    );
+    await h.run();
+    for (let i = 0; i < 3; i++) {
+      setContainerStatus(h.pods, `${NS}/allbad`, 'a', { ready: i % 2 === 0 });
+      await h.run(50);
+    }
+    assert.equal(h.events.events.length, 2);
+    assert.equal(h.api.calls.length, 0);
+    assert.equal(h.controller.trackedPods(), 0);
   });
 
   it('ignores pods without a barrier and completed pods with nothing waiting', async () => {
