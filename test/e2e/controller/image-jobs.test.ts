@@ -196,6 +196,18 @@ describe('kruise-controller e2e: image jobs', function () {
     const tag = tagOf(await getNodeImage(env.client, REAL_NODE), image, t);
     assert.ok(tag?.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 86_400 - 600);
     assert.equal(tag?.pullPolicy?.activeDeadlineSeconds, 1800);
+    // OpenKruise #2221: an edited imagePullPolicy reaches the job's tags
+    await env.client.patch(
+      IMAGE_PULL_JOBS,
+      'never',
+      { spec: { imagePullPolicy: 'Always' } },
+      { type: 'merge', namespace: NS },
+    );
+    for (const node of NODES) {
+      await waitFor(async () => tagOf(await getNodeImage(env.client, node), image, t)?.imagePullPolicy === 'Always', {
+        message: `the edited pull policy on ${node}`,
+      });
+    }
     await env.client.delete(IMAGE_PULL_JOBS, 'never', { namespace: NS });
     await waitFor(async () => !(await getJob(env.client, NS, 'never')), {
       message: 'the Never job to be deleted (finalizer released)',
@@ -314,5 +326,62 @@ describe('kruise-controller e2e: image jobs', function () {
       j.metadata.ownerReferences?.some((o) => o.uid === done.metadata.uid),
     );
     assert.deepEqual(children.map((c) => c.spec.image).sort(), [...images].sort());
+  });
+  it('replaces the children of an ImageListPullJob when its template changes', async () => {
+    const images = [cluster.images.busybox1, cluster.images.busybox2];
+    await env.client.create(IMAGE_LIST_PULL_JOBS, {
+      metadata: { name: 'list-edit', namespace: NS },
+      spec: { images, parallelism: 0, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } },
+    } as ImageListPullJobObject);
+    const childrenOf = async (uid: string | undefined): Promise<ImagePullJobObject[]> =>
+      (await env.client.list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
+        (j) => !j.metadata.deletionTimestamp && j.metadata.ownerReferences?.some((o) => o.uid === uid),
+      );
+    const list = await waitFor(() => getListJob(env.client, NS, 'list-edit'));
+    const paused = await waitFor(async () => {
+      const c = await childrenOf(list.metadata.uid);
+      return c.length === 2 ? c : undefined;
+    });
+    await env.client.patch(
+      IMAGE_LIST_PULL_JOBS,
+      'list-edit',
+      { spec: { parallelism: 3 } },
+      { type: 'merge', namespace: NS },
+    );
+    const done = await waitFor(
+      async () => {
+        const l = await getListJob(env.client, NS, 'list-edit');
+        return l?.status?.completionTime ? l : undefined;
+      },
+      { timeoutMs: 60_000, message: 'the edited ImageListPullJob to complete' },
+    );
+    assert.equal(done.status?.succeeded, 2);
+    const hash = done.metadata.labels?.['controller-revision-hash'];
+    const replaced = await childrenOf(list.metadata.uid);
+    assert.equal(replaced.length, 2);
+    for (const child of replaced) {
+      assert.equal(child.metadata.labels?.['controller-revision-hash'], hash);
+      assert.ok(!paused.some((p) => p.metadata.name === child.metadata.name), 'a new child');
+      assert.equal(child.spec.parallelism, 3);
+    }
+    await waitFor(async () => !(await getListJob(env.client, NS, 'list-edit')), {
+      timeoutMs: 20_000,
+      message: 'the list job to go after its TTL',
+    });
+  });
+
+  it('serves /healthz and kruise_controller_* metrics', async () => {
+    const controller = env.controller!;
+    assert.equal((await fetch(`${controller.statusUrl}/healthz`)).status, 200);
+    const text = await controller.metrics();
+    for (const name of [
+      'kruise_controller_reconciles_total{controller="imagepulljob",result="ok"}',
+      'kruise_controller_nodeimage_writes_total{controller="imagepulljob",reason="tag"}',
+      'kruise_controller_webhook_requests_total{path="/validate-apps-kruise-io-imagepulljob",allowed="true"}',
+      'kruise_controller_webhook_certificate_expiry_seconds{certificate="serving"}',
+      'kruise_controller_leader 1',
+    ]) {
+      assert.ok(text.includes(name), `${name} in /metrics`);
+    }
   });
 });
