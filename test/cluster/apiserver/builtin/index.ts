@@ -10,6 +10,7 @@ import {
   serviceAccountResource,
 } from './core.js';
 import { eventsV1Resource } from './events-v1.js';
+import { installKindResources } from './install-kinds.js';
 import {
   deploymentResource,
   leaseResource,
@@ -34,6 +35,7 @@ export function registerBuiltins(registry: ResourceRegistry, now: () => string):
     mutatingWebhookResource,
     validatingWebhookResource,
     crdResource(now),
+    ...installKindResources,
   ]) {
     registry.register([rt]);
   }

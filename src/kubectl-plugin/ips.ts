@@ -1,0 +1,165 @@
+// `ips`: the IP reservations of kruise-ipam across nodes. What each agent publishes is its /metrics
+// (kruise_daemon_ipam_* gauges and counters per CNI network; src/daemon/ipreservation/metrics.ts), read through the
+// API server's pod proxy from the agent pods (namespace kruise-system, label control-plane=daemon, port 10221), or
+// directly from URLs given with --agent NODE=URL (agents that do not run as pods, e.g. `npm run dev`). The pods that
+// ask for a reserved IP (annotation io.kubernetes.cri/reserved-ip-duration) come from the API. The address-level
+// detail stays on the node: `kruise-daemon ipam ls` there.
+import { RESERVED_IP_DURATION_ANNOTATION } from '../api/constants.js';
+import type { WirePod } from '../api/wire.js';
+import type { KubeObject } from '../kube/object.js';
+import { CoreResources } from '../kube/resource.js';
+import type { AgentEndpoint } from './command-line.js';
+import { printJson, type PluginContext } from './context.js';
+import { parsePrometheusText, type Sample } from './prometheus-text.js';
+import { renderTable } from './table.js';
+
+type PodObject = WirePod & KubeObject;
+
+export const AGENT_POD_SELECTOR = 'control-plane=daemon';
+
+/** The metrics read per network; absent counters read as 0. */
+export const IPAM_METRICS = {
+  held: 'kruise_daemon_ipam_allocated_ips',
+  reserved: 'kruise_daemon_ipam_reserved_ips',
+  reused: 'kruise_daemon_ipam_reservations_reused_total',
+  expired: 'kruise_daemon_ipam_reservations_expired_total',
+} as const;
+
+export interface NetworkReservations {
+  network: string;
+  held: number;
+  reserved: number;
+  reused: number;
+  expired: number;
+}
+
+export interface NodeReservations {
+  node: string;
+  source: string;
+  networks: NetworkReservations[];
+  /** Why the agent could not be read (its row then has no networks). */
+  error?: string;
+  /** The agent answered but runs without --ipam (no kruise_daemon_ipam_* metric). */
+  ipamOff?: boolean;
+}
+
+export interface ReservingPod {
+  namespace: string;
+  name: string;
+  node: string;
+  ip: string;
+  minutes: string;
+  phase: string;
+}
+
+export function networksFromMetrics(samples: readonly Sample[]): NetworkReservations[] {
+  const byNetwork = new Map<string, NetworkReservations>();
+  const keys = Object.keys(IPAM_METRICS) as (keyof typeof IPAM_METRICS)[];
+  for (const sample of samples) {
+    const key = keys.find((k) => IPAM_METRICS[k] === sample.name);
+    const network = sample.labels.network;
+    if (!key || network === undefined) continue;
+    const entry = byNetwork.get(network) ?? { network, held: 0, reserved: 0, reused: 0, expired: 0 };
+    entry[key] = sample.value;
+    byNetwork.set(network, entry);
+  }
+  return [...byNetwork.values()].sort((a, b) => a.network.localeCompare(b.network));
+}
+
+function reservationsFromText(node: string, source: string, text: string): NodeReservations {
+  const samples = parsePrometheusText(text);
+  const networks = networksFromMetrics(samples);
+  const ipamOff = !samples.some((s) => s.name.startsWith('kruise_daemon_ipam_'));
+  return { node, source, networks, ...(ipamOff && { ipamOff }) };
+}
+
+function message(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+}
+
+async function readAgentEndpoint(ctx: PluginContext, agent: AgentEndpoint): Promise<NodeReservations> {
+  try {
+    return reservationsFromText(agent.node, agent.url, await ctx.fetchText(agent.url));
+  } catch (err) {
+    return { node: agent.node, source: agent.url, networks: [], error: message(err) };
+  }
+}
+
+async function readAgentPods(ctx: PluginContext, namespace: string, port: number): Promise<NodeReservations[]> {
+  const pods = (await ctx.api.list<PodObject>(CoreResources.pods, { namespace, labelSelector: AGENT_POD_SELECTOR }))
+    .items;
+  return await Promise.all(
+    pods.map(async (pod): Promise<NodeReservations> => {
+      const name = pod.metadata?.name ?? '';
+      const node = pod.spec?.nodeName ?? '';
+      const path = `/api/v1/namespaces/${namespace}/pods/${encodeURIComponent(`${name}:${port}`)}/proxy/metrics`;
+      const source = `pod ${namespace}/${name}`;
+      try {
+        const res = await ctx.api.transport.request({ method: 'GET', path, headers: { Accept: 'text/plain' } });
+        if (res.status < 200 || res.status > 299) {
+          return { node, source, networks: [], error: `pod proxy answered ${res.status}` };
+        }
+        return reservationsFromText(node, source, res.body);
+      } catch (err) {
+        return { node, source, networks: [], error: message(err) };
+      }
+    }),
+  );
+}
+
+export function reservingPods(pods: readonly PodObject[]): ReservingPod[] {
+  return pods
+    .filter((p) => p.metadata?.annotations?.[RESERVED_IP_DURATION_ANNOTATION] !== undefined)
+    .map((p) => ({
+      namespace: p.metadata?.namespace ?? '',
+      name: p.metadata?.name ?? '',
+      node: p.spec?.nodeName ?? '',
+      ip: p.status?.podIP ?? '',
+      minutes: p.metadata?.annotations?.[RESERVED_IP_DURATION_ANNOTATION] ?? '',
+      phase: p.status?.phase ?? '',
+    }))
+    .sort((a, b) => `${a.namespace}/${a.name}`.localeCompare(`${b.namespace}/${b.name}`));
+}
+
+export function renderReservations(nodes: readonly NodeReservations[], pods: readonly ReservingPod[]): string {
+  const nodeRows: string[][] = [];
+  for (const n of nodes) {
+    if (n.error) nodeRows.push([n.node, '-', '', '', '', '', `unreachable: ${n.error}`]);
+    else if (n.ipamOff) nodeRows.push([n.node, '-', '', '', '', '', 'agent runs without --ipam']);
+    else if (n.networks.length === 0) nodeRows.push([n.node, '-', '0', '0', '0', '0', 'no kruise-ipam network yet']);
+    for (const w of n.networks) {
+      nodeRows.push([n.node, w.network, String(w.held), String(w.reserved), String(w.reused), String(w.expired), '']);
+    }
+  }
+  const nodesText =
+    nodes.length === 0
+      ? 'No agents found (agent pods in the namespace given, or --agent NODE=URL).\n'
+      : renderTable(['NODE', 'NETWORK', 'HELD', 'RESERVED', 'REUSED', 'EXPIRED', 'NOTE'], nodeRows);
+  const podsText =
+    pods.length === 0
+      ? `No pod asks for a reserved IP (annotation ${RESERVED_IP_DURATION_ANNOTATION}).\n`
+      : renderTable(
+          ['NAMESPACE', 'POD', 'NODE', 'IP', 'RESERVED-MINUTES', 'PHASE'],
+          pods.map((p) => [p.namespace, p.name, p.node || '<none>', p.ip || '<none>', p.minutes, p.phase]),
+        );
+  return `${nodesText}\n${podsText}`;
+}
+
+export async function runIps(
+  ctx: PluginContext,
+  command: { node?: string; agents: AgentEndpoint[]; agentNamespace: string; agentPort: number },
+): Promise<number> {
+  const [agents, pods] = await Promise.all([
+    command.agents.length > 0
+      ? Promise.all(command.agents.map((a) => readAgentEndpoint(ctx, a)))
+      : readAgentPods(ctx, command.agentNamespace, command.agentPort),
+    ctx.api.list<PodObject>(CoreResources.pods).then((l) => reservingPods(l.items)),
+  ]);
+  const nodes = agents
+    .filter((a) => command.node === undefined || a.node === command.node)
+    .sort((a, b) => a.node.localeCompare(b.node));
+  const shownPods = pods.filter((p) => command.node === undefined || p.node === command.node);
+  if (ctx.global.output === 'json') printJson(ctx, { nodes, pods: shownPods });
+  else ctx.stdout.write(renderReservations(nodes, shownPods));
+  return nodes.some((n) => n.error) ? 1 : 0;
+}

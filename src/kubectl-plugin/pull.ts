@@ -1,0 +1,115 @@
+// `pull IMAGE [--nodes ...]`: create an ImagePullJob (every node, or the nodes named) and follow its status until the
+// controller marks it complete. Exit 0 when every node pulled the image, 1 when one failed or the wait timed out.
+import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB, KRUISE_GROUP, V1BETA1 } from '../api/constants.js';
+import { parseImageReference, repositoryName } from '../api/image-reference.js';
+import type { ImagePullJob } from '../api/imagepulljob.js';
+import type { KubeObject } from '../kube/object.js';
+import type { ResourceType } from '../kube/resource.js';
+import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
+
+export const IMAGE_PULL_JOBS: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1BETA1,
+  resource: IMAGE_PULL_JOB.resource,
+  namespaced: true,
+  kind: IMAGE_PULL_JOB.kind,
+};
+
+export type ImagePullJobObject = ImagePullJob & KubeObject;
+
+export interface PullRequest {
+  image: string;
+  nodes: readonly string[];
+  namespace: string;
+  name?: string;
+}
+
+/** `pull-<last path element of the repository>-` (a valid generateName prefix). */
+export function pullJobPrefix(image: string): string {
+  const repo = repositoryName(parseImageReference(image));
+  const last = repo.split('/').pop() ?? 'image';
+  const cleaned = last
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40);
+  return `pull-${cleaned || 'image'}-`;
+}
+
+export function imagePullJobFor(request: PullRequest): ImagePullJobObject {
+  return {
+    apiVersion: APPS_KRUISE_V1BETA1,
+    kind: IMAGE_PULL_JOB.kind,
+    metadata: {
+      namespace: request.namespace,
+      ...(request.name ? { name: request.name } : { generateName: pullJobPrefix(request.image) }),
+      labels: { 'app.kubernetes.io/created-by': 'kubectl-kruise-node' },
+    },
+    spec: {
+      image: request.image,
+      ...(request.nodes.length > 0 && { selector: { names: [...request.nodes] } }),
+      completionPolicy: { type: 'Always' },
+    },
+  };
+}
+
+export function pullProgress(job: ImagePullJobObject): string {
+  const s = job.status;
+  if (!s) return 'waiting for the controller';
+  return `${s.succeeded ?? 0}/${s.desired} nodes pulled, ${s.failed ?? 0} failed, ${s.active ?? 0} pulling`;
+}
+
+export async function runPull(
+  ctx: PluginContext,
+  command: { image: string; nodes: string[]; name?: string; follow: boolean; timeoutMs: number },
+): Promise<number> {
+  const namespace = namespaceOf(ctx);
+  const created = await ctx.api.create<ImagePullJobObject>(
+    IMAGE_PULL_JOBS,
+    imagePullJobFor({ ...command, namespace }),
+    {
+      namespace,
+    },
+  );
+  const name = created.metadata.name ?? '';
+  const where = command.nodes.length > 0 ? `nodes ${command.nodes.join(', ')}` : 'every node';
+  if (ctx.global.output !== 'json') {
+    ctx.stdout.write(`imagepulljob ${namespace}/${name} created: pulling ${command.image} on ${where}\n`);
+  }
+  if (!command.follow) {
+    if (ctx.global.output === 'json') printJson(ctx, created);
+    return 0;
+  }
+  let said = '';
+  const { last, finished } = await follow(
+    ctx,
+    command.timeoutMs,
+    () => ctx.api.get<ImagePullJobObject>(IMAGE_PULL_JOBS, name, { namespace }),
+    (job) => {
+      const progress = pullProgress(job);
+      if (progress !== said && ctx.global.output !== 'json') ctx.stdout.write(`  ${progress}\n`);
+      said = progress;
+      return job.status?.completionTime !== undefined;
+    },
+  );
+  if (ctx.global.output === 'json') printJson(ctx, last);
+  if (!finished) {
+    ctx.stderr.write(
+      `imagepulljob ${namespace}/${name} not complete after ${command.timeoutMs / 1000}s: ${pullProgress(last)}\n`,
+    );
+    return 1;
+  }
+  const status = last.status;
+  const failed = status?.failed ?? 0;
+  if (failed > 0 || (status?.succeeded ?? 0) < (status?.desired ?? 0)) {
+    const nodes = status?.failedNodes?.length ? ` (failed on ${status.failedNodes.join(', ')})` : '';
+    ctx.stderr.write(`imagepulljob ${namespace}/${name} failed${nodes}: ${status?.message ?? pullProgress(last)}\n`);
+    return 1;
+  }
+  if (ctx.global.output !== 'json') {
+    ctx.stdout.write(
+      `imagepulljob ${namespace}/${name} complete: ${command.image} is on ${status?.succeeded ?? 0} node(s)\n`,
+    );
+  }
+  return 0;
+}

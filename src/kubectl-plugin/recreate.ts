@@ -1,0 +1,137 @@
+// `recreate POD -c C [--ordered]`: check the pod and its containers, create a ContainerRecreateRequest and follow it
+// until it is Completed. Exit 0 when every container was recreated, 1 when one failed or the wait timed out.
+import { CONTAINER_RECREATE_REQUEST, KRUISE_GROUP, V1ALPHA1 } from '../api/constants.js';
+import type { ContainerRecreateRequest } from '../api/containerrecreaterequest.js';
+import type { WirePod } from '../api/wire.js';
+import { isNotFound } from '../kube/errors.js';
+import type { KubeObject } from '../kube/object.js';
+import { CoreResources, type ResourceType } from '../kube/resource.js';
+import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
+
+export const CONTAINER_RECREATE_REQUESTS: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1ALPHA1,
+  resource: CONTAINER_RECREATE_REQUEST.resource,
+  namespaced: true,
+  kind: CONTAINER_RECREATE_REQUEST.kind,
+};
+
+export type CrrObject = ContainerRecreateRequest & KubeObject;
+type PodObject = WirePod & KubeObject;
+
+/** A problem with the pod or the containers asked for, said in one line; undefined when the CRR can be made. */
+export function recreateProblem(pod: PodObject, containers: readonly string[]): string | undefined {
+  const name = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
+  const known = (pod.spec?.containers ?? []).map((c) => c.name);
+  const missing = containers.filter((c) => !known.includes(c));
+  if (missing.length > 0) {
+    return `pod ${name} has no container ${missing.join(', ')} (its containers: ${known.join(', ') || 'none'})`;
+  }
+  if (!pod.spec?.nodeName) return `pod ${name} is not scheduled to a node yet: nothing to recreate`;
+  if (pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed') {
+    return `pod ${name} has finished (${pod.status.phase}): nothing to recreate`;
+  }
+  return undefined;
+}
+
+export function crrFor(
+  namespace: string,
+  pod: string,
+  containers: readonly string[],
+  ordered: boolean,
+  name?: string,
+): CrrObject {
+  return {
+    apiVersion: CONTAINER_RECREATE_REQUEST.apiVersion,
+    kind: CONTAINER_RECREATE_REQUEST.kind,
+    metadata: {
+      namespace,
+      ...(name ? { name } : { generateName: `${pod.slice(0, 52)}-` }),
+      labels: { 'app.kubernetes.io/created-by': 'kubectl-kruise-node' },
+    },
+    spec: {
+      podName: pod,
+      containers: containers.map((c) => ({ name: c })),
+      ...(ordered && { strategy: { orderedRecreate: true } }),
+    },
+  };
+}
+
+export function crrProgress(crr: CrrObject): string {
+  const status = crr.status;
+  if (!status?.phase) return 'waiting for the node agent';
+  const states = (status.containerRecreateStates ?? []).map((s) => `${s.name}=${s.phase}`).join(' ');
+  return `${status.phase}${states ? `: ${states}` : ''}`;
+}
+
+export async function runRecreate(
+  ctx: PluginContext,
+  command: { pod: string; containers: string[]; ordered: boolean; name?: string; follow: boolean; timeoutMs: number },
+): Promise<number> {
+  const namespace = namespaceOf(ctx);
+  let pod: PodObject;
+  try {
+    pod = await ctx.api.get<PodObject>(CoreResources.pods, command.pod, { namespace });
+  } catch (err) {
+    if (isNotFound(err)) {
+      ctx.stderr.write(`pod ${namespace}/${command.pod} not found\n`);
+      return 1;
+    }
+    throw err;
+  }
+  const problem = recreateProblem(pod, command.containers);
+  if (problem) {
+    ctx.stderr.write(`${problem}\n`);
+    return 1;
+  }
+  const created = await ctx.api.create<CrrObject>(
+    CONTAINER_RECREATE_REQUESTS,
+    crrFor(namespace, command.pod, command.containers, command.ordered, command.name),
+    { namespace },
+  );
+  const name = created.metadata.name ?? '';
+  if (ctx.global.output !== 'json') {
+    ctx.stdout.write(
+      `containerrecreaterequest ${namespace}/${name} created: recreating ${command.containers.join(', ')} of pod ${command.pod}` +
+        `${command.ordered ? ' in order' : ''} on node ${pod.spec?.nodeName ?? '?'}\n`,
+    );
+  }
+  if (!command.follow) {
+    if (ctx.global.output === 'json') printJson(ctx, created);
+    return 0;
+  }
+  let said = '';
+  const { last, finished } = await follow(
+    ctx,
+    command.timeoutMs,
+    () => ctx.api.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, name, { namespace }),
+    (crr) => {
+      const progress = crrProgress(crr);
+      if (progress !== said && ctx.global.output !== 'json') ctx.stdout.write(`  ${progress}\n`);
+      said = progress;
+      return crr.status?.phase === 'Completed';
+    },
+  );
+  if (ctx.global.output === 'json') printJson(ctx, last);
+  if (!finished) {
+    ctx.stderr.write(
+      `containerrecreaterequest ${namespace}/${name} not completed after ${command.timeoutMs / 1000}s: ${crrProgress(last)}\n`,
+    );
+    return 1;
+  }
+  const states = last.status?.containerRecreateStates ?? [];
+  const failed = states.filter((s) => s.phase !== 'Succeeded');
+  if (failed.length > 0 || states.length < command.containers.length) {
+    const why = failed.map((s) => `${s.name} ${s.phase}${s.message ? ` (${s.message})` : ''}`).join('; ');
+    ctx.stderr.write(
+      `containerrecreaterequest ${namespace}/${name} failed: ${why || last.status?.message || crrProgress(last)}\n`,
+    );
+    return 1;
+  }
+  if (ctx.global.output !== 'json') {
+    ctx.stdout.write(
+      `containerrecreaterequest ${namespace}/${name} completed: ${command.containers.join(', ')} recreated in place\n`,
+    );
+  }
+  return 0;
+}

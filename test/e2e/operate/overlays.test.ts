@@ -1,0 +1,212 @@
+// Every overlay in deploy/overlays renders with the real `kubectl kustomize`, and every rendered object is accepted
+// by the API emulator (a fresh one per overlay) after deploy/'s CRDs. Plus what each overlay promises: the default
+// one is the whole of deploy/ with a PDB that can be honoured; ip-retention mounts what --ipam-install writes at the
+// host's own paths and adds no capability; agent-only is the agent alone, renamed, never owning OpenKruise's
+// namespaces, only on labelled nodes.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadAll, load } from 'js-yaml';
+import { KubeClient } from '../../../src/kube/client.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import type { ResourceType } from '../../../src/kube/resource.js';
+import { packageRoot } from '../../../src/util/repo-root.js';
+import { startApiServer, type ApiServer } from '../../cluster/apiserver/index.js';
+import { waitFor } from '../../support/wait.js';
+
+type Manifest = KubeObject & { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } };
+type Tree = any;
+
+const OVERLAYS = join(packageRoot(), 'deploy', 'overlays');
+
+function overlayNames(): string[] {
+  return readdirSync(OVERLAYS, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(OVERLAYS, d.name, 'kustomization.yaml')))
+    .map((d) => d.name)
+    .sort();
+}
+
+function render(dir: string): Manifest[] {
+  const out = execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return (loadAll(out) as Manifest[]).filter((m) => m !== null);
+}
+
+function resourceTypeOf(m: Manifest): ResourceType {
+  const [group, version] = m.apiVersion.includes('/') ? m.apiVersion.split('/') : ['', m.apiVersion];
+  return {
+    group: group!,
+    version: version!,
+    resource: `${m.kind.toLowerCase()}s`,
+    namespaced: m.metadata.namespace !== undefined,
+    kind: m.kind,
+  };
+}
+
+const CRD_RANK = (m: Manifest): number => (m.kind === 'CustomResourceDefinition' ? 0 : m.kind === 'Namespace' ? 1 : 2);
+
+async function createAll(client: KubeClient, manifests: readonly Manifest[]): Promise<void> {
+  const ordered = [...manifests].sort((a, b) => CRD_RANK(a) - CRD_RANK(b));
+  for (const m of ordered) {
+    const rt = resourceTypeOf(m);
+    const ns = m.metadata.namespace;
+    if (m.kind !== 'CustomResourceDefinition' && m.kind !== 'Namespace') {
+      // a kind served by a CRD just created may take a moment to appear
+      await waitFor(() => client.list(rt, ns ? { namespace: ns } : {}).then(() => true), {
+        timeoutMs: 10_000,
+        message: `${m.kind} served`,
+      });
+    }
+    try {
+      await client.create(rt, m, ns ? { namespace: ns } : {});
+    } catch (err) {
+      throw new Error(`${m.kind} ${ns ? `${ns}/` : ''}${m.metadata.name}: ${(err as Error).message}`);
+    }
+    const stored = await client.get(rt, m.metadata.name, ns ? { namespace: ns } : {});
+    assert.equal(stored.metadata?.name, m.metadata.name);
+  }
+}
+
+function find(manifests: readonly Manifest[], kind: string, name?: string): Tree {
+  const m = manifests.find((x) => x.kind === kind && (name === undefined || x.metadata.name === name));
+  assert.ok(m, `${kind} ${name ?? ''} in the output`);
+  return m;
+}
+
+describe('deploy/overlays', function () {
+  this.timeout(120_000);
+  let api: ApiServer | undefined;
+  let client: KubeClient | undefined;
+
+  afterEach(async () => {
+    client?.close();
+    await api?.close();
+    api = undefined;
+    client = undefined;
+  });
+
+  async function emulator(): Promise<KubeClient> {
+    api = await startApiServer({ bookmarkIntervalMs: 5_000 });
+    client = new KubeClient(
+      { server: api.url, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: `emulator ${api.url}` },
+      { userAgent: 'kd-overlay-test', timeoutMs: 10_000 },
+    );
+    return client;
+  }
+
+  it('has the three overlays', () => {
+    assert.deepEqual(overlayNames(), ['agent-only', 'default', 'ip-retention']);
+  });
+
+  for (const name of ['agent-only', 'default', 'ip-retention']) {
+    it(`${name}: renders, and the emulator accepts every object`, async () => {
+      const manifests = render(join(OVERLAYS, name));
+      assert.ok(manifests.length > 5, `${manifests.length} objects`);
+      const c = await emulator();
+      if (name === 'agent-only') {
+        // beside OpenKruise: its namespaces exist already
+        for (const ns of ['kruise-system', 'kruise-daemon-config']) {
+          await c.create(
+            { group: '', version: 'v1', resource: 'namespaces', namespaced: false, kind: 'Namespace' },
+            {
+              metadata: { name: ns },
+            },
+          );
+        }
+      }
+      await createAll(c, manifests);
+    });
+  }
+
+  it('default: everything deploy/kustomization.yaml lists, plus a PDB the controller can honour', () => {
+    const root = load(readFileSync(join(packageRoot(), 'deploy', 'kustomization.yaml'), 'utf8')) as Tree;
+    const overlay = load(readFileSync(join(OVERLAYS, 'default', 'kustomization.yaml'), 'utf8')) as Tree;
+    for (const part of root.resources as string[]) {
+      assert.ok((overlay.resources as string[]).includes(`../../${part}`), `default overlay includes ${part}`);
+    }
+    const manifests = render(join(OVERLAYS, 'default'));
+    const whole = render(join(packageRoot(), 'deploy'));
+    for (const m of whole) {
+      assert.ok(
+        manifests.some((x) => x.kind === m.kind && x.metadata.name === m.metadata.name),
+        `${m.kind} ${m.metadata.name} in the default overlay`,
+      );
+    }
+    const pdb = find(manifests, 'PodDisruptionBudget', 'kruise-controller');
+    const deployment = find(manifests, 'Deployment', 'kruise-controller');
+    for (const [k, v] of Object.entries(pdb.spec.selector.matchLabels as Record<string, string>)) {
+      assert.equal(deployment.spec.template.metadata.labels[k], v, `PDB selector ${k} matches the controller pods`);
+    }
+    assert.ok(pdb.spec.minAvailable >= 1 && pdb.spec.minAvailable < deployment.spec.replicas, 'a drain can proceed');
+  });
+
+  it('ip-retention: --ipam-install with its host paths mounted at the same paths, hostPID, no capability added', () => {
+    const ds = find(render(join(OVERLAYS, 'ip-retention')), 'DaemonSet', 'kruise-daemon');
+    const pod = ds.spec.template.spec;
+    const container = pod.containers.find((c: Tree) => c.name === 'daemon');
+    const args: string[] = container.args;
+    assert.ok(args.includes('--ipam-install'));
+    assert.ok(args.includes('--addr=:10221') && args.includes('--host-run-dir=/hostvarrun'), 'base flags kept');
+    assert.equal(pod.hostPID, true);
+    assert.equal(pod.hostNetwork, true);
+    const flag = (name: string): string | undefined =>
+      args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+    for (const dir of [flag('cni-bin-dir'), flag('ipam-data-dir')]) {
+      assert.ok(dir, 'dir flag given');
+      const mount = container.volumeMounts.find((m: Tree) => m.mountPath === dir);
+      assert.ok(mount, `${dir} mounted`);
+      assert.notEqual(mount.readOnly, true, `${dir} writable`);
+      const volume = pod.volumes.find((v: Tree) => v.name === mount.name);
+      assert.equal(volume.hostPath.path, dir, `${dir} is the host's own path`);
+    }
+    assert.deepEqual(container.securityContext.capabilities, { drop: ['ALL'] });
+    assert.equal(container.securityContext.privileged, false);
+    assert.equal(container.securityContext.allowPrivilegeEscalation, false);
+  });
+
+  it('agent-only: our agent renamed, no controller, no namespaces, only on labelled nodes', () => {
+    const manifests = render(join(OVERLAYS, 'agent-only'));
+    const kinds = new Set(manifests.map((m) => m.kind));
+    for (const absent of [
+      'Namespace',
+      'Deployment',
+      'MutatingWebhookConfiguration',
+      'ValidatingWebhookConfiguration',
+    ]) {
+      assert.ok(!kinds.has(absent), `no ${absent}`);
+    }
+    for (const m of manifests.filter((x) => x.kind !== 'CustomResourceDefinition')) {
+      assert.match(m.metadata.name, /-ts$/, `${m.kind} ${m.metadata.name} renamed`);
+    }
+    for (const m of manifests.filter((x) => x.kind === 'CustomResourceDefinition')) {
+      assert.equal(m.metadata.labels?.['app.kubernetes.io/component'], 'crds', 'CRDs can be left out with -l');
+    }
+    const accounts = manifests.filter((m) => m.kind === 'ServiceAccount').map((m) => m.metadata.name);
+    for (const b of manifests.filter((m) => m.kind.endsWith('RoleBinding')) as Tree[]) {
+      for (const s of b.subjects) assert.ok(accounts.includes(s.name), `${b.metadata.name} binds our account`);
+      assert.ok(
+        manifests.some((m) => m.kind === b.roleRef.kind && m.metadata.name === b.roleRef.name),
+        `${b.metadata.name} refers to our role`,
+      );
+    }
+    const ds = find(manifests, 'DaemonSet');
+    assert.equal(ds.spec.template.spec.serviceAccountName, accounts[0]);
+    assert.equal(
+      ds.spec.selector.matchLabels['app.kubernetes.io/instance'],
+      'kruise-daemon-ts',
+      'selects our pods only',
+    );
+    const terms =
+      ds.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+    for (const term of terms) {
+      assert.ok(
+        term.matchExpressions.some(
+          (e: Tree) => e.key === 'kruise-daemon.io/agent' && e.operator === 'In' && e.values.includes('true'),
+        ),
+        'every node term requires kruise-daemon.io/agent=true',
+      );
+    }
+    const patch = JSON.parse(readFileSync(join(OVERLAYS, 'agent-only', 'openkruise-daemon-affinity.json'), 'utf8'));
+    assert.deepEqual(patch[0].value, { key: 'kruise-daemon.io/agent', operator: 'NotIn', values: ['true'] });
+  });
+});
