@@ -20,6 +20,7 @@ import type { Clock, TimerHandle } from '../../util/clock.js';
 import type { IpamMetrics } from './metrics.js';
 
 export const REASON_IP_REUSED = 'IPReused';
+const MAX_TIMER_MS = 3_600_000;
 export const REASON_INVALID_DURATION = 'InvalidReservedIPDuration';
 
 export interface SandboxLister {
@@ -210,12 +211,13 @@ export class IpReservationController {
     this.expiryTimer = undefined;
     this.expiryAt = at;
     if (at === undefined || this.stopped) return;
+    // a long reservation (up to a year) is re-armed hourly: timers beyond 2^31-1 ms would fire at once
     this.expiryTimer = this.o.clock.setTimer(
       () => {
         this.expiryAt = undefined;
         this.kick();
       },
-      Math.max(0, at - this.o.clock.now()),
+      Math.min(MAX_TIMER_MS, Math.max(0, at - this.o.clock.now())),
     );
   }
 

@@ -101,6 +101,23 @@ describe('ipreservation controller (fake clock, real store)', () => {
     assert.deepEqual(readState(storePaths(dataDir, 'net')).notes, [], 'notes are drained');
   });
 
+  it('re-arms its timer hourly for a long reservation and still frees it on time', async () => {
+    controller.start();
+    plugin('ADD', 's1', 'long-0', { [RESERVED_IP_DURATION_ANNOTATION]: '150' });
+    plugin('DEL', 's1', 'long-0');
+    await controller.sync();
+    assert.equal(clock.pendingTimers(), 2, 'the expiry timer and the GC timer');
+    await clock.advance(3_600_000);
+    await controller.sync();
+    assert.equal(await metric('kruise_daemon_ipam_reserved_ips'), 1);
+    await clock.advance(150 * MINUTE - 3_600_000 - 1);
+    await controller.sync();
+    assert.equal(await metric('kruise_daemon_ipam_reserved_ips'), 1, 'not a millisecond early');
+    await clock.advance(1);
+    await controller.sync();
+    assert.equal(await metric('kruise_daemon_ipam_reserved_ips'), 0);
+  });
+
   it('sends IPReused on the pod that got its IP back and a Warning for a malformed duration', async () => {
     plugin('ADD', 's1', 'db-0', { [RESERVED_IP_DURATION_ANNOTATION]: '5' });
     plugin('DEL', 's1', 'db-0');
