@@ -122,7 +122,15 @@ async function main(): Promise<number> {
       );
     });
     if (existsSync(CONTROLLER_BIN)) {
-      processes.push(start('controller', [CONTROLLER_BIN], { ...process.env, KUBECONFIG: kubeconfig }));
+      // its namespaces, and webhooks reached by URL (the emulator has no Service network)
+      for (const ns of ['kruise-system', 'kruise-daemon-config']) {
+        spawnSync('kubectl', ['create', 'namespace', ns], { env: kubectlEnv, encoding: 'utf8' });
+      }
+      const controllerArgs = ['--webhook-host', '127.0.0.1', '--webhook-url-base', 'https://127.0.0.1:9876'];
+      controllerArgs.push('--addr', '127.0.0.1:8000', '--webhook-cert-dir', join(cacheDir, 'webhook-certs'));
+      processes.push(
+        start('controller', [CONTROLLER_BIN, ...controllerArgs], { ...process.env, KUBECONFIG: kubeconfig }),
+      );
     } else {
       log('kruise-controller is not built yet: running the agents only');
     }
