@@ -56,7 +56,8 @@ function keyList(value: unknown, field: string, errors: FieldError[]): string[] 
     }
     const why = labelKeyError(key);
     if (why) errors.push(fieldError('FieldValueInvalid', at, `Invalid value: ${JSON.stringify(key)}: ${why}`));
-    else if (seen.has(key)) errors.push(fieldError('FieldValueDuplicate', at, `Duplicate value: ${JSON.stringify(key)}`));
+    else if (seen.has(key))
+      errors.push(fieldError('FieldValueDuplicate', at, `Duplicate value: ${JSON.stringify(key)}`));
     seen.add(key);
     keys.push(key);
   }
@@ -140,7 +141,8 @@ export function validatePersistentPodState(
       }
       const why = labelKeyError(key);
       if (why) errors.push(fieldError('FieldValueInvalid', at, `Invalid value: ${JSON.stringify(key)}: ${why}`));
-      else if (seen.has(key)) errors.push(fieldError('FieldValueDuplicate', at, `Duplicate value: ${JSON.stringify(key)}`));
+      else if (seen.has(key))
+        errors.push(fieldError('FieldValueDuplicate', at, `Duplicate value: ${JSON.stringify(key)}`));
       seen.add(key);
     }
   }

@@ -13,6 +13,21 @@ import { CrrHousekeeper, newCrrInformer, type PodObject as CrrPodObject } from '
 import { ImageListPullJobController, CONTROLLER_UID_INDEX, byControllerUid } from './imagelistpulljob/controller.js';
 import { ImagePullJobController, UID_INDEX, byUid } from './imagepulljob/controller.js';
 import { NodeImageController, OWNER_UID_INDEX, ownerUidsOf } from './nodeimage/controller.js';
+import {
+  byControllerUid as byPodControllerUid,
+  byTarget,
+  PersistentPodStateController,
+  POD_CONTROLLER_UID_INDEX,
+  PPS_TARGET_INDEX,
+} from './persistentpodstate/controller.js';
+import {
+  PERSISTENT_POD_STATES,
+  STATEFULSETS,
+  type NodeObject as PpsNodeObject,
+  type PersistentPodStateObject,
+  type PodObject as PpsPodObject,
+  type StatefulSetObject,
+} from './persistentpodstate/resources.js';
 import { PullSecretSync, SOURCE_KEY_INDEX, sourceKeyOf } from './pullsecrets/secret-sync.js';
 import {
   IMAGE_LIST_PULL_JOBS,
@@ -34,6 +49,8 @@ export interface ControllerSettings {
   nodeImageWorkers: number;
   imagePullJobWorkers: number;
   imageListPullJobWorkers: number;
+  /** --persistentpodstate-workers (default 3). */
+  persistentPodStateWorkers?: number;
   defaultTagTtlSeconds: number;
 }
 
@@ -68,14 +85,24 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     indexers: { namespace: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
   });
   const listJobs = new Informer<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, client, { ...common, name: 'imagelistpulljobs' });
-  const pods = new Informer<PodObject>(CoreResources.pods, client, { ...common, name: 'pods', indexers: { namespace: byNamespace } });
+  const pods = new Informer<PodObject>(CoreResources.pods, client, {
+    ...common,
+    name: 'pods',
+    indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid },
+  });
   const secrets = new Informer<SecretObject>(CoreResources.secrets, client, {
     ...common,
     name: 'secrets',
     indexers: { namespace: byNamespace, [SOURCE_KEY_INDEX]: sourceKeyOf },
   });
   const crrs = newCrrInformer(client, { clock, logger, metrics: kubeMetrics });
-  const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets, crrs];
+  const persistentPodStates = new Informer<PersistentPodStateObject>(PERSISTENT_POD_STATES, client, {
+    ...common,
+    name: 'persistentpodstates',
+    indexers: { [PPS_TARGET_INDEX]: byTarget },
+  });
+  const statefulSets = new Informer<StatefulSetObject>(STATEFULSETS, client, { ...common, name: 'statefulsets' });
+  const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets, crrs, persistentPodStates, statefulSets];
 
   const nodeImageExpectations = new ResourceVersionExpectations(clock);
   const jobExpectations = new ResourceVersionExpectations(clock);
@@ -108,7 +135,15 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     workers: settings.imageListPullJobWorkers,
   });
   const crrHousekeeper = new CrrHousekeeper({ client, crrs, pods: pods as unknown as Informer<CrrPodObject>, clock, logger, kubeMetrics });
-  const controllers = [nodeImageController, jobController, listController, crrHousekeeper];
+  const ppsController = new PersistentPodStateController({
+    ...base,
+    persistentPodStates,
+    statefulSets,
+    pods: pods as unknown as Informer<PpsPodObject>,
+    nodes: nodes as unknown as Informer<PpsNodeObject>,
+    workers: settings.persistentPodStateWorkers,
+  });
+  const controllers = [nodeImageController, jobController, listController, crrHousekeeper, ppsController];
 
   for (const informer of informers) informer.start();
   const synced = waitForCacheSync(...informers).then(() => {

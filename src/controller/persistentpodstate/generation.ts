@@ -66,7 +66,10 @@ export function planGeneration(sts: StatefulSetObject): GenerationPlan {
   if (podAnnotations.length > 0) spec.persistentPodAnnotations = podAnnotations.map((key) => ({ key }));
   const errors = validatePersistentPodState({ metadata: { name }, spec });
   if (errors.length > 0) {
-    return { kind: 'invalid', message: `the StatefulSet's annotations make an invalid PersistentPodState: ${formatFieldErrors(errors)}` };
+    return {
+      kind: 'invalid',
+      message: `the StatefulSet's annotations make an invalid PersistentPodState: ${formatFieldErrors(errors)}`,
+    };
   }
   return {
     kind: 'ensure',

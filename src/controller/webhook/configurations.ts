@@ -10,6 +10,7 @@ import { updateFromFresh } from '../shared/fresh-update.js';
 import { IMAGE_WEBHOOK_PATHS } from './image-handlers.js';
 import { CRR_WEBHOOK_PATH } from '../webhooks/crr/handler.js';
 import { POD_MUTATING_WEBHOOK } from '../webhooks/launchpriority/webhook.js';
+import { PPS_POD_WEBHOOK, PPS_VALIDATING_WEBHOOK } from '../webhooks/persistentpodstate/webhook.js';
 
 export const MUTATING_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
 export const VALIDATING_CONFIGURATION_NAME = 'kruise-validating-webhook-configuration';
@@ -54,6 +55,7 @@ export interface WebhookDefinition {
   /** Rules other than the apps.kruise.io CREATE/UPDATE default (e.g. core pods). */
   rules?: WebhookRule[];
   namespaceSelector?: unknown;
+  objectSelector?: unknown;
 }
 
 const kruiseRule = (resource: string, scope: string): WebhookRule => ({
@@ -70,11 +72,13 @@ export const MUTATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'mimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
   { name: 'mcontainerrecreaterequest.kb.io', path: CRR_WEBHOOK_PATH, resource: 'containerrecreaterequests', scope: 'Namespaced' },
   POD_MUTATING_WEBHOOK,
+  PPS_POD_WEBHOOK,
 ];
 export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'vnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.validateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
   { name: 'vimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.validateImagePullJob, resource: 'imagepulljobs', scope: 'Namespaced' },
   { name: 'vimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.validateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
+  PPS_VALIDATING_WEBHOOK,
 ];
 
 export interface WebhookTarget {
@@ -102,6 +106,7 @@ export function webhookFor(def: WebhookDefinition, target: WebhookTarget, mutati
     timeoutSeconds: 10,
   };
   if (def.namespaceSelector) hook.namespaceSelector = def.namespaceSelector;
+  if (def.objectSelector) hook.objectSelector = def.objectSelector;
   if (mutating) hook.reinvocationPolicy = 'Never';
   return hook;
 }

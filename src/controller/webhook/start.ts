@@ -10,6 +10,10 @@ import { ensureWebhookConfigurations, type WebhookTarget } from './configuration
 import { imageWebhookHandlers } from './image-handlers.js';
 import { apiReader, crrWebhookHandlers } from '../webhooks/crr/handler.js';
 import { launchPriorityWebhookHandlers } from '../webhooks/launchpriority/handler.js';
+import {
+  apiPersistentPodStateReader,
+  persistentPodStateWebhookHandlers,
+} from '../webhooks/persistentpodstate/handler.js';
 import { WebhookServer } from './server.js';
 
 export interface RunningWebhooks {
@@ -55,6 +59,8 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
   for (const [path, handler] of Object.entries(imageWebhookHandlers(clock))) server.route(path, handler);
   for (const [path, handler] of Object.entries(crrWebhookHandlers(apiReader(client)))) server.route(path, handler);
   for (const [path, handler] of Object.entries(launchPriorityWebhookHandlers())) server.route(path, handler);
+  const ppsReader = apiPersistentPodStateReader(client);
+  for (const [path, handler] of Object.entries(persistentPodStateWebhookHandlers(ppsReader))) server.route(path, handler);
   const port = await server.listen(options.webhook.host, options.webhook.port);
   const target = (): WebhookTarget => ({
     urlBase: options.webhook.urlBase,

@@ -47,7 +47,12 @@ function pps(extra: Partial<PersistentPodStateObject['spec']> = {}, status?: Per
   } as PersistentPodStateObject;
 }
 
-function pod(name: string, nodeName: string | undefined, ready: boolean, annotations?: Record<string, string>): PodObject {
+function pod(
+  name: string,
+  nodeName: string | undefined,
+  ready: boolean,
+  annotations?: Record<string, string>,
+): PodObject {
   return {
     metadata: { name, namespace: 'ns', ...(annotations && { annotations }) },
     spec: { containers: [], ...(nodeName && { nodeName }) },
@@ -98,7 +103,10 @@ describe('persistentpodstate: pod states', () => {
   });
 
   it('keeps the entry of a pod that is away (deleted, pending, not Ready) while its ordinal is kept', () => {
-    const recorded = { observedGeneration: 3, podStates: { 'web-1': { nodeName: 'node-b', nodeTopologyLabels: { [HOST]: 'node-b' } } } };
+    const recorded = {
+      observedGeneration: 3,
+      podStates: { 'web-1': { nodeName: 'node-b', nodeTopologyLabels: { [HOST]: 'node-b' } } },
+    };
     const gone = computePodStates(inputs({ pps: pps({}, recorded), pods: [] }));
     assert.deepEqual(gone.status.podStates, recorded.podStates);
     const pending = computePodStates(inputs({ pps: pps({}, recorded), pods: [pod('web-1', undefined, false)] }));
@@ -106,7 +114,10 @@ describe('persistentpodstate: pod states', () => {
   });
 
   it('moves the entry when the pod runs on another node', () => {
-    const recorded = { observedGeneration: 3, podStates: { 'web-0': { nodeName: 'node-b', nodeTopologyLabels: { [HOST]: 'node-b' } } } };
+    const recorded = {
+      observedGeneration: 3,
+      podStates: { 'web-0': { nodeName: 'node-b', nodeTopologyLabels: { [HOST]: 'node-b' } } },
+    };
     const r = computePodStates(inputs({ pps: pps({}, recorded), pods: [pod('web-0', 'node-a', true)] }));
     assert.equal(r.status.podStates?.['web-0']?.nodeName, 'node-a');
   });
@@ -207,7 +218,10 @@ describe('persistentpodstate: generation from StatefulSet annotations', () => {
 
   it('off (absent or not "true") → remove; on without topology keys or with a bad key → invalid, with why', () => {
     assert.equal(planGeneration(sts(1)).kind, 'remove');
-    assert.equal(planGeneration(sts(1, { annotations: { 'kruise.io/auto-generate-persistent-pod-state': 'True' } })).kind, 'remove');
+    assert.equal(
+      planGeneration(sts(1, { annotations: { 'kruise.io/auto-generate-persistent-pod-state': 'True' } })).kind,
+      'remove',
+    );
     const none = planGeneration(auto({ 'kruise.io/persistent-pod-annotations': 'a' }));
     assert.equal(none.kind, 'invalid');
     assert.match(none.kind === 'invalid' ? none.message : '', /neither kruise.io\/required-persistent-topology/);

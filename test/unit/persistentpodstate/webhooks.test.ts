@@ -20,7 +20,11 @@ import type { KubeObject } from '../../../src/kube/object.js';
 const HOST = 'kubernetes.io/hostname';
 const ZONE = 'topology.kubernetes.io/zone';
 
-function ppsObject(name: string, spec: Record<string, unknown> = {}, status?: PersistentPodState['status']): PersistentPodState {
+function ppsObject(
+  name: string,
+  spec: Record<string, unknown> = {},
+  status?: PersistentPodState['status'],
+): PersistentPodState {
   return {
     metadata: { name, namespace: 'ns' },
     spec: {
@@ -67,7 +71,11 @@ class FakeReader implements PersistentPodStateReader {
   }
 }
 
-function request(operation: AdmissionRequest['operation'], object: unknown, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
+function request(
+  operation: AdmissionRequest['operation'],
+  object: unknown,
+  extra: Partial<AdmissionRequest> = {},
+): AdmissionRequest {
   return {
     uid: 'r1',
     kind: { group: '', version: 'v1', kind: 'Pod' },
@@ -86,15 +94,27 @@ describe('persistentpodstate validation', () => {
   it('accepts a StatefulSet target with required or preferred keys', () => {
     assert.deepEqual(messages(ppsObject('p')), []);
     assert.deepEqual(
-      messages(ppsObject('p', { requiredPersistentTopology: undefined, preferredPersistentTopology: [{ weight: 100, preference: { nodeTopologyKeys: [ZONE] } }] })),
+      messages(
+        ppsObject('p', {
+          requiredPersistentTopology: undefined,
+          preferredPersistentTopology: [{ weight: 100, preference: { nodeTopologyKeys: [ZONE] } }],
+        }),
+      ),
       [],
     );
   });
 
   it("gives OpenKruise's messages for an empty targetRef and for no topology at all", () => {
-    assert.deepEqual(messages({ metadata: { name: 'p' }, spec: { targetRef: { apiVersion: '', kind: 'StatefulSet', name: 'web' }, requiredPersistentTopology: { nodeTopologyKeys: [HOST] } } }), [
-      `spec.targetRef: ${EMPTY_TARGET_REF_MESSAGE}`,
-    ]);
+    assert.deepEqual(
+      messages({
+        metadata: { name: 'p' },
+        spec: {
+          targetRef: { apiVersion: '', kind: 'StatefulSet', name: 'web' },
+          requiredPersistentTopology: { nodeTopologyKeys: [HOST] },
+        },
+      }),
+      [`spec.targetRef: ${EMPTY_TARGET_REF_MESSAGE}`],
+    );
     assert.deepEqual(messages(ppsObject('p', { requiredPersistentTopology: { nodeTopologyKeys: [] } })), [
       `spec: ${EMPTY_TOPOLOGY_MESSAGE}`,
     ]);
@@ -114,12 +134,17 @@ describe('persistentpodstate validation', () => {
     assert.match(out.join('\n'), /spec.targetRef: targetRef.Kind must be StatefulSet/);
     assert.match(out.join('\n'), /nodeTopologyKeys\[1\]: Duplicate value/);
     assert.match(out.join('\n'), /nodeTopologyKeys\[2\]: Invalid value: "bad key"/);
-    assert.match(out.join('\n'), /preferredPersistentTopology\[0\].weight: Invalid value: 0: must be an integer in \[1, 100\]/);
+    assert.match(
+      out.join('\n'),
+      /preferredPersistentTopology\[0\].weight: Invalid value: 0: must be an integer in \[1, 100\]/,
+    );
     assert.match(out.join('\n'), /preferredPersistentTopology\[1\]: must be an object/);
     assert.match(out.join('\n'), /persistentPodAnnotations\[0\].key: Required value/);
     assert.match(out.join('\n'), /persistentPodStateRetentionPolicy: Unsupported value: "Sometimes"/);
     assert.deepEqual(messages(null), ['spec: Required value']);
-    assert.doesNotThrow(() => messages({ spec: { targetRef: 7, requiredPersistentTopology: 'x', preferredPersistentTopology: {} } }));
+    assert.doesNotThrow(() =>
+      messages({ spec: { targetRef: 7, requiredPersistentTopology: 'x', preferredPersistentTopology: {} } }),
+    );
   });
 
   it('targetRef is immutable; another PPS of the namespace on the same workload (any version) conflicts', () => {
@@ -136,7 +161,11 @@ describe('persistentpodstate validation', () => {
     const handlers = persistentPodStateWebhookHandlers(new FakeReader([ppsObject('q')]));
     const validate = handlers[PPS_VALIDATING_WEBHOOK_PATH]!;
     const conflict = await validate(request('CREATE', ppsObject('p')));
-    assert.deepEqual(conflict, { allowed: false, code: 400, message: 'spec.targetRef: targetRef is in conflict with other PersistentPodState q' });
+    assert.deepEqual(conflict, {
+      allowed: false,
+      code: 400,
+      message: 'spec.targetRef: targetRef is in conflict with other PersistentPodState q',
+    });
     const immutable = await validate(
       request('UPDATE', ppsObject('q', { targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' } }), {
         oldObject: ppsObject('q') as KubeObject,
@@ -144,14 +173,20 @@ describe('persistentpodstate validation', () => {
     );
     assert.equal(immutable.allowed ? 0 : immutable.code, 403);
     assert.deepEqual(await validate(request('DELETE', null)), { allowed: true });
-    const failing = persistentPodStateWebhookHandlers(new FakeReader([], new Error('boom')))[PPS_VALIDATING_WEBHOOK_PATH]!;
+    const failing = persistentPodStateWebhookHandlers(new FakeReader([], new Error('boom')))[
+      PPS_VALIDATING_WEBHOOK_PATH
+    ]!;
     const answer = await failing(request('CREATE', ppsObject('p')));
     assert.equal(answer.allowed ? 0 : answer.code, 500);
   });
 });
 
 describe('persistentpodstate pod webhook: re-injection', () => {
-  const pps = ppsObject('web', { preferredPersistentTopology: [{ weight: 60, preference: { nodeTopologyKeys: [ZONE, 'absent'] } }] }, recorded);
+  const pps = ppsObject(
+    'web',
+    { preferredPersistentTopology: [{ weight: 60, preference: { nodeTopologyKeys: [ZONE, 'absent'] } }] },
+    recorded,
+  );
 
   it('pins a recorded pod: required keys as nodeSelector, preferred as one In term, the injected annotation', () => {
     const { pod, warnings } = injectPersistentPodState(podOf('web-0', { nodeSelector: { disk: 'ssd' } }), pps);
@@ -165,7 +200,10 @@ describe('persistentpodstate pod webhook: re-injection', () => {
         ],
       },
     });
-    assert.equal((pod?.metadata as { annotations: Record<string, string> }).annotations['kruise.io/injected-persistent-pod-state'], 'web');
+    assert.equal(
+      (pod?.metadata as { annotations: Record<string, string> }).annotations['kruise.io/injected-persistent-pod-state'],
+      'web',
+    );
   });
 
   it('never appends a term twice (a second pass changes nothing) and appends no empty term', () => {
@@ -190,14 +228,21 @@ describe('persistentpodstate pod webhook: re-injection', () => {
   });
 
   it('the handler reads PPSs only for StatefulSet pods, finds theirs by target, never denies', async () => {
-    const reader = new FakeReader([ppsObject('other', { targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' } }), pps]);
+    const reader = new FakeReader([
+      ppsObject('other', { targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' } }),
+      pps,
+    ]);
     const handle = persistentPodStateWebhookHandlers(reader)[PPS_POD_WEBHOOK_PATH]!;
     const pinned = await handle(request('CREATE', podOf('web-0')));
     assert.equal(pinned.allowed, true);
-    assert.deepEqual(((pinned.allowed && pinned.object) as { spec: { nodeSelector: unknown } }).spec.nodeSelector, { [HOST]: 'node-b' });
+    assert.deepEqual(((pinned.allowed && pinned.object) as { spec: { nodeSelector: unknown } }).spec.nodeSelector, {
+      [HOST]: 'node-b',
+    });
 
     const plain = podOf('x');
-    (plain.metadata as Record<string, unknown>).ownerReferences = [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'r', uid: 'u', controller: true }];
+    (plain.metadata as Record<string, unknown>).ownerReferences = [
+      { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'r', uid: 'u', controller: true },
+    ];
     reader.calls = 0;
     assert.deepEqual(await handle(request('CREATE', plain)), { allowed: true });
     assert.equal(reader.calls, 0);

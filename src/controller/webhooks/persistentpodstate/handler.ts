@@ -44,7 +44,11 @@ export function validatePersistentPodStateHandler(reader: PersistentPodStateRead
     try {
       others = await reader.list(namespace);
     } catch (err) {
-      return { allowed: false, code: 500, message: `failed to list PersistentPodStates in ${namespace}: ${String(err)}` };
+      return {
+        allowed: false,
+        code: 500,
+        message: `failed to list PersistentPodStates in ${namespace}: ${String(err)}`,
+      };
     }
     const errors = validatePersistentPodState(request.object, {
       oldObject: request.operation === 'UPDATE' ? (request.oldObject ?? undefined) : undefined,

@@ -46,7 +46,11 @@ function termSignature(term: unknown): string {
   const normalized = exprs
     .map((e) =>
       isRecord(e)
-        ? JSON.stringify([e.key, e.operator, Array.isArray(e.values) ? [...(e.values as unknown[])].map(String).sort() : []])
+        ? JSON.stringify([
+            e.key,
+            e.operator,
+            Array.isArray(e.values) ? [...(e.values as unknown[])].map(String).sort() : [],
+          ])
         : JSON.stringify(e),
     )
     .sort();
@@ -112,6 +116,9 @@ export function injectPersistentPodState(pod: Json, pps: PersistentPodState): In
       nodeAffinity: { ...nodeAffinity, preferredDuringSchedulingIgnoredDuringExecution: [...existing, ...added] },
     };
   }
-  const annotations = { ...stringMap(metadata.annotations), [INJECTED_PERSISTENT_POD_STATE_ANNOTATION]: pps.metadata?.name ?? '' };
+  const annotations = {
+    ...stringMap(metadata.annotations),
+    [INJECTED_PERSISTENT_POD_STATE_ANNOTATION]: pps.metadata?.name ?? '',
+  };
   return { pod: { ...pod, metadata: { ...metadata, annotations }, spec: newSpec }, warnings };
 }
