@@ -1,0 +1,254 @@
+// kubectl-kruise-node without a cluster: its command line, the Prometheus reader, the NodeImage rows, and the
+// pull/recreate follow loops against a fake API and a FakeClock (exit codes, progress lines, timeouts).
+import assert from 'node:assert/strict';
+import { parsePluginCommandLine, UsageError } from '../../../src/kubectl-plugin/command-line.js';
+import type { PluginApi } from '../../../src/kubectl-plugin/context.js';
+import { networksFromMetrics } from '../../../src/kubectl-plugin/ips.js';
+import { runPlugin } from '../../../src/kubectl-plugin/main.js';
+import { nodeImageRows, type NodeImageObject } from '../../../src/kubectl-plugin/nodeimages.js';
+import { parsePrometheusText } from '../../../src/kubectl-plugin/prometheus-text.js';
+import { imagePullJobFor, pullJobPrefix } from '../../../src/kubectl-plugin/pull.js';
+import { recreateProblem } from '../../../src/kubectl-plugin/recreate.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import type { ResourceType } from '../../../src/kube/resource.js';
+import { FakeClock } from '../../../src/util/clock.js';
+
+class Sink {
+  text = '';
+  write(chunk: string): boolean {
+    this.text += chunk;
+    return true;
+  }
+}
+
+/** A fake API: objects by "resource/namespace/name"; `onGet` may change what the next read returns. */
+class FakeApi {
+  readonly objects = new Map<string, KubeObject>();
+  readonly created: KubeObject[] = [];
+  onGet?: (key: string, reads: number) => void;
+  private reads = 0;
+  readonly defaultNamespace = 'default';
+  readonly transport = { request: () => Promise.reject(new Error('no transport in this test')) };
+
+  key(rt: ResourceType, name: string, namespace?: string): string {
+    return `${rt.resource}/${namespace ?? ''}/${name}`;
+  }
+  get<T extends KubeObject>(rt: ResourceType, name: string, opts: { namespace?: string } = {}): Promise<T> {
+    const key = this.key(rt, name, opts.namespace);
+    this.onGet?.(key, ++this.reads);
+    const obj = this.objects.get(key);
+    if (!obj) return Promise.reject(Object.assign(new Error(`${key} not found`), { code: 404 }));
+    return Promise.resolve(structuredClone(obj) as T);
+  }
+  list<T extends KubeObject>(rt: ResourceType): Promise<{ items: T[]; metadata: object }> {
+    const items = [...this.objects.entries()].filter(([k]) => k.startsWith(`${rt.resource}/`)).map(([, o]) => o as T);
+    return Promise.resolve({ items, metadata: {} });
+  }
+  create<T extends KubeObject>(rt: ResourceType, obj: T, opts: { namespace?: string } = {}): Promise<T> {
+    const name = obj.metadata?.name ?? `${obj.metadata?.generateName ?? ''}abcde`;
+    const stored = { ...obj, metadata: { ...obj.metadata, name } };
+    this.objects.set(this.key(rt, name, opts.namespace), stored);
+    this.created.push(stored);
+    return Promise.resolve(stored);
+  }
+}
+
+async function run(argv: string[], api: FakeApi, clock: FakeClock, drive: (done: () => boolean) => Promise<void>) {
+  const stdout = new Sink();
+  const stderr = new Sink();
+  let code: number | undefined;
+  const running = runPlugin(argv, {
+    stdout,
+    stderr,
+    env: {},
+    clock,
+    connect: () => Promise.resolve(api as unknown as PluginApi),
+    pollIntervalMs: 1000,
+  }).then((c) => (code = c));
+  await drive(() => code !== undefined);
+  await running;
+  return { code: code!, stdout: stdout.text, stderr: stderr.text };
+}
+
+describe('kubectl-kruise-node', () => {
+  describe('command line', () => {
+    it('parses each command', () => {
+      assert.deepEqual(parsePluginCommandLine(['pull', 'reg:5000/a/b:1.0', '--nodes', 'n1,n2', '--nodes=n3']).command, {
+        kind: 'pull',
+        image: 'reg:5000/a/b:1.0',
+        nodes: ['n1', 'n2', 'n3'],
+        follow: true,
+        timeoutMs: 600_000,
+      });
+      const recreate = parsePluginCommandLine([
+        'recreate',
+        'web-0',
+        '-c',
+        'app',
+        '-c',
+        'side',
+        '--ordered',
+        '-n',
+        'db',
+      ]);
+      assert.equal(recreate.global.namespace, 'db');
+      assert.deepEqual(recreate.command, {
+        kind: 'recreate',
+        pod: 'web-0',
+        containers: ['app', 'side'],
+        ordered: true,
+        follow: true,
+        timeoutMs: 600_000,
+      });
+      const ips = parsePluginCommandLine(['ips', '--agent', 'n1=http://127.0.0.1:10221']).command;
+      assert.deepEqual(ips, {
+        kind: 'ips',
+        agents: [{ node: 'n1', url: 'http://127.0.0.1:10221/metrics' }],
+        agentNamespace: 'kruise-system',
+        agentPort: 10221,
+      });
+      assert.equal(parsePluginCommandLine([]).command.kind, 'help');
+    });
+
+    it('rejects bad input with a message naming it', () => {
+      const bad: [string[], RegExp][] = [
+        [['pull'], /exactly one IMAGE/],
+        [['pull', 'UPPER/Case'], /IMAGE/],
+        [['recreate', 'p'], /-c CONTAINER/],
+        [['recreate', 'p', '-c', 'a', '-c', 'a'], /twice/],
+        [['nodeimages', '--ordered'], /--ordered is not a flag of nodeimages/],
+        [['ips', '--agent', 'nourl'], /NODE=URL/],
+        [['ips', '--agent', 'n=ftp://x'], /http/],
+        [['pull', 'a:1', '--timeout', '-1'], /--timeout/],
+        [['frobnicate'], /unknown command/],
+        [['nodeimages', '-o', 'yaml'], /table or json/],
+      ];
+      for (const [argv, message] of bad) {
+        assert.throws(
+          () => parsePluginCommandLine(argv),
+          (err: unknown) => err instanceof UsageError && message.test(err.message),
+          argv.join(' '),
+        );
+      }
+    });
+  });
+
+  it('reads Prometheus text: labels, escapes, comments; malformed lines skipped', () => {
+    const samples = parsePrometheusText(
+      [
+        '# HELP kruise_daemon_ipam_reserved_ips x',
+        '# TYPE kruise_daemon_ipam_reserved_ips gauge',
+        'kruise_daemon_ipam_reserved_ips{network="kd-1"} 2',
+        'kruise_daemon_ipam_allocated_ips{network="kd-1"} 5',
+        'kruise_daemon_ipam_reservations_reused_total{network="kd-1",x="a\\"b"} 1',
+        'garbage line here',
+        'kruise_daemon_ipam_allocated_ips{network="other"} 0',
+      ].join('\n'),
+    );
+    assert.equal(samples.length, 4);
+    assert.equal(samples[2]!.labels.x, 'a"b');
+    assert.deepEqual(networksFromMetrics(samples), [
+      { network: 'kd-1', held: 5, reserved: 2, reused: 1, expired: 0 },
+      { network: 'other', held: 0, reserved: 0, reused: 0, expired: 0 },
+    ]);
+  });
+
+  it('shows a tag as Waiting until the agent reports its current version', () => {
+    const ni: NodeImageObject = {
+      metadata: { name: 'n1' },
+      spec: { images: { 'reg/busybox': { tags: [{ tag: '1.0', version: 2 }, { tag: '2.0' }] } } },
+      status: {
+        desired: 2,
+        imageStatuses: {
+          'reg/busybox': {
+            tags: [
+              { tag: '1.0', phase: 'Succeeded', version: 1 },
+              { tag: '2.0', phase: 'Failed', message: 'not found\nmore' },
+            ],
+          },
+        },
+      },
+    };
+    assert.deepEqual(
+      nodeImageRows([ni]).map((r) => [r.tag, r.phase, r.message]),
+      [
+        ['1.0', 'Waiting', undefined],
+        ['2.0', 'Failed', 'not found\nmore'],
+      ],
+    );
+  });
+
+  it('names jobs after the image and targets the nodes given', () => {
+    assert.equal(pullJobPrefix('127.0.0.1:5000/test/busy_box:1.0'), 'pull-busy-box-');
+    const job = imagePullJobFor({ image: 'nginx:1', nodes: ['a'], namespace: 'ns' });
+    assert.deepEqual(job.spec.selector, { names: ['a'] });
+    assert.equal(job.spec.completionPolicy.type, 'Always');
+    assert.equal(imagePullJobFor({ image: 'nginx:1', nodes: [], namespace: 'ns' }).spec.selector, undefined);
+  });
+
+  it('refuses a CRR for a container the pod does not have, or an unscheduled pod', () => {
+    const pod = { metadata: { namespace: 'd', name: 'p' }, spec: { nodeName: 'n', containers: [{ name: 'a' }] } };
+    assert.equal(recreateProblem(pod, ['a']), undefined);
+    assert.match(recreateProblem(pod, ['b']) ?? '', /no container b \(its containers: a\)/);
+    assert.match(recreateProblem({ ...pod, spec: { containers: [{ name: 'a' }] } }, ['a']) ?? '', /not scheduled/);
+  });
+
+  it('pull follows the job until complete: progress lines, exit 0; failed nodes: exit 1', async () => {
+    for (const failed of [0, 1]) {
+      const api = new FakeApi();
+      const clock = new FakeClock();
+      api.onGet = (key, reads) => {
+        const job = api.objects.get(key) as KubeObject & { status?: object };
+        if (reads === 2) job.status = { desired: 2, active: 2, succeeded: 0 };
+        if (reads === 3) {
+          job.status = {
+            desired: 2,
+            active: 0,
+            succeeded: 2 - failed,
+            failed,
+            completionTime: '2026-01-01T00:00:00Z',
+            ...(failed && { failedNodes: ['n2'], message: 'pull failed on n2' }),
+          };
+        }
+      };
+      const result = await run(['pull', 'reg/busybox:1.0'], api, clock, async (done) => {
+        while (!done()) await clock.advance(1000);
+      });
+      assert.equal(result.code, failed ? 1 : 0, result.stderr);
+      assert.match(result.stdout, /imagepulljob default\/pull-busybox-abcde created/);
+      assert.match(result.stdout, /0\/2 nodes pulled, 0 failed, 2 pulling/);
+      if (failed) assert.match(result.stderr, /failed \(failed on n2\): pull failed on n2/);
+      else assert.match(result.stdout, /complete: reg\/busybox:1.0 is on 2 node\(s\)/);
+    }
+  });
+
+  it('recreate gives up at --timeout with exit 1 and says where it stood', async () => {
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    api.objects.set('pods/default/web-0', {
+      metadata: { namespace: 'default', name: 'web-0' },
+      spec: { nodeName: 'n1', containers: [{ name: 'app' }] },
+    } as KubeObject);
+    api.onGet = (key) => {
+      const crr = api.objects.get(key) as KubeObject & { status?: object };
+      if (key.startsWith('containerrecreaterequests/')) {
+        crr.status = { phase: 'Recreating', containerRecreateStates: [{ name: 'app', phase: 'Recreating' }] };
+      }
+    };
+    const result = await run(['recreate', 'web-0', '-c', 'app', '--timeout', '5s'], api, clock, async (done) => {
+      while (!done()) await clock.advance(1000);
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /not completed after 5s: Recreating: app=Recreating/);
+    assert.equal(api.created.length, 1);
+    assert.equal((api.created[0] as { spec?: { podName?: string } }).spec?.podName, 'web-0');
+  });
+
+  it('exits 2 on bad usage without touching the API', async () => {
+    const api = new FakeApi();
+    const result = await run(['recreate', 'web-0'], api, new FakeClock(), () => Promise.resolve());
+    assert.equal(result.code, 2);
+    assert.match(result.stderr, /needs at least one -c CONTAINER/);
+    assert.equal(api.created.length, 0);
+  });
+});
