@@ -1,0 +1,98 @@
+// Pull-secret copies against the API emulator: one copy per source shared by jobs, kept in sync with the source,
+// released job by job and deleted with the last reference; missing sources reported; jobs living in
+// kruise-daemon-config use their secrets directly.
+import assert from 'node:assert/strict';
+import { PullSecretSync, copyNameFor, referencesOf } from '../../../src/controller/pullsecrets/secret-sync.js';
+import type { SecretObject } from '../../../src/controller/resources.js';
+import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
+import { KubeClient } from '../../../src/kube/client.js';
+import { Informer } from '../../../src/kube/informer/informer.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import { createRegistry } from '../../../src/observability/metrics.js';
+import { startApiServer, type ApiServer } from '../../cluster/apiserver/index.js';
+import { waitFor } from '../../support/wait.js';
+
+const CONFIG_NS = 'kruise-daemon-config';
+
+describe('kruise-controller: pull-secret copies', function () {
+  this.timeout(30_000);
+  let api: ApiServer;
+  let client: KubeClient;
+  let secrets: Informer<SecretObject>;
+  let sync: PullSecretSync;
+
+  before(async () => {
+    api = await startApiServer();
+    client = new KubeClient({
+      server: api.url,
+      insecureSkipTLSVerify: false,
+      auth: { kind: 'none' },
+      origin: 'emulator',
+    });
+    for (const name of [CONFIG_NS, 'team']) await client.create(CoreResources.namespaces, { metadata: { name } });
+    secrets = new Informer<SecretObject>(CoreResources.secrets, client);
+    secrets.start();
+    await secrets.synced;
+    sync = new PullSecretSync(client, secrets, controllerMetrics(createRegistry()));
+  });
+
+  after(async () => {
+    await secrets?.stop();
+    client?.close();
+    await api?.close();
+  });
+
+  const copy = async (): Promise<SecretObject | undefined> =>
+    (await client.list<SecretObject>(CoreResources.secrets, { namespace: CONFIG_NS })).items.find(
+      (s) => s.metadata?.name === copyNameFor('team', 'regcred'),
+    );
+  const seen = (check: (s: SecretObject | undefined) => boolean): Promise<true> =>
+    waitFor(() => check(secrets.get(`${CONFIG_NS}/${copyNameFor('team', 'regcred')}`)) || undefined);
+
+  it('makes one copy per source shared by every job that names it', async () => {
+    await client.create<SecretObject>(CoreResources.secrets, {
+      metadata: {
+        name: 'regcred',
+        namespace: 'team',
+        annotations: { 'kubectl.kubernetes.io/last-applied-configuration': '{"data":"secret"}' },
+      },
+      type: 'Opaque',
+      data: { token: Buffer.from('one').toString('base64') },
+    });
+    const a = await sync.claim('team', 'team/job-a', ['regcred']);
+    await seen((s) => !!s);
+    const b = await sync.claim('team', 'team/job-b', ['regcred', 'missing']);
+    assert.deepEqual(a.refs, [{ namespace: CONFIG_NS, name: copyNameFor('team', 'regcred'), mode: 'batch' }]);
+    assert.deepEqual(b.refs, a.refs);
+    assert.deepEqual(b.missing, ['missing']);
+    const c = await copy();
+    assert.deepEqual(referencesOf(c!), ['team/job-a', 'team/job-b']);
+    assert.equal(c?.metadata?.annotations?.['imagepulljobs.kruise.io/source-key'], 'team/regcred');
+    assert.equal(c?.metadata?.annotations?.['kubectl.kubernetes.io/last-applied-configuration'], undefined);
+    assert.equal(Buffer.from(c?.data?.token ?? '', 'base64').toString(), 'one');
+  });
+
+  it('follows a change of the source', async () => {
+    const source = await client.get<SecretObject>(CoreResources.secrets, 'regcred', { namespace: 'team' });
+    await client.update(CoreResources.secrets, { ...source, data: { token: Buffer.from('two').toString('base64') } });
+    await waitFor(
+      () => secrets.get('team/regcred')?.data?.token === Buffer.from('two').toString('base64') || undefined,
+    );
+    await sync.claim('team', 'team/job-a', ['regcred']);
+    assert.equal(Buffer.from((await copy())?.data?.token ?? '', 'base64').toString(), 'two');
+  });
+
+  it('releases job by job and deletes the copy with the last reference', async () => {
+    await seen((s) => referencesOf(s!).length === 2);
+    await sync.release('team/job-a');
+    assert.deepEqual(referencesOf((await copy())!), ['team/job-b']);
+    await seen((s) => referencesOf(s!).length === 1);
+    await sync.release('team/job-b');
+    assert.equal(await copy(), undefined);
+  });
+
+  it('uses secrets of a job in kruise-daemon-config as they are', async () => {
+    const r = await sync.claim(CONFIG_NS, `${CONFIG_NS}/job`, ['own']);
+    assert.deepEqual(r.refs, [{ namespace: CONFIG_NS, name: 'own' }]);
+  });
+});
