@@ -182,6 +182,27 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     assert.deepEqual(await startOrder(running), ['top', 'middle', 'bottom']);
   });
 
+  it('continues after the agent is killed mid-way (state rebuilt from the ConfigMap and the runtime)', async () => {
+    const pod = await create(
+      [
+        { name: 'one', priority: '3' },
+        { name: 'two', priority: '2', readyWhenFile: true },
+        { name: 'three', priority: '1' },
+      ],
+      { name: 'lp-restart' },
+    );
+    const uid = pod.metadata!.uid!;
+    const two = await waitFor(() => containerId(stack.cri, uid, 'two'), { timeoutMs: 60_000, message: 'two running' });
+    const before = stack.agent;
+    const after = await stack.killAgentAndStartAnother();
+    assert.notEqual(after.pid, before.pid);
+    await stack.cri.execSync({ container_id: two, cmd: ['touch', '/tmp/ready'], timeout: 10 });
+    const running = await runningAndCompleted('lp-restart');
+    assert.deepEqual(await startOrder(running), ['one', 'two', 'three']);
+    const barrier = await getBarrier(stack.client, 'lp-restart');
+    assert.deepEqual(Object.keys(barrier?.data ?? {}).sort(), ['p_1', 'p_2', 'p_3']);
+  });
+
   it('did all of it without a failed reconcile or a warning from the agent', () => {
     const ours = stack.agent.logs.filter((l) => l.component === 'launchpriority');
     assert.ok(ours.some((l) => l.msg === 'releasing launch barriers of the pods on this node'));

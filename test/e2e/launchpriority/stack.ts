@@ -47,7 +47,9 @@ export interface LaunchStack {
   node: string;
   client: KubeClient;
   cri: CriClient;
-  agent: AgentProcess;
+  readonly agent: AgentProcess;
+  /** SIGKILL the agent (no clean stop) and start a new one on the same node. */
+  killAgentAndStartAnother(): Promise<AgentProcess>;
   /** The kruise-controller process serving the webhook (absent with `webhook: 'in-process'`). */
   controller?: ControllerProcess;
   kubeletLog(): Promise<string>;
@@ -133,19 +135,20 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
     { timeoutMs: 30_000, message: 'kubelet-lite to register its node' },
   );
 
-  const agent =
-    options.agent === false
-      ? undefined
-      : new AgentProcess({
-          args: ['--addr', '127.0.0.1:0'],
-          env: {
-            NODE_NAME: options.node,
-            KUBECONFIG: kubeconfig,
-            RUNTIME_SOCKET: cluster.runtimeSocket,
-            LOG_LEVEL: 'info',
-          },
-        });
-  if (agent) await agent.baseUrl();
+  const startAgent = async (): Promise<AgentProcess> => {
+    const started = new AgentProcess({
+      args: ['--addr', '127.0.0.1:0'],
+      env: {
+        NODE_NAME: options.node,
+        KUBECONFIG: kubeconfig,
+        RUNTIME_SOCKET: cluster.runtimeSocket,
+        LOG_LEVEL: 'info',
+      },
+    });
+    await started.baseUrl();
+    return started;
+  };
+  let agent = options.agent === false ? undefined : await startAgent();
 
   return {
     cluster,
@@ -153,7 +156,16 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
     node: options.node,
     client,
     cri,
-    agent: agent as AgentProcess,
+    get agent(): AgentProcess {
+      if (!agent) throw new Error('this stack runs without the agent');
+      return agent;
+    },
+    async killAgentAndStartAnother() {
+      agent?.child.kill('SIGKILL');
+      await agent?.exited;
+      agent = await startAgent();
+      return agent;
+    },
     kubeletLog: () => readFile(kubeletLogFile, 'utf8'),
     controller,
     async close() {
