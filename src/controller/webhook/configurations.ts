@@ -68,16 +68,41 @@ const kruiseRule = (resource: string, scope: string): WebhookRule => ({
 
 export const MUTATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'mnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
-  { name: 'mimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImagePullJob, resource: 'imagepulljobs', scope: 'Namespaced' },
-  { name: 'mimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
-  { name: 'mcontainerrecreaterequest.kb.io', path: CRR_WEBHOOK_PATH, resource: 'containerrecreaterequests', scope: 'Namespaced' },
+  {
+    name: 'mimagepulljob.kb.io',
+    path: IMAGE_WEBHOOK_PATHS.mutateImagePullJob,
+    resource: 'imagepulljobs',
+    scope: 'Namespaced',
+  },
+  {
+    name: 'mimagelistpulljob.kb.io',
+    path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob,
+    resource: 'imagelistpulljobs',
+    scope: 'Namespaced',
+  },
+  {
+    name: 'mcontainerrecreaterequest.kb.io',
+    path: CRR_WEBHOOK_PATH,
+    resource: 'containerrecreaterequests',
+    scope: 'Namespaced',
+  },
   POD_MUTATING_WEBHOOK,
   PPS_POD_WEBHOOK,
 ];
 export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
   { name: 'vnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.validateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
-  { name: 'vimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.validateImagePullJob, resource: 'imagepulljobs', scope: 'Namespaced' },
-  { name: 'vimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.validateImageListPullJob, resource: 'imagelistpulljobs', scope: 'Namespaced' },
+  {
+    name: 'vimagepulljob.kb.io',
+    path: IMAGE_WEBHOOK_PATHS.validateImagePullJob,
+    resource: 'imagepulljobs',
+    scope: 'Namespaced',
+  },
+  {
+    name: 'vimagelistpulljob.kb.io',
+    path: IMAGE_WEBHOOK_PATHS.validateImageListPullJob,
+    resource: 'imagelistpulljobs',
+    scope: 'Namespaced',
+  },
   PPS_VALIDATING_WEBHOOK,
 ];
 

@@ -55,12 +55,18 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
   });
   await certs.ensure();
   const current = certs.certificates!;
-  const server = new WebhookServer({ certPem: current.serving.certPem, keyPem: current.serving.keyPem, logger, metrics });
+  const server = new WebhookServer({
+    certPem: current.serving.certPem,
+    keyPem: current.serving.keyPem,
+    logger,
+    metrics,
+  });
   for (const [path, handler] of Object.entries(imageWebhookHandlers(clock))) server.route(path, handler);
   for (const [path, handler] of Object.entries(crrWebhookHandlers(apiReader(client)))) server.route(path, handler);
   for (const [path, handler] of Object.entries(launchPriorityWebhookHandlers())) server.route(path, handler);
   const ppsReader = apiPersistentPodStateReader(client);
-  for (const [path, handler] of Object.entries(persistentPodStateWebhookHandlers(ppsReader))) server.route(path, handler);
+  for (const [path, handler] of Object.entries(persistentPodStateWebhookHandlers(ppsReader)))
+    server.route(path, handler);
   const port = await server.listen(options.webhook.host, options.webhook.port);
   const target = (): WebhookTarget => ({
     urlBase: options.webhook.urlBase,
