@@ -5,9 +5,12 @@
 // otherwise put it elsewhere); a scale-down removes the entry; deleting the StatefulSet removes the PPS.
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
+import { RESERVED_IP_DURATION_ANNOTATION } from '../../../src/api/constants.js';
+import { connectRuntime } from '../../../src/cri/index.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { waitFor } from '../../support/wait.js';
+import { installTestPlugin, rangeOf, removeTestConflist, Sandboxes, useNetwork } from '../../component/ipam/network.js';
 import {
   getOrUndefined,
   HOSTNAME_LABEL,
@@ -163,6 +166,55 @@ describe('persistentpodstate e2e: StatefulSet pods pinned to their recorded node
       intervalMs: 100,
       message: 'PersistentPodState web deleted with its StatefulSet',
     });
+  });
+
+  it('with kruise-ipam behind the bridge: the recreated pod, pinned to its node, gets its reserved IP back', async () => {
+    const cri = await connectRuntime({ socket: stack.cluster.runtimeSocket, env: {} });
+    const sandboxes = new Sandboxes(cri, stack.cluster);
+    try {
+      installTestPlugin(stack.cluster);
+      await useNetwork(stack.cluster, sandboxes, 'kipam-pps', rangeOf(stack.cluster, 0xcd00, 16));
+      const sts = await client().create<StatefulSetObject>(
+        STATEFULSETS,
+        statefulSetManifest(
+          NS,
+          'db',
+          1,
+          stack.cluster.images.busybox1,
+          {
+            'kruise.io/auto-generate-persistent-pod-state': 'true',
+            'kruise.io/required-persistent-topology': HOSTNAME_LABEL,
+          },
+          { [RESERVED_IP_DURATION_ANNOTATION]: '1' },
+        ),
+      );
+      stack.setScheduleOrder([NODE_B, NODE_A]);
+      await waitForPps('db', () => true, 'PersistentPodState db generated');
+      await client().create(CoreResources.pods, statefulSetPod(sts, 0), { namespace: NS });
+      const first = await waitReady('db-0');
+      assert.equal(first.spec?.nodeName, NODE_B);
+      assert.ok(first.status?.podIP, 'db-0 has an IP');
+      await waitForPps('db', (p) => p.status?.podStates?.['db-0']?.nodeName === NODE_B, 'db-0 recorded on node B');
+
+      await deleteAndWaitGone('db-0');
+      stack.setScheduleOrder([NODE_A, NODE_B]);
+      const recreated = await client().create<PodObject>(CoreResources.pods, statefulSetPod(sts, 0), { namespace: NS });
+      assert.deepEqual(recreated.spec?.nodeSelector, { [HOSTNAME_LABEL]: NODE_B });
+      const second = await waitReady('db-0');
+      assert.notEqual(second.metadata?.uid, first.metadata?.uid);
+      assert.equal(second.spec?.nodeName, NODE_B);
+      assert.equal(second.status?.podIP, first.status?.podIP, 'the reserved IP came back');
+      await client().delete(STATEFULSETS, 'db', { namespace: NS });
+      await waitFor(async () => (await getPod('db-0')) === undefined, {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+        message: 'db-0 garbage-collected with its StatefulSet',
+      });
+    } finally {
+      await sandboxes.removeAll();
+      removeTestConflist(stack.cluster);
+      cri.close();
+    }
   });
 
   it('denies an invalid PersistentPodState through the validating webhook, naming the field', async () => {
