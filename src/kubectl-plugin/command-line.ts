@@ -75,6 +75,7 @@ Flags:
   -o, --output FORMAT    table (default) or json
   --timeout DUR          how long pull/recreate follow the object (default 10m; 30s, 5m, 1h)
   --no-follow            create the object, print its name and return
+  -c, --container NAME   (recreate) a container to recreate; repeat it for several, in order
   -h, --help             print this help
 
 Exit codes: 0 done (every node pulled, every container recreated), 1 failed or timed out, 2 bad usage.`;
