@@ -8,6 +8,7 @@ import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { kubeletLiteSuite } from './kubelet-lite.js';
 import { launchPrioritySuite } from './launch-priority.js';
+import { scaleSuite } from './scale.js';
 
 export const SUITES: readonly BenchSuite[] = [
   criLatencySuite,
@@ -17,4 +18,5 @@ export const SUITES: readonly BenchSuite[] = [
   imagePullerSuite,
   ipamSuite,
   launchPrioritySuite,
+  scaleSuite,
 ];
