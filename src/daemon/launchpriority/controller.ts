@@ -279,7 +279,7 @@ export class LaunchPriorityController {
     const present = presentKeys(current?.data);
     const missing = wanted.filter((k) => !present.has(k));
     if (!current || missing.length > 0 || ownedByOtherPod(current, track.uid)) {
-      track.barrier = await this.writeKeys(pod, plan, track, current ?? 'absent', missing, wanted);
+      track.barrier = await this.writeKeys(pod, plan, track, current ?? 'absent', missing, wanted, 'missing');
     } else {
       track.barrier = current;
     }
@@ -328,6 +328,8 @@ export class LaunchPriorityController {
     barrier: ConfigMapObject | 'absent',
     newKeys: string[],
     allKeys: string[],
+    /** Whether an absent ConfigMap is the first one, or one that existed and was deleted. */
+    absentIs: 'first' | 'missing' = 'first',
   ): Promise<ConfigMapObject> {
     const ns = namespaceOf(pod);
     const owner = { name: pod.metadata?.name ?? '', uid: track.uid };
@@ -349,8 +351,7 @@ export class LaunchPriorityController {
         throw err;
       }
     };
-    if (barrier === 'absent')
-      return create(track.barrier === 'absent' && track.lastTouchAt !== undefined ? 'missing' : 'first');
+    if (barrier === 'absent') return create(absentIs);
     if (ownedByOtherPod(barrier, track.uid)) {
       return this.options.api.reset(ns, plan.configMapName, barrier.metadata?.uid ?? '', owner, allKeys);
     }
@@ -414,10 +415,16 @@ function containerStatuses(pod: PodObject): Map<string, StatusContainer> {
   return map;
 }
 
+/**
+ * Containers whose readiness only kubelet can tell: a readiness or startup probe, or a postStart hook (kubelet runs
+ * it before it goes on, and reports the container ready only after it; a sidecar's hook often waits for it to serve).
+ */
 function probedContainers(pod: PodObject): Set<string> {
   const probed = new Set<string>();
   for (const c of Array.isArray(pod.spec?.containers) ? pod.spec.containers : []) {
-    if (c && typeof c.name === 'string' && (c.readinessProbe || c.startupProbe)) probed.add(c.name);
+    if (c && typeof c.name === 'string' && (c.readinessProbe || c.startupProbe || c.lifecycle?.postStart)) {
+      probed.add(c.name);
+    }
   }
   return probed;
 }

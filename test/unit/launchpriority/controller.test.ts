@@ -107,6 +107,23 @@ describe('launch priority controller', () => {
     assert.deepEqual(h.api.keysOf(NS, 'probed-barrier'), ['p_0', 'p_1']);
   });
 
+  it('waits for the pod status of a container with a postStart hook (kubelet reports it ready after the hook)', async () => {
+    h = harness();
+    const pod = h.pods.set(
+      barrierPod('hook', [
+        { name: 'proxy', key: 'p_1', postStart: true },
+        { name: 'app', key: 'p_0' },
+      ]),
+    );
+    await h.run();
+    h.runtime.set(pod.metadata!.uid!, 'proxy', 'CONTAINER_RUNNING');
+    await h.run();
+    assert.deepEqual(h.api.keysOf(NS, 'hook-barrier'), ['p_1']);
+    setContainerStatus(h.pods, `${NS}/hook`, 'proxy', { ready: true });
+    await h.run();
+    assert.deepEqual(h.api.keysOf(NS, 'hook-barrier'), ['p_0', 'p_1']);
+  });
+
   it('takes readiness from the pod status when the runtime has not been seen (status tells first)', async () => {
     h = harness();
     h.pods.set(
@@ -193,6 +210,7 @@ describe('launch priority controller', () => {
     await h.run();
     assert.deepEqual(h.api.keysOf(NS, 'late-barrier'), ['p_0', 'p_1']);
     assert.equal(h.api.count('annotatePod'), touches + 1);
+    assert.ok(h.events.events.some((e) => e.name === 'late' && e.reason === EVENT_REASON_BARRIER_RECREATED));
   });
 
   it('touches the pod again, with a new value, while kubelet reports a released container blocked on its key', async () => {

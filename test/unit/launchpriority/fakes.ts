@@ -306,6 +306,8 @@ export interface ContainerSpec {
   key?: string;
   /** A readiness probe (readiness then comes from the pod status only). */
   probed?: boolean;
+  /** A postStart hook (same: only kubelet knows when the container is ready). */
+  postStart?: boolean;
   /** Override the barrier env entirely. */
   env?: unknown[];
 }
@@ -327,6 +329,7 @@ export function barrierPod(
         name: c.name,
         image: 'busybox',
         ...(c.probed && { readinessProbe: { exec: { command: ['true'] } } }),
+        ...(c.postStart && { lifecycle: { postStart: { exec: { command: ['true'] } } } }),
         env:
           (c.env as never) ??
           (c.key === undefined
