@@ -8,6 +8,7 @@ import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { kubeletLiteSuite } from './kubelet-lite.js';
 import { launchPrioritySuite } from './launch-priority.js';
+import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { scaleSuite } from './scale.js';
 
 export const SUITES: readonly BenchSuite[] = [
@@ -18,5 +19,6 @@ export const SUITES: readonly BenchSuite[] = [
   imagePullerSuite,
   ipamSuite,
   launchPrioritySuite,
+  persistentPodStateSuite,
   scaleSuite,
 ];
