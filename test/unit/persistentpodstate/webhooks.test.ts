@@ -220,6 +220,24 @@ describe('persistentpodstate pod webhook: re-injection', () => {
     assert.match(warnings[0] ?? '', /the pod's value is kept/);
   });
 
+  it('skips a preferred term whose weight the API server would refuse (a PPS that got past admission), with a warning', () => {
+    const bad = ppsObject(
+      'web',
+      {
+        requiredPersistentTopology: undefined,
+        preferredPersistentTopology: [
+          { weight: 0, preference: { nodeTopologyKeys: [ZONE] } },
+          { weight: 101, preference: { nodeTopologyKeys: [HOST] } },
+        ],
+      },
+      recorded,
+    );
+    const { pod, warnings } = injectPersistentPodState(podOf('web-0'), bad);
+    assert.equal(pod, undefined);
+    assert.equal(warnings.length, 2);
+    assert.match(warnings[0]!, /preferredPersistentTopology\[0\].weight 0 is not in \[1, 100\]/);
+  });
+
   it('leaves alone: no entry, an entry without labels, a pod already bound to a node, a pod without a name', () => {
     assert.equal(injectPersistentPodState(podOf('web-2'), pps).pod, undefined);
     assert.equal(injectPersistentPodState(podOf('web-1'), pps).pod, undefined);

@@ -8,6 +8,7 @@
 // bound to a node (spec.nodeName) is left alone (a selector it does not match would make kubelet reject it).
 import { INJECTED_PERSISTENT_POD_STATE_ANNOTATION } from '../../../api/constants.js';
 import type { PersistentPodState } from '../../../api/persistentpodstate.js';
+import { MAX_PREFERRED_WEIGHT, MIN_PREFERRED_WEIGHT } from '../../../api/persistentpodstate-validation.js';
 
 type Json = Record<string, unknown>;
 
@@ -87,7 +88,15 @@ export function injectPersistentPodState(pod: Json, pps: PersistentPodState): In
   }
 
   const wanted: PreferredTerm[] = [];
-  for (const term of pps.spec?.preferredPersistentTopology ?? []) {
+  for (const [i, term] of (pps.spec?.preferredPersistentTopology ?? []).entries()) {
+    const w = term.weight;
+    if (!Number.isInteger(w) || w < MIN_PREFERRED_WEIGHT || w > MAX_PREFERRED_WEIGHT) {
+      // a PPS that got past admission with a bad weight: the API server would refuse the pod with that term
+      warnings.push(
+        `PersistentPodState ${pps.metadata?.name ?? ''}: spec.preferredPersistentTopology[${i}].weight ${JSON.stringify(w)} is not in [${MIN_PREFERRED_WEIGHT}, ${MAX_PREFERRED_WEIGHT}]; that term is not injected`,
+      );
+      continue;
+    }
     const matchExpressions = (term.preference?.nodeTopologyKeys ?? [])
       .filter((key) => recorded[key] !== undefined)
       .map((key) => ({ key, operator: 'In', values: [recorded[key]!] }));
