@@ -1,6 +1,7 @@
 // Every benchmark suite, by name. `npm run bench` runs those marked inDefaultRun; `npm run bench -- NAME...`
 // runs the named ones. Later issues add theirs here (e.g. `scale`).
 import { agentMemorySuite } from './agent-memory.js';
+import { crrSuite } from './crr.js';
 import { criLatencySuite } from './cri-latency.js';
 import { kubeMemorySuite } from './kube-memory.js';
 import type { BenchSuite } from './framework.js';
@@ -21,4 +22,5 @@ export const SUITES: readonly BenchSuite[] = [
   launchPrioritySuite,
   persistentPodStateSuite,
   scaleSuite,
+  crrSuite,
 ];

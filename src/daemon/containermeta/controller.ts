@@ -202,7 +202,11 @@ export class ContainerMetaController {
     const nextSet: RuntimeContainerMetaSet = { containers: next };
     const annotations: Record<string, string> = {};
     const nextJson = JSON.stringify(nextSet);
-    if (nextJson !== JSON.stringify(oldSet ?? null)) annotations[RUNTIME_CONTAINERS_META_ANNOTATION] = nextJson;
+    // nothing to say about a pod none of whose containers are in the runtime yet: no write
+    const worthWriting = next.length > 0 || oldSet !== undefined;
+    if (worthWriting && nextJson !== JSON.stringify(oldSet ?? null)) {
+      annotations[RUNTIME_CONTAINERS_META_ANNOTATION] = nextJson;
+    }
 
     // env-from-metadata restarts, only while the pod's in-place update is under way
     const condition = (pod.status?.conditions ?? []).find((c) => c.type === IN_PLACE_UPDATE_READY_CONDITION);

@@ -14,11 +14,7 @@ import {
   KRUISE_GROUP,
   V1ALPHA1,
 } from '../../api/constants.js';
-import type {
-  ContainerRecreateRequest,
-  ContainerRecreateRequestContainerRecreateState as RecreateState,
-  ContainerRecreateRequestStatus,
-} from '../../api/containerrecreaterequest.js';
+import type { ContainerRecreateRequest, ContainerRecreateRequestStatus } from '../../api/containerrecreaterequest.js';
 import type { WirePod } from '../../api/wire.js';
 import {
   EventRecorder,
@@ -255,7 +251,15 @@ export class CrrController {
     this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
     const podUid = picked.metadata!.labels![CRR_POD_UID_LABEL]!;
     const pod = pods.get(podKey);
-    const containers = await listPodContainers(this.rt(), podUid);
+    // start times matter only for instances that replaced the one the CRR was made for
+    const contextIds = new Map(
+      picked.spec.containers.map((c) => [c.name, parseContainerId(c.statusContext?.containerID)?.id]),
+    );
+    const containers = await listPodContainers(
+      this.rt(),
+      podUid,
+      (c) => contextIds.has(c.name) && contextIds.get(c.name) !== c.id,
+    );
     const step = nextStep({
       crr: picked,
       runtime: newestByName(containers),
@@ -282,12 +286,28 @@ export class CrrController {
       return step.recheckMs ? { requeueAfter: step.recheckMs } : undefined;
     }
 
-    // kill: record the intent first, so a restarted agent never stops the same container twice
-    const written = await this.writeStatus(picked, { phase: 'Recreating', containerRecreateStates: step.states });
+    // kill. With forceRecreate the intent (Recreating, isKilled) is written first: only the record tells a restarted
+    // agent that the container it sees is already the replacement. Otherwise the runtime tells (the container is
+    // exited, or a newer one runs), so the stop goes out first and the state is written after it.
+    const force = picked.spec.strategy?.forceRecreate === true;
+    let current = picked;
+    if (force) current = await this.writeStatus(picked, { phase: 'Recreating', containerRecreateStates: step.states });
     const spec = picked.spec.containers.find((c) => c.name === step.container)!;
     const uid = picked.metadata?.uid ?? '';
     const arrival = this.arrivals.get(uid);
-    log.info({ container: step.container, containerId: step.runtimeId }, 'stopping container');
+    if (arrival !== undefined) {
+      this.options.metrics.reactionSeconds.observe((clock.now() - arrival) / 1000);
+      this.arrivals.delete(uid);
+    }
+    log.info(
+      {
+        container: step.container,
+        containerId: step.runtimeId,
+        sinceArrivalMs: arrival === undefined ? undefined : clock.now() - arrival,
+      },
+      'stopping container',
+    );
+    let states = step.states;
     try {
       await this.killer.kill({
         pod: pod ?? podReference(picked, podUid),
@@ -301,19 +321,13 @@ export class CrrController {
         message: `Stopping container ${step.container} by ContainerRecreateRequest ${picked.metadata?.name}`,
       });
       this.options.metrics.containersStopped.inc({ result: 'ok' });
-      if (arrival !== undefined) {
-        this.options.metrics.reactionSeconds.observe((clock.now() - arrival) / 1000);
-        this.arrivals.delete(uid);
-      }
     } catch (err) {
       this.options.metrics.containersStopped.inc({ result: 'error' });
       const message = `kill container error: ${err instanceof Error ? err.message : String(err)}`;
       log.warn({ container: step.container, err: message }, 'could not stop container');
-      const states: RecreateState[] = step.states.map((s) =>
-        s.name === step.container ? { name: s.name, phase: 'Failed', message } : s,
-      );
-      await this.writeStatus(written, { containerRecreateStates: states });
+      states = step.states.map((s) => (s.name === step.container ? { name: s.name, phase: 'Failed', message } : s));
     }
+    await this.writeStatus(current, { phase: 'Recreating', containerRecreateStates: states });
     return { requeueAfter: CACHE_WAIT_MS };
   }
 

@@ -68,8 +68,15 @@ export function parseContainerId(value: string | undefined): { runtime: string; 
   return match ? { runtime: match[1]!, id: match[2]! } : undefined;
 }
 
-/** The pod's containers in the runtime, newest first. */
-export async function listPodContainers(runtime: ContainerRuntime, podUid: string): Promise<RuntimeContainer[]> {
+/**
+ * The pod's containers in the runtime, newest first. Start times are read (one ContainerStatus call each) for the
+ * newest instance of every name, or only of those `needsStartTime` picks.
+ */
+export async function listPodContainers(
+  runtime: ContainerRuntime,
+  podUid: string,
+  needsStartTime?: (container: RuntimeContainer) => boolean,
+): Promise<RuntimeContainer[]> {
   const { containers } = await runtime.listContainers({ filter: { label_selector: { [POD_UID_LABEL]: podUid } } });
   const all: RuntimeContainer[] = containers.map((c) => ({
     id: c.id,
@@ -87,6 +94,7 @@ export async function listPodContainers(runtime: ContainerRuntime, podUid: strin
     all.map(async (c) => {
       if (seen.has(c.name)) return;
       seen.add(c.name);
+      if (needsStartTime && !needsStartTime(c)) return;
       if (c.state === 'created') return;
       try {
         const { status } = await runtime.containerStatus({ container_id: c.id });

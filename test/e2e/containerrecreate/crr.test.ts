@@ -251,11 +251,11 @@ describe('ContainerRecreateRequest e2e', function () {
     );
     const name = `crr-sigkill-${seq}`;
     await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
-    // the intent is recorded before the preStop hook runs: kill the agent while the hook sleeps
+    // kill the agent while the preStop hook sleeps (it logs right before the hook starts)
     await waitFor(
-      () => getCrr(stack.client, name).then((c) => c?.status?.containerRecreateStates?.[0]?.isKilled === true),
+      () => stack.agent.logs.find((l) => l.msg === 'stopping container' && String(l.crr).endsWith(`/${name}`)),
       {
-        message: 'stop of app recorded',
+        message: 'the agent stopping app',
       },
     );
     await stack.restartAgent('SIGKILL');
