@@ -94,16 +94,21 @@ export class IpReservationController {
     }).catch((err: unknown) => this.o.logger.error({ err }, 'ipam sync failed'));
   }
 
-  networks(): string[] {
-    let names: string[];
+  /** Every network directory under the data dir (a new one may not have its state.json yet). */
+  private networkDirs(): string[] {
     try {
-      names = readdirSync(this.o.dataDir, { withFileTypes: true })
+      return readdirSync(this.o.dataDir, { withFileTypes: true })
         .filter((d) => d.isDirectory())
-        .map((d) => d.name);
+        .map((d) => d.name)
+        .sort();
     } catch {
       return [];
     }
-    return names.filter((n) => existsSync(join(this.o.dataDir, n, 'state.json'))).sort();
+  }
+
+  /** The networks that have a store. */
+  networks(): string[] {
+    return this.networkDirs().filter((n) => existsSync(join(this.o.dataDir, n, 'state.json')));
   }
 
   /** One pass over every network: expire due reservations, drain notes, update gauges, arm the expiry timer. */
@@ -115,9 +120,10 @@ export class IpReservationController {
     if (this.stopped) return [];
     const out: NetworkSummary[] = [];
     let earliest: number | undefined;
+    // watch every network directory, also one whose first state.json is still being written
+    if (this.o.watch !== false) for (const network of this.networkDirs()) this.watchDir(join(this.o.dataDir, network));
     for (const network of this.networks()) {
       const paths = storePaths(this.o.dataDir, network);
-      if (this.o.watch !== false) this.watchDir(paths.dir);
       let state: NetworkState;
       try {
         state = readState(paths);
