@@ -51,6 +51,16 @@ const ENV_RETRY_MS = 3000;
 const CACHE_WAIT_MS = 50;
 const BATCH_RECHECK_MS = 1000;
 const DEFAULT_GRACE_SECONDS = 30;
+/** A container restarted for some values that comes back with other ones (kubelet saw older metadata) is restarted
+ * again only after a backoff: 3 s, doubling, at most 10 min (OpenKruise's restarter queue). */
+const RESTART_BACKOFF_MS = 3000;
+const RESTART_BACKOFF_MAX_MS = 600_000;
+
+interface RestartRecord {
+  expected: number;
+  attempts: number;
+  notBefore: number;
+}
 
 export interface ContainerMetaControllerOptions {
   nodeName: string;
@@ -103,6 +113,8 @@ export class ContainerMetaController {
   private readonly stopping = new AbortController();
   /** Runtime ids this agent has stopped (never stopped twice within one run; the runtime state covers restarts). */
   private readonly stopped = new Set<string>();
+  /** Per pod uid and container name: the values it was last restarted for, and when it may be restarted again. */
+  private readonly restarts = new Map<string, RestartRecord>();
   private runtimeHandle?: ContainerRuntime;
   private workers?: Promise<void>;
   private removeHandlers?: () => void;
@@ -144,7 +156,11 @@ export class ContainerMetaController {
       onUpdate: (old, pod) => {
         if (signature(old) !== signature(pod)) enqueue(pod);
       },
-      onDelete: (pod) => this.expectations.forget(pod),
+      onDelete: (pod) => {
+        this.expectations.forget(pod);
+        const prefix = `${pod.metadata?.uid ?? ''}/`;
+        for (const key of this.restarts.keys()) if (key.startsWith(prefix)) this.restarts.delete(key);
+      },
     });
     this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
       logger: this.options.logger,
@@ -219,17 +235,25 @@ export class ContainerMetaController {
         const spec = specs.get(name);
         return !!m && !!spec && m.hashes.extractedEnvFromMetadataHash === expectedEnvHash(spec, pod.metadata ?? {});
       };
+      const now = clock.now();
       const stale = next
         .filter((m) => {
           const hash = m.hashes.extractedEnvFromMetadataHash ?? 0;
           const rc = runtime.get(m.name);
-          return (
-            hash > 0 &&
-            !consistent(m.name) &&
-            rc?.state === 'running' &&
-            `${parseContainerId(m.containerID)?.id}` === rc.id &&
-            !this.stopped.has(rc.id)
-          );
+          const restartKey = `${pod.metadata?.uid}/${m.name}`;
+          if (consistent(m.name)) {
+            this.restarts.delete(restartKey);
+            return false;
+          }
+          if (!(hash > 0 && rc?.state === 'running' && parseContainerId(m.containerID)?.id === rc.id)) return false;
+          if (this.stopped.has(rc.id)) return false;
+          const last = this.restarts.get(restartKey);
+          const expected = expectedEnvHash(specs.get(m.name)!, pod.metadata ?? {});
+          if (last && last.expected === expected && now < last.notBefore) {
+            recheck = Math.min(recheck ?? Number.POSITIVE_INFINITY, last.notBefore - now + 1);
+            return false;
+          }
+          return true;
         })
         .map((m) => ({ name: m.name, priority: containerPriority(pod, specs.get(m.name)!) }));
       const state = parseInPlaceUpdateState(pod.metadata.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION]);
@@ -274,6 +298,18 @@ export class ContainerMetaController {
       const rc = runtime.get(name)!;
       const spec = specs.get(name)!;
       this.stopped.add(rc.id);
+      const restartKey = `${pod.metadata.uid}/${name}`;
+      const expected = expectedEnvHash(spec, pod.metadata);
+      const last = this.restarts.get(restartKey);
+      const attempts = last && last.expected === expected ? last.attempts + 1 : 1;
+      if (attempts > 1) {
+        log.warn(
+          { container: name, attempts },
+          'container came back with old env-from-metadata values; restarting again',
+        );
+      }
+      const backoff = Math.min(RESTART_BACKOFF_MS * 2 ** (attempts - 1), RESTART_BACKOFF_MAX_MS);
+      this.restarts.set(restartKey, { expected, attempts, notBefore: clock.now() + backoff });
       log.info({ container: name, containerId: rc.id }, 'restarting container: its env from pod metadata changed');
       await this.killer.kill({
         pod,
