@@ -29,7 +29,7 @@ export function crrMetrics(registry: Registry): CrrMetrics {
     }),
     reactionSeconds: new Histogram({
       name: 'kruise_daemon_crr_reaction_seconds',
-      help: "Seconds from a CRR's arrival in the agent's watch cache to StopContainer of its first container",
+      help: "Seconds from a CRR's arrival in the agent's watch cache to the stop of its first container (before its preStop hook, if any)",
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     }),
