@@ -244,6 +244,90 @@ describe('ContainerRecreateRequest e2e', function () {
     );
   });
 
+  it('env-from-metadata changes in two containers restart them in launch-priority batches, recorded in inplace-update-state', async () => {
+    const envFrom = (key: string, priority: string): WireContainer['env'] => [
+      { name: 'FLAVOUR', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${key}']` } } },
+      { name: 'KRUISE_CONTAINER_PRIORITY', value: priority },
+    ];
+    const before = await runPod(
+      stack.client,
+      pod(
+        [
+          { name: 'low', env: envFrom('low-flavour', '1') },
+          { name: 'high', env: envFrom('high-flavour', '10') },
+        ],
+        {
+          annotations: { 'low-flavour': 'a', 'high-flavour': 'a' },
+          readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
+        },
+      ),
+    );
+    const podName = before.metadata!.name!;
+    await waitFor(
+      () =>
+        getPod(stack.client, podName).then((p) => {
+          const m = JSON.parse(
+            p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION] ?? '{"containers":[]}',
+          ) as {
+            containers: Array<{ hashes: { extractedEnvFromMetadataHash?: number } }>;
+          };
+          return m.containers.length === 2 && m.containers.every((c) => c.hashes.extractedEnvFromMetadataHash);
+        }),
+      { timeoutMs: 30_000, message: 'runtime-containers-meta with env hashes' },
+    );
+    const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    await stack.client.patch(
+      CoreResources.pods,
+      podName,
+      {
+        status: {
+          conditions: [
+            ...(before.status?.conditions ?? []),
+            { type: 'InPlaceUpdateReady', status: 'False', lastTransitionTime: now },
+          ],
+        },
+      },
+      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
+    );
+    await stack.client.patch(
+      CoreResources.pods,
+      podName,
+      { metadata: { annotations: { 'low-flavour': 'b', 'high-flavour': 'b' } } },
+      { type: 'merge', namespace: NAMESPACE },
+    );
+    const after = await waitFor(
+      () =>
+        getPod(stack.client, podName).then((p) => {
+          const changed = ['low', 'high'].every((n) => {
+            const cs = p?.status?.containerStatuses?.find((s) => s.name === n);
+            return cs?.ready && cs.containerID !== containerStatus(before, n).containerID;
+          });
+          return changed ? p : undefined;
+        }),
+      { timeoutMs: 90_000, message: 'both containers restarted and ready' },
+    );
+    for (const n of ['low', 'high']) {
+      const res = await stack.cri.execSync({
+        container_id: bareId(containerStatus(after, n).containerID),
+        cmd: ['sh', '-c', 'echo "$FLAVOUR"'],
+        timeout: 5,
+      });
+      assert.equal(res.stdout.toString('utf8').trim(), 'b', `${n} sees the new value`);
+    }
+    const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
+      containerBatchesRecord?: Array<{ containers: string[] }>;
+    };
+    assert.deepEqual(
+      state.containerBatchesRecord?.map((b) => b.containers),
+      [['high'], ['low']],
+    );
+    const newHighStarted = await startedAtNs(bareId(containerStatus(after, 'high').containerID));
+    const { status: oldLow } = await stack.cri.containerStatus({
+      container_id: bareId(containerStatus(before, 'low').containerID),
+    });
+    assert.ok(BigInt(oldLow?.finished_at ?? 0) > newHighStarted, 'low was stopped only after the new high had started');
+  });
+
   it('an agent killed with SIGKILL mid-CRR resumes without stopping the container twice', async () => {
     const before = await runPod(
       stack.client,
