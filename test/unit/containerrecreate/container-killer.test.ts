@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ContainerKiller, type EventSink } from '../../../src/daemon/podruntime/container-killer.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { silentLogger } from '../../../src/observability/logger.js';
@@ -119,5 +121,40 @@ describe('ContainerKiller (kubelet killContainer)', () => {
     });
     assert.match(result.preStopError ?? '', /no IP/);
     assert.deepEqual(runtime.stops(), [c.id]);
+  });
+
+  it('an httpGet hook with a named port calls the pod IP before the stop', async () => {
+    const runtime = new FakeContainerRuntime();
+    const c = runtime.add('u1', 'app');
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} stops=${runtime.stops().length}`);
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      const killer = new ContainerKiller({
+        runtime,
+        events: new Events(),
+        clock: new FakeClock(),
+        logger: silentLogger,
+      });
+      const result = await killer.kill({
+        pod: POD,
+        podIP: '127.0.0.1',
+        containerId: c.id,
+        containerName: 'app',
+        preStop: { httpGet: { path: 'quit', port: 'http' } as never },
+        ports: [{ name: 'http', containerPort: port }],
+        gracePeriodSeconds: 5,
+        message: 'm',
+      });
+      assert.equal(result.preStopError, undefined);
+      assert.deepEqual(seen, ['GET /quit stops=0']);
+      assert.deepEqual(runtime.stops(), [c.id]);
+    } finally {
+      server.close();
+    }
   });
 });

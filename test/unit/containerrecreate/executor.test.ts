@@ -241,4 +241,29 @@ describe('CRR executor (emulator + fake runtime)', function () {
     assert.equal(done.status?.containerRecreateStates?.[0]?.phase, 'Failed');
     assert.match(done.status?.containerRecreateStates?.[0]?.message ?? '', /kill container error: runtime says no/);
   });
+
+  it('unreadyGracePeriodSeconds: waits for the unready-acquired mark, then for the grace period, then stops', async () => {
+    const pod = await makePod(['app']);
+    startController();
+    const crr = await makeCrr(pod, ['app'], { unreadyGracePeriodSeconds: 1 });
+    const name = crr.metadata!.name!;
+    await waitFor(() => getCrr(name).then((c) => c.status?.phase === 'Recreating'), { message: 'Recreating' });
+    assert.deepEqual(runtime.stops(), [], 'no stop before the controller marked the pod unready');
+    const acquiredAt = Date.now();
+    await client.patch(
+      CRR_RESOURCE,
+      name,
+      {
+        metadata: {
+          annotations: {
+            'crr.apps.kruise.io/unready-acquired': new Date(acquiredAt).toISOString().replace(/\.\d+Z$/, 'Z'),
+          },
+        },
+      },
+      { type: 'merge', namespace: NS },
+    );
+    await waitFor(() => runtime.stops().length === 1, { message: 'stopped after the grace period' });
+    assert.ok(Date.now() - Math.floor(acquiredAt / 1000) * 1000 >= 1000, 'not before the grace period');
+    await waitFor(completed(name), { message: 'CRR completed' });
+  });
 });
