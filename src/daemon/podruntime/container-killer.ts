@@ -7,6 +7,7 @@ import type { ProbeHandler } from '../../api/containerrecreaterequest.js';
 import type { ContainerPort } from '../../api/core.js';
 import type { EventType } from '../../kube/event-recorder.js';
 import type { KubeObject } from '../../kube/object.js';
+import { CoreResources, type ResourceType } from '../../kube/resource.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import type { ContainerRuntime } from './pod-containers.js';
@@ -16,7 +17,7 @@ import { runPreStop } from './pre-stop.js';
 export const MIN_STOP_GRACE_SECONDS = 2;
 
 export interface EventSink {
-  event(obj: KubeObject, type: EventType, reason: string, message: string): void;
+  event(obj: KubeObject, type: EventType, reason: string, message: string, rt?: ResourceType): void;
 }
 
 export interface KillRequest {
@@ -54,7 +55,7 @@ export class ContainerKiller {
   /** Rejects only when StopContainer itself failed. */
   async kill(req: KillRequest): Promise<KillResult> {
     const { runtime, events, clock, logger } = this.options;
-    events.event(req.pod, 'Normal', EVENT_REASON_KILLING, req.message);
+    events.event(req.pod, 'Normal', EVENT_REASON_KILLING, req.message, CoreResources.pods);
     let grace = Math.max(0, Math.floor(req.gracePeriodSeconds));
     let preStopError: string | undefined;
     if (req.preStop && grace > 0) {
@@ -86,6 +87,7 @@ export class ContainerKiller {
           'Warning',
           EVENT_REASON_FAILED_PRE_STOP_HOOK,
           `PreStopHook failed for container ${req.containerName}: ${preStopError}`,
+          CoreResources.pods,
         );
         logger.warn({ container: req.containerName, err: preStopError }, 'preStop hook failed');
       } finally {

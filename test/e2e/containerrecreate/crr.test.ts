@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { RUNTIME_CONTAINERS_META_ANNOTATION, IN_PLACE_UPDATE_STATE_ANNOTATION } from '../../../src/api/constants.js';
 import type { WireContainer } from '../../../src/api/wire.js';
 import { ApiError } from '../../../src/kube/errors.js';
+import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { waitFor } from '../../support/wait.js';
 import {
@@ -129,6 +130,16 @@ describe('ContainerRecreateRequest e2e', function () {
     const [pre, term] = [log.indexOf('PRESTOP'), log.indexOf('TERM')];
     assert.ok(pre >= 0, `preStop output in the container log: ${log}`);
     assert.ok(term > pre, `SIGTERM came after the preStop hook: ${log}`);
+    const killing = await waitFor(
+      async () => {
+        const events = await stack.client.list<
+          KubeObject & { reason?: string; message?: string; involvedObject?: { name?: string } }
+        >(CoreResources.events, { namespace: NAMESPACE });
+        return events.items.find((e) => e.reason === 'Killing' && e.involvedObject?.name === before.metadata!.name);
+      },
+      { message: 'Killing event on the pod' },
+    );
+    assert.equal(killing.message, `Stopping container app by ContainerRecreateRequest ${name}`);
   });
 
   it('denies a CRR for a missing container or an unscheduled pod with a clear message', async () => {
