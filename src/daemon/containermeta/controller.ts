@@ -111,8 +111,9 @@ export class ContainerMetaController {
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
   private readonly stopping = new AbortController();
-  /** Runtime ids this agent has stopped (never stopped twice within one run; the runtime state covers restarts). */
-  private readonly stopped = new Set<string>();
+  /** Per pod uid, runtime ids this agent has stopped (never stopped twice within one run; after a restart of the
+   * agent the runtime shows them exited). Dropped with the pod. */
+  private readonly stopped = new Map<string, Set<string>>();
   /** Per pod uid and container name: the values it was last restarted for, and when it may be restarted again. */
   private readonly restarts = new Map<string, RestartRecord>();
   private runtimeHandle?: ContainerRuntime;
@@ -158,6 +159,7 @@ export class ContainerMetaController {
       },
       onDelete: (pod) => {
         this.expectations.forget(pod);
+        this.stopped.delete(pod.metadata?.uid ?? '');
         const prefix = `${pod.metadata?.uid ?? ''}/`;
         for (const key of this.restarts.keys()) if (key.startsWith(prefix)) this.restarts.delete(key);
       },
@@ -246,7 +248,7 @@ export class ContainerMetaController {
             return false;
           }
           if (!(hash > 0 && rc?.state === 'running' && parseContainerId(m.containerID)?.id === rc.id)) return false;
-          if (this.stopped.has(rc.id)) return false;
+          if (this.stopped.get(pod.metadata?.uid ?? '')?.has(rc.id)) return false;
           const last = this.restarts.get(restartKey);
           const expected = expectedEnvHash(specs.get(m.name)!, pod.metadata ?? {});
           if (last && last.expected === expected && now < last.notBefore) {
@@ -297,7 +299,9 @@ export class ContainerMetaController {
     for (const name of toRestart) {
       const rc = runtime.get(name)!;
       const spec = specs.get(name)!;
-      this.stopped.add(rc.id);
+      let stoppedOfPod = this.stopped.get(pod.metadata.uid);
+      if (!stoppedOfPod) this.stopped.set(pod.metadata.uid, (stoppedOfPod = new Set()));
+      stoppedOfPod.add(rc.id);
       const restartKey = `${pod.metadata.uid}/${name}`;
       const expected = expectedEnvHash(spec, pod.metadata);
       const last = this.restarts.get(restartKey);
