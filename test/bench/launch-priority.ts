@@ -26,12 +26,15 @@ const NODE = 'lp-bench-node';
 const RELEASE_PODS = 100;
 const WAVE = 10;
 const START_RUNS = 10;
+const CONFIGMAP_ONLY_RUNS = 5;
 const LEVELS: ContainerDef[] = [
   { name: 'top', priority: '10' },
   { name: 'middle', priority: '0' },
   { name: 'bottom', priority: '-5' },
 ];
 const PLAIN: ContainerDef[] = LEVELS.map((c) => ({ name: c.name }));
+/** The same levels, the upper two with a readiness probe: readiness then reaches the releaser through the status. */
+const PROBED: ContainerDef[] = LEVELS.map((c) => ({ ...c, probed: c.name !== 'bottom' }));
 
 /** Calls back for every event of a watch until closed. */
 function follow<T extends PodObject | ConfigMapObject>(stream: WatchStream<T>, onObject: (o: T) => void): void {
@@ -143,6 +146,19 @@ export const launchPrioritySuite: BenchSuite = {
       }
     }
 
+    log(`probed 3-level pod, ${CONFIGMAP_ONLY_RUNS} runs: the agent`);
+    const probedWithAgent: number[] = [];
+    for (let i = 0; i < CONFIGMAP_ONLY_RUNS; i++) {
+      const name = `lp-probed-${i}-${run}`;
+      const ready = awaitReady(name);
+      const t0 = performance.now();
+      await createPod(name, PROBED);
+      probedWithAgent.push((await ready) - t0);
+      await deletePods(stack.client, [name]);
+    }
+    log(`probed 3-level pod, ${CONFIGMAP_ONLY_RUNS} runs: no agent, ConfigMap-only release (OpenKruise's way)`);
+    const configMapOnly = await measureConfigMapOnly(log, defer, run);
+
     log('steady state: agent requests on configmaps and pods for 10 s');
     const agentRequests = (): number =>
       stack.api.requestCount({ userAgent: 'kruise-daemon', pathPrefix: `/api/v1/namespaces/${NAMESPACE}/` });
@@ -191,6 +207,25 @@ export const launchPrioritySuite: BenchSuite = {
         note: 'what the ordering costs (p50 difference)',
       },
       {
+        name: 'start.probed3levels.agent.p50',
+        value: r(percentile(probedWithAgent, 50)),
+        unit: 'ms',
+        note: `${CONFIGMAP_ONLY_RUNS} runs; top and middle have a readiness probe (period 1 s)`,
+      },
+      { name: 'start.probed3levels.agent.max', value: r(Math.max(...probedWithAgent)), unit: 'ms' },
+      {
+        name: 'start.probed3levels.configMapOnly.p50',
+        value: r(percentile(configMapOnly, 50)),
+        unit: 'ms',
+        note: 'same pod, no agent: each key written once the status shows the level ready, pod never touched',
+      },
+      {
+        name: 'start.probed3levels.configMapOnly.max',
+        value: r(Math.max(...configMapOnly)),
+        unit: 'ms',
+        note: 'a run where kubelet-lite synced before the key existed: the 10-15 s retry, per level',
+      },
+      {
         name: 'steadyState.agentRequests',
         value: idleRequests,
         unit: 'count',
@@ -206,3 +241,73 @@ export const launchPrioritySuite: BenchSuite = {
     return figures;
   },
 };
+
+/**
+ * The probed 3-level pod on a second node without the agent, released the way OpenKruise's central controller does:
+ * the ConfigMap is written (created with the top key, then each next key once the pod status shows the level above
+ * ready), the pod is never touched. The readiness change made kubelet sync the pod before the key existed, so the
+ * released container waits for kubelet's next retry (10-15 s). (Without probes kubelet-lite understates this: it
+ * writes a started container's status at the end of the sync that started it, where kubelet writes it at the start
+ * of the next sync, so a status-driven releaser can beat kubelet-lite's next PLEG-triggered sync.)
+ */
+async function measureConfigMapOnly(
+  log: (m: string) => void,
+  defer: (f: () => unknown) => void,
+  run: string,
+): Promise<number[]> {
+  const stack = await startLaunchStack({ node: `${NODE}-cm-only`, webhook: 'in-process', agent: false });
+  defer(() => stack.close());
+  const times: number[] = [];
+  for (let i = 0; i < CONFIGMAP_ONLY_RUNS; i++) {
+    const name = `lp-cmonly-${i}-${run}`;
+    const t0 = performance.now();
+    const pod = await stack.client.create<PodObject>(
+      CoreResources.pods,
+      podManifest(stack.node, PROBED, { name }, stack.cluster.images.busybox1),
+      { namespace: NAMESPACE },
+    );
+    const uid = pod.metadata!.uid!;
+    await stack.client.create(
+      CoreResources.configMaps,
+      {
+        metadata: { name: `${name}-barrier`, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid }] },
+        data: { p_10: 'true' },
+      },
+      { namespace: NAMESPACE },
+    );
+    for (const [above, next] of [
+      ['top', 'p_0'],
+      ['middle', 'p_-5'],
+    ] as const) {
+      await waitUntil(async () => {
+        const current = await stack.client.get<PodObject>(CoreResources.pods, name, { namespace: NAMESPACE });
+        return current.status?.containerStatuses?.some((c) => c.name === above && c.ready) === true;
+      });
+      await stack.client.patch(
+        CoreResources.configMaps,
+        `${name}-barrier`,
+        { data: { [next]: 'true' } },
+        {
+          type: 'merge',
+          namespace: NAMESPACE,
+        },
+      );
+    }
+    await waitUntil(async () =>
+      allReady(await stack.client.get<PodObject>(CoreResources.pods, name, { namespace: NAMESPACE })),
+    );
+    times.push(performance.now() - t0);
+    log(`  ConfigMap-only pod ${i + 1}: ${Math.round(performance.now() - t0)} ms`);
+    await deletePods(stack.client, [name]);
+  }
+  return times;
+}
+
+/** Poll every 50 ms (a central controller would see the status through a watch: same order of delay). */
+async function waitUntil(check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('ConfigMap-only release: not within 120 s');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

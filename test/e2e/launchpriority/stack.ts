@@ -197,6 +197,8 @@ export interface ContainerDef {
   priority?: string;
   /** Readiness from a file: exec `test -f /tmp/ready` every second. */
   readyWhenFile?: boolean;
+  /** A readiness probe that always passes (exec `true` every second): readiness then comes from kubelet only. */
+  probed?: boolean;
 }
 
 export function podManifest(
@@ -220,6 +222,7 @@ export function podManifest(
         ...(c.readyWhenFile && {
           readinessProbe: { exec: { command: ['test', '-f', '/tmp/ready'] }, periodSeconds: 1 },
         }),
+        ...(c.probed && { readinessProbe: { exec: { command: ['sh', '-c', 'true'] }, periodSeconds: 1 } }),
       })),
     },
   };
