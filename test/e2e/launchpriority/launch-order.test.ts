@@ -203,6 +203,47 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     assert.deepEqual(Object.keys(barrier?.data ?? {}).sort(), ['p_1', 'p_2', 'p_3']);
   });
 
+  it('orders a pod whose barrier ConfigMap a user made beforehand with odd keys', async () => {
+    await stack.client.create(
+      CoreResources.configMaps,
+      { metadata: { name: 'lp-odd-barrier' }, data: { p_: 'x', p_abc: 'true', p_99999999999: 'true', other: 'y' } },
+      { namespace: NAMESPACE },
+    );
+    await create(
+      [
+        { name: 'low', priority: '-1' },
+        { name: 'high', priority: '1' },
+      ],
+      { name: 'lp-odd' },
+    );
+    const running = await runningAndCompleted('lp-odd');
+    assert.deepEqual(await startOrder(running), ['high', 'low']);
+    const barrier = await getBarrier(stack.client, 'lp-odd');
+    assert.deepEqual(Object.keys(barrier?.data ?? {}).sort(), ['other', 'p_', 'p_-1', 'p_1', 'p_99999999999', 'p_abc']);
+    assert.equal(barrier?.metadata?.ownerReferences, undefined, "a user's ConfigMap is left unowned");
+  });
+
+  it('stops working on a pod deleted mid-way', async () => {
+    const pod = await create(
+      [
+        { name: 'up', priority: '1', readyWhenFile: true },
+        { name: 'down', priority: '0' },
+      ],
+      { name: 'lp-gone' },
+    );
+    await waitFor(() => containerId(stack.cri, pod.metadata!.uid!, 'up'), { timeoutMs: 60_000, message: 'up running' });
+    await stack.client.delete(CoreResources.pods, 'lp-gone', { namespace: NAMESPACE, gracePeriodSeconds: 0 });
+    await waitFor(async () => (await getPod(stack.client, 'lp-gone')) === undefined, { message: 'pod gone' });
+    const metrics = await waitFor(
+      async () => {
+        const text = await (await fetch(`${await stack.agent.baseUrl()}/metrics`)).text();
+        return /kruise_daemon_launch_priority_pods_waiting 0\b/.test(text) ? text : undefined;
+      },
+      { message: 'the agent no longer tracks the pod' },
+    );
+    assert.match(metrics, /kruise_daemon_launch_priority_releases_total\{result="ok"\}/);
+  });
+
   it('did all of it without a failed reconcile or a warning from the agent', () => {
     const ours = stack.agent.logs.filter((l) => l.component === 'launchpriority');
     assert.ok(ours.some((l) => l.msg === 'releasing launch barriers of the pods on this node'));
