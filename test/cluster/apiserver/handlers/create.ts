@@ -72,11 +72,13 @@ export async function createObject(
   const decoded = decodeObject(rt, body);
   settleNamespace(rt, decoded, namespace);
   let obj = rt.toStorage(decoded);
-  if (!obj.metadata.name && obj.metadata.generateName) obj.metadata.name = generateName(obj.metadata.generateName);
   checkNamespace(ctx, rt, obj);
 
+  // As in kube-apiserver, mutating webhooks see the object before generateName is resolved (the registry's
+  // BeforeCreate runs after mutating admission), so a webhook that needs the name must make it itself.
   obj = await mutatingAdmission(ctx, admissionRequest(rt, 'CREATE', '', obj, undefined, options), rt, obj);
   settleNamespace(rt, obj, namespace);
+  if (!obj.metadata.name && obj.metadata.generateName) obj.metadata.name = generateName(obj.metadata.generateName);
   clearSystemMetadata(obj);
   obj.metadata.uid = ctx.newUid();
   obj.metadata.creationTimestamp = formatTimestamp(ctx.clock.now());
