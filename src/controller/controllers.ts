@@ -52,6 +52,10 @@ export interface ControllerSettings {
   /** --persistentpodstate-workers (default 3). */
   persistentPodStateWorkers?: number;
   defaultTagTtlSeconds: number;
+  /** --pull-secret-resync-period: how often active jobs re-read their source pull secrets (default 5 min). */
+  pullSecretResyncMs?: number;
+  /** The controller's own namespace (its service account's, named in pull-secret 403 messages). */
+  namespace?: string;
 }
 
 export interface ControllerDeps {
@@ -84,16 +88,21 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     name: 'imagepulljobs',
     indexers: { namespace: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
   });
-  const listJobs = new Informer<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, client, { ...common, name: 'imagelistpulljobs' });
+  const listJobs = new Informer<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, client, {
+    ...common,
+    name: 'imagelistpulljobs',
+  });
   const pods = new Informer<PodObject>(CoreResources.pods, client, {
     ...common,
     name: 'pods',
     indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid },
   });
+  // Only the pull-secret copies: source secrets are read by name when a job needs them (no cluster-wide secret rights).
   const secrets = new Informer<SecretObject>(CoreResources.secrets, client, {
     ...common,
     name: 'secrets',
-    indexers: { namespace: byNamespace, [SOURCE_KEY_INDEX]: sourceKeyOf },
+    namespace: KRUISE_DAEMON_CONFIG_NAMESPACE,
+    indexers: { [SOURCE_KEY_INDEX]: sourceKeyOf },
   });
   const crrs = newCrrInformer(client, { clock, logger, metrics: kubeMetrics });
   const persistentPodStates = new Informer<PersistentPodStateObject>(PERSISTENT_POD_STATES, client, {
@@ -121,8 +130,10 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     jobs,
     nodeImages,
     pods,
-    secrets,
+    secretCopies: secrets,
     secretSync: new PullSecretSync(client, secrets, deps.metrics),
+    secretResyncMs: settings.pullSecretResyncMs,
+    controllerNamespace: settings.namespace,
     nodeImageExpectations,
     jobExpectations,
     workers: settings.imagePullJobWorkers,
@@ -134,7 +145,14 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     jobs,
     workers: settings.imageListPullJobWorkers,
   });
-  const crrHousekeeper = new CrrHousekeeper({ client, crrs, pods: pods as unknown as Informer<CrrPodObject>, clock, logger, kubeMetrics });
+  const crrHousekeeper = new CrrHousekeeper({
+    client,
+    crrs,
+    pods: pods as unknown as Informer<CrrPodObject>,
+    clock,
+    logger,
+    kubeMetrics,
+  });
   const ppsController = new PersistentPodStateController({
     ...base,
     persistentPodStates,

@@ -1,8 +1,9 @@
 // imagepulljob controller: fans a job out into NodeImage tags, at most `parallelism` nodes in flight, and
 // aggregates the nodes' results into the job's status. Completion (Always), deadline, TTL deletion, the protection
-// finalizer (released with the pull-secret copies when the job completes or is deleted).
+// finalizer (released with the pull-secret copies when the job completes or is deleted). Jobs naming pull secrets
+// are requeued every `secretResyncMs`, so a change of a source secret (read by name, never watched) reaches its copy.
 import type { Logger } from 'pino';
-import { PROTECTION_FINALIZER } from '../../api/constants.js';
+import { KRUISE_DAEMON_CONFIG_NAMESPACE, KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
 import type { ReferenceObject } from '../../api/nodeimage.js';
 import type { KubeClient } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
@@ -13,8 +14,16 @@ import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey, splitKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
-import type { PullSecretSync } from '../pullsecrets/secret-sync.js';
+import type { Clock, TimerHandle } from '../../util/clock.js';
+import { referencesOf, type PullSecretSync } from '../pullsecrets/secret-sync.js';
+import {
+  forbiddenMessage,
+  notFoundMessage,
+  PULL_SECRET_FORBIDDEN_REASON,
+  PULL_SECRET_NOT_FOUND_REASON,
+  withSecretProblems,
+  type SecretProblems,
+} from '../pullsecrets/source-access.js';
 import {
   IMAGE_PULL_JOBS,
   NODE_IMAGES,
@@ -42,8 +51,13 @@ export interface ImagePullJobControllerOptions {
   jobs: Informer<ImagePullJobObject>;
   nodeImages: Informer<NodeImageObject>;
   pods?: Informer<PodObject>;
-  secrets: Informer<SecretObject>;
+  /** The pull-secret copies (secrets informer on kruise-daemon-config only). */
+  secretCopies: Informer<SecretObject>;
   secretSync: PullSecretSync;
+  /** Requeue every active job naming pull secrets this often, to follow source changes (default 5 min). */
+  secretResyncMs?: number;
+  /** The controller's own namespace, for the grant command in 403 messages (default kruise-system). */
+  controllerNamespace?: string;
   /** Shared with anything else writing NodeImages: the caches must show our writes before we count. */
   nodeImageExpectations: ResourceVersionExpectations;
   jobExpectations: ResourceVersionExpectations;
@@ -62,11 +76,13 @@ export interface ImagePullJobControllerOptions {
 
 /** How soon to look again while the caches have not caught up with our writes. */
 const CACHE_WAIT_MS = 100;
+export const DEFAULT_SECRET_RESYNC_MS = 5 * 60_000;
 
 export class ImagePullJobController {
   private readonly loop: ControllerLoop;
   private readonly logger: Logger;
   private readonly removers: (() => void)[] = [];
+  private resyncTimer?: TimerHandle;
 
   constructor(private readonly o: ImagePullJobControllerOptions) {
     this.logger = o.logger.child({ controller: 'imagepulljob' });
@@ -102,11 +118,12 @@ export class ImagePullJobController {
           }
         },
       }),
-      this.o.secrets.addHandlers({
-        onAdd: (s) => this.enqueueSecretUsers(s),
+      // A copy edited or deleted by someone else: its jobs put it back (our own writes cost one quiet reconcile).
+      this.o.secretCopies.addHandlers({
         onUpdate: (old, s) => {
-          if (!jsonEqual(old.data ?? {}, s.data ?? {})) this.enqueueSecretUsers(s);
+          if (!jsonEqual(old.data ?? {}, s.data ?? {}) || old.type !== s.type) this.enqueueCopyUsers(s);
         },
+        onDelete: (s) => this.enqueueCopyUsers(s),
       }),
     );
     if (this.o.pods) {
@@ -133,20 +150,37 @@ export class ImagePullJobController {
       );
     }
     this.loop.start();
+    this.scheduleSecretResync();
   }
 
   async stop(): Promise<void> {
+    this.resyncTimer?.cancel();
+    this.resyncTimer = undefined;
     for (const remove of this.removers.splice(0)) remove();
     await this.loop.stop();
   }
 
-  private enqueueSecretUsers(secret: SecretObject): void {
-    const ns = secret.metadata?.namespace;
-    const name = secret.metadata?.name;
-    if (!ns || !name) return;
-    for (const job of this.o.jobs.store.byIndex('namespace', ns)) {
-      if (isActiveJob(job) && job.spec?.pullSecrets?.includes(name)) this.loop.add(objectKey(job));
+  private enqueueCopyUsers(copy: SecretObject): void {
+    for (const key of referencesOf(copy)) {
+      const job = this.o.jobs.get(key);
+      if (job && isActiveJob(job)) this.loop.add(key);
     }
+  }
+
+  /** Every period: requeue the active jobs whose secrets are copied, so each reads its sources again. */
+  private scheduleSecretResync(): void {
+    const period = this.o.secretResyncMs ?? DEFAULT_SECRET_RESYNC_MS;
+    this.resyncTimer = this.o.clock.setTimer(() => {
+      let n = 0;
+      for (const job of this.o.jobs.list()) {
+        if (!isActiveJob(job) || job.metadata.namespace === KRUISE_DAEMON_CONFIG_NAMESPACE) continue;
+        if ((job.spec?.pullSecrets ?? []).length === 0) continue;
+        this.loop.add(objectKey(job));
+        n++;
+      }
+      if (n > 0) this.logger.debug({ jobs: n }, 'pull-secret resync');
+      this.scheduleSecretResync();
+    }, period);
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
@@ -198,20 +232,16 @@ export class ImagePullJobController {
       }
     }
     let refs: ReferenceObject[] = [];
+    const problems: SecretProblems = { namespace: job.metadata.namespace ?? '', missing: [], forbidden: [] };
     if ((job.spec?.pullSecrets ?? []).length > 0) {
-      const synced = await this.o.secretSync.claim(job.metadata.namespace ?? '', key, job.spec.pullSecrets ?? []);
+      const synced = await this.o.secretSync.claim(problems.namespace, key, job.spec.pullSecrets ?? []);
       refs = synced.refs;
-      if (synced.missing.length > 0) {
-        this.o.events.event(
-          job,
-          'Warning',
-          'PullSecretNotFound',
-          `pull secrets not found: ${synced.missing.join(', ')}`,
-          IMAGE_PULL_JOBS,
-        );
-      }
+      problems.missing = synced.missing;
+      problems.forbidden = synced.forbidden;
+      this.reportSecretProblems(job, problems);
     }
     const result = calculateJobStatus(job, image, nodeImages, refs, now);
+    result.status.message = withSecretProblems(result.status.message, problems, this.controllerNamespace());
     if (!result.deadlineExceeded) {
       const room = Math.max(0, parallelismOf(job) - (result.status.active ?? 0));
       const targets = [
@@ -235,6 +265,22 @@ export class ImagePullJobController {
     if (job.spec?.completionPolicy?.type !== 'Never' && deadline !== undefined && deadline !== null) {
       const started = parseTime(result.status.startTime) ?? now;
       return { requeueAfter: Math.max(1000, started + deadline * 1000 - now) };
+    }
+  }
+
+  private controllerNamespace(): string {
+    return this.o.controllerNamespace ?? KRUISE_SYSTEM_NAMESPACE;
+  }
+
+  /** Missing or unreadable pull secrets: the job carries on without them (as for an unknown secret). */
+  private reportSecretProblems(job: ImagePullJobObject, problems: SecretProblems): void {
+    if (problems.missing.length > 0) {
+      this.o.events.event(job, 'Warning', PULL_SECRET_NOT_FOUND_REASON, notFoundMessage(problems), IMAGE_PULL_JOBS);
+    }
+    if (problems.forbidden.length > 0) {
+      const message = forbiddenMessage(problems, this.controllerNamespace());
+      this.o.events.event(job, 'Warning', PULL_SECRET_FORBIDDEN_REASON, message, IMAGE_PULL_JOBS);
+      this.logger.debug({ job: objectKey(job), namespace: problems.namespace }, message);
     }
   }
 

@@ -2,6 +2,9 @@
 // there. One copy per source secret (deterministic name `<source>-<hash>`), shared by every job naming it; the
 // annotation imagepulljobs.kruise.io/references lists the jobs (`ns/name`, sorted). The copy follows its source's
 // data and is deleted when no job references it any more. Every write is a fresh read + checked update.
+// Least privilege: the only secrets cached are the copies (an informer on kruise-daemon-config). A source is read
+// with a named GET each time a job naming it is reconciled (job events and the periodic resync), never listed or
+// watched; 404 → missing, 403 → forbidden (the controller was not granted `get` there), both reported by the job.
 import { createHash } from 'node:crypto';
 import {
   KRUISE_DAEMON_CONFIG_NAMESPACE,
@@ -13,7 +16,7 @@ import {
 } from '../../api/constants.js';
 import type { ReferenceObject } from '../../api/nodeimage.js';
 import type { KubeClient } from '../../kube/client.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, isForbidden, isNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { CoreResources } from '../../kube/resource.js';
@@ -44,30 +47,36 @@ export interface SecretSyncResult {
   refs: ReferenceObject[];
   /** Source secrets that do not exist (the job's status/events say so). */
   missing: string[];
+  /** Source secrets the controller may not read (403): its ClusterRole is not bound in the job's namespace. */
+  forbidden: string[];
 }
 
+type SourceRead = { secret: SecretObject } | { problem: 'missing' | 'forbidden' };
+
 export class PullSecretSync {
+  /** `copies`: the secrets informer, on namespace kruise-daemon-config only. */
   constructor(
     private readonly client: KubeClient,
-    private readonly secrets: Informer<SecretObject>,
+    private readonly copies: Informer<SecretObject>,
     private readonly metrics: ControllerMetrics,
   ) {}
 
   /** Make sure a copy of each named secret exists and lists `jobKey`; returns the references for NodeImages. */
   async claim(jobNamespace: string, jobKey: string, names: readonly string[]): Promise<SecretSyncResult> {
-    const result: SecretSyncResult = { refs: [], missing: [] };
+    const result: SecretSyncResult = { refs: [], missing: [], forbidden: [] };
     if (jobNamespace === KRUISE_DAEMON_CONFIG_NAMESPACE) {
       result.refs = names.map((name) => ({ namespace: KRUISE_DAEMON_CONFIG_NAMESPACE, name }));
       return result;
     }
     for (const name of [...new Set(names)]) {
-      const source = await this.source(jobNamespace, name);
-      if (!source) {
-        result.missing.push(name);
+      const read = await this.readSource(jobNamespace, name);
+      if ('problem' in read) {
+        result[read.problem].push(name);
         continue;
       }
+      const source = read.secret;
       const copyName = copyNameFor(jobNamespace, name);
-      const cached = this.secrets.get(`${KRUISE_DAEMON_CONFIG_NAMESPACE}/${copyName}`);
+      const cached = this.copies.get(`${KRUISE_DAEMON_CONFIG_NAMESPACE}/${copyName}`);
       if (!cached || !upToDate(cached, source, jobKey)) await this.writeCopy(copyName, source, jobKey);
       result.refs.push({
         namespace: KRUISE_DAEMON_CONFIG_NAMESPACE,
@@ -87,7 +96,7 @@ export class PullSecretSync {
   }
 
   private async releaseWhere(jobKey: string, which: (copy: SecretObject) => boolean): Promise<void> {
-    for (const copy of this.secrets.list()) {
+    for (const copy of this.copies.list()) {
       if (copy.metadata?.namespace !== KRUISE_DAEMON_CONFIG_NAMESPACE) continue;
       if (!referencesOf(copy).includes(jobKey) || !which(copy)) continue;
       const name = copy.metadata.name ?? '';
@@ -118,13 +127,13 @@ export class PullSecretSync {
     }
   }
 
-  private async source(namespace: string, name: string): Promise<SecretObject | undefined> {
-    const cached = this.secrets.get(`${namespace}/${name}`);
-    if (cached) return cached;
+  /** A named GET of the source (never a list or watch: the controller has no cluster-wide secret rights). */
+  private async readSource(namespace: string, name: string): Promise<SourceRead> {
     try {
-      return await this.client.get<SecretObject>(CoreResources.secrets, name, { namespace });
+      return { secret: await this.client.get<SecretObject>(CoreResources.secrets, name, { namespace }) };
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (isNotFound(err)) return { problem: 'missing' };
+      if (isForbidden(err)) return { problem: 'forbidden' };
       throw err;
     }
   }

@@ -1,8 +1,8 @@
 // deploy/controller agrees with the code: the webhook configurations are the ones the controller keeps (names,
-// paths, rules), the Deployment's flags parse, the RBAC grants what the controller calls and no cluster-wide
-// secret writes, and the folder is part of the install.
+// paths, rules), the Deployment's flags parse, the RBAC grants what the controller calls and no secret rights
+// outside its own namespaces (the pull-secret reader ClusterRole ships unbound), and the folder is part of the install.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { packageRoot } from '../../../src/util/repo-root.js';
@@ -85,7 +85,6 @@ describe('deploy: kruise-controller', () => {
     const clusterWide: [string, string, string[]][] = [
       ['', 'nodes', ['list', 'watch', 'get']],
       ['', 'pods', ['list', 'watch']],
-      ['', 'secrets', ['get', 'list', 'watch']],
       ['', 'events', ['create', 'patch']],
       ['apps.kruise.io', 'nodeimages', ['list', 'watch', 'get', 'create', 'update', 'delete']],
       ['apps.kruise.io', 'nodeimages/status', ['update']],
@@ -99,12 +98,34 @@ describe('deploy: kruise-controller', () => {
       for (const verb of verbs)
         assert.ok(grants('ClusterRole', undefined, group, resource, verb), `${verb} ${resource}`);
     }
-    for (const verb of ['create', 'update', 'delete']) {
-      assert.ok(!grants('ClusterRole', undefined, '', 'secrets', verb), `no cluster-wide ${verb} secrets`);
+    // Every ClusterRole bound cluster-wide in deploy/controller: no rule on secrets (or on every resource).
+    const all = readdirSync(dir)
+      .filter((f) => f.endsWith('.yaml'))
+      .flatMap(load) as (Doc & { roleRef?: { kind: string; name: string } })[];
+    const bound = all.filter((d) => d.kind === 'ClusterRoleBinding').map((d) => d.roleRef?.name);
+    assert.ok(bound.includes('kruise-controller-role'));
+    for (const role of all.filter((d) => d.kind === 'ClusterRole' && bound.includes(d.metadata.name))) {
+      const secretRules = (role.rules ?? []).filter(
+        (r) => r.apiGroups.some((g) => g === '' || g === '*') && r.resources.some((x) => x === 'secrets' || x === '*'),
+      );
+      assert.deepEqual(secretRules, [], `${role.metadata.name} grants no cluster-wide secret rights`);
+    }
+    for (const verb of ['get', 'list', 'watch', 'create', 'update', 'delete']) {
       assert.ok(grants('Role', 'kruise-daemon-config', '', 'secrets', verb), `${verb} copies`);
     }
     assert.ok(grants('Role', 'kruise-system', 'coordination.k8s.io', 'leases', 'update'));
     assert.ok(grants('Role', 'kruise-system', '', 'secrets', 'update'));
+  });
+
+  it('ships the pull-secret reader ClusterRole (secrets: get only) with no binding', () => {
+    const all = ['rbac.yaml', 'pull-secret-reader.yaml'].flatMap(load);
+    const reader = all.filter(
+      (d) => d.kind === 'ClusterRole' && d.metadata.name === 'kruise-controller-pull-secret-reader',
+    );
+    assert.equal(reader.length, 1);
+    assert.deepEqual(reader[0]?.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    const bindings = all as (Doc & { roleRef?: { name: string } })[];
+    assert.ok(!bindings.some((d) => d.roleRef?.name === 'kruise-controller-pull-secret-reader'), 'no binding ships');
   });
 
   it('is part of the install', () => {
@@ -113,6 +134,8 @@ describe('deploy: kruise-controller', () => {
     const [own] = load('kustomization.yaml');
     assert.deepEqual([...(own?.resources ?? [])].sort(), [
       'deployment.yaml',
+      'pull-secret-reader.yaml',
+      'rbac-containerrecreate.yaml',
       'rbac.yaml',
       'service-account.yaml',
       'service.yaml',
