@@ -3,7 +3,7 @@ import type { CriClient } from '../../cri/client.js';
 import { kubeMetrics } from '../../kube/metrics.js';
 import type { AgentModule } from '../agent.js';
 import { nodePodsOf } from '../node-pods.js';
-import { untilAborted } from '../podruntime/until-aborted.js';
+import { untilAborted } from '../../util/until-aborted.js';
 import { ContainerMetaController } from './controller.js';
 
 export const containerMetaModule: AgentModule<CriClient> = {

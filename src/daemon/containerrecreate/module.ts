@@ -4,7 +4,7 @@ import type { CriClient } from '../../cri/client.js';
 import { kubeMetrics } from '../../kube/metrics.js';
 import type { AgentModule } from '../agent.js';
 import { nodePodsOf } from '../node-pods.js';
-import { untilAborted } from '../podruntime/until-aborted.js';
+import { untilAborted } from '../../util/until-aborted.js';
 import { CrrController } from './controller.js';
 import { crrMetrics } from './metrics.js';
 

@@ -6,6 +6,7 @@ import type { AgentModule } from '../agent.js';
 import { ImagePullController } from './controller.js';
 import { imagePullMetrics } from './metrics.js';
 import type { ImageRuntime } from './tag-pull.js';
+import { untilAborted } from '../../util/until-aborted.js';
 
 export const NODE_IMAGE_SYNCED_CHECK = 'nodeImageInformerSynced';
 
@@ -46,25 +47,3 @@ export const imagePullerModule: AgentModule<CriClient> = {
     });
   },
 };
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(reason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(reason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (err: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(err instanceof Error ? err : new Error(String(err)));
-      },
-    );
-  });
-}
-
-function reason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new Error('aborted');
-}
