@@ -4,21 +4,16 @@
 /** RFC 3339 time as the API serializes metav1.Time, e.g. `2024-05-01T10:00:00Z`. */
 export type Time = string;
 
+// The object metadata shapes are the Kubernetes layer's (one definition for every object on the wire).
+import type { ListMeta, ObjectMeta, OwnerReference } from '../kube/object.js';
+export type { ListMeta, ObjectMeta, OwnerReference };
+
 /** An integer or a string (`intstr.IntOrString`), e.g. a parallelism of `2` or `"2"`. */
 export type IntOrString = number | string;
 
 export interface TypeMeta {
   apiVersion?: string;
   kind?: string;
-}
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
 }
 
 /** core/v1 ObjectReference (NodeImage tags point at the ImagePullJobs that want them with these). */
@@ -30,28 +25,6 @@ export interface ObjectReference {
   uid?: string;
   resourceVersion?: string;
   fieldPath?: string;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: Time;
-  deletionTimestamp?: Time;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  finalizers?: string[];
-}
-
-export interface ListMeta {
-  resourceVersion?: string;
-  continue?: string;
-  remainingItemCount?: number;
 }
 
 /** metav1.Condition. */
