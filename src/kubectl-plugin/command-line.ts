@@ -64,7 +64,7 @@ Commands:
         create an ImagePullJob for IMAGE (on every node, or on --nodes) and follow it until it completes
   recreate POD -c CONTAINER [-c CONTAINER...] [--ordered] [--name NAME] [--timeout DUR] [--no-follow]
         create a ContainerRecreateRequest for containers of POD and follow it until it completes
-  ips [--node NAME] [--agent NODE=URL ...] [--agent-namespace NS] [--agent-port PORT]
+  ips [--node NAME] [--agent NODE=URL[,NODE=URL...]] [--agent-namespace NS] [--agent-port PORT]
         IP reservations per node and network (from each agent's /metrics, through the API server's pod
         proxy, or from --agent URLs given directly), and the pods that ask for a reserved IP
 
@@ -232,7 +232,10 @@ export function parsePluginCommandLine(argv: readonly string[]): ParsedPluginCom
         global,
         command: {
           kind,
-          agents: (values.agent ?? []).map(parseAgent),
+          agents: (values.agent ?? [])
+            .flatMap((v) => v.split(','))
+            .filter((v) => v !== '')
+            .map(parseAgent),
           agentNamespace: checkName(
             '--agent-namespace',
             values['agent-namespace'] ?? DEFAULT_AGENT_NAMESPACE,

@@ -3,6 +3,7 @@
 import { ApiError } from '../kube/errors.js';
 import { KubeClient } from '../kube/client.js';
 import { loadConnection } from '../kube/credentials/load.js';
+import { setTimeout as delay } from 'node:timers/promises';
 import { systemClock, type Clock } from '../util/clock.js';
 import { parsePluginCommandLine, PLUGIN_USAGE, UsageError, type GlobalOptions } from './command-line.js';
 import type { PluginApi, PluginContext, PluginIo } from './context.js';
@@ -21,6 +22,16 @@ export interface PluginDeps extends PluginIo {
   fetchText?: (url: string) => Promise<string>;
   pollIntervalMs?: number;
 }
+
+/** The system clock with timers that keep the process alive: following an object is all the plugin does. */
+const followClock: Clock = {
+  now: () => systemClock.now(),
+  setTimer: (fn, ms) => {
+    const t = setTimeout(fn, Math.max(0, ms));
+    return { cancel: () => clearTimeout(t) };
+  },
+  sleep: (ms, signal) => delay(ms, undefined, signal ? { signal } : {}),
+};
 
 async function fetchText(url: string): Promise<string> {
   const res = await fetch(url, { signal: AbortSignal.timeout(10_000) });
@@ -66,7 +77,7 @@ export async function runPlugin(argv: readonly string[], deps: PluginDeps): Prom
   }
   const ctx: PluginContext = {
     api,
-    clock: deps.clock ?? systemClock,
+    clock: deps.clock ?? followClock,
     global,
     stdout: deps.stdout,
     stderr: deps.stderr,

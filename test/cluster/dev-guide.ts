@@ -1,0 +1,87 @@
+// What `npm run dev` leaves for the user's other shell: `$CLUSTER_DIR/dev.env` (the cluster's variables, a fresh
+// kubectl cache, the kubectl plugin on PATH, the agents' metrics URLs) and `$CLUSTER_DIR/bin/kubectl-kruise-node`,
+// and the guide it prints. Pure text builders plus two file writes.
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface DevSetup {
+  clusterDir: string;
+  nodes: string[];
+  /** node → http://127.0.0.1:PORT (the agent's /healthz, /readyz, /metrics) */
+  agentUrls: Map<string, string>;
+  controllerUrl: string | undefined;
+  kubectlCacheDir: string;
+  /** The compiled plugin entry and the Node to run it with. */
+  pluginEntry: string;
+  nodePath: string;
+  podIpam: string;
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `--agent` values for `kubectl kruise-node ips`: NODE=URL,NODE=URL. */
+export function agentList(setup: Pick<DevSetup, 'agentUrls'>): string {
+  return [...setup.agentUrls].map(([node, url]) => `${node}=${url}`).join(',');
+}
+
+export function devEnvFile(setup: DevSetup): string {
+  return [
+    '# written by `npm run dev`: source it in another shell',
+    `. ${shellQuote(join(setup.clusterDir, 'env'))}`,
+    `export KUBECACHEDIR=${shellQuote(setup.kubectlCacheDir)}`,
+    `export PATH=${shellQuote(join(setup.clusterDir, 'bin'))}:"$PATH"`,
+    `export KRUISE_NODE_AGENTS=${shellQuote(agentList(setup))}`,
+    ...(setup.controllerUrl ? [`export KRUISE_CONTROLLER_URL=${shellQuote(setup.controllerUrl)}`] : []),
+    '',
+  ].join('\n');
+}
+
+export function pluginWrapper(setup: Pick<DevSetup, 'nodePath' | 'pluginEntry'>): string {
+  return `#!/bin/sh\nexec ${shellQuote(setup.nodePath)} ${shellQuote(setup.pluginEntry)} "$@"\n`;
+}
+
+/** Write dev.env and bin/kubectl-kruise-node; returns the path of dev.env. */
+export function writeDevFiles(setup: DevSetup): string {
+  const bin = join(setup.clusterDir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  // kubectl maps `kubectl kruise-node` to kubectl-kruise_node (a dash in the file name separates sub-commands:
+  // kubectl-kruise-node answers `kubectl kruise node`); both names, so both spellings work.
+  for (const name of ['kubectl-kruise_node', 'kubectl-kruise-node']) {
+    const plugin = join(bin, name);
+    writeFileSync(plugin, pluginWrapper(setup));
+    chmodSync(plugin, 0o755);
+  }
+  const envFile = join(setup.clusterDir, 'dev.env');
+  writeFileSync(envFile, devEnvFile(setup), { mode: 0o600 });
+  return envFile;
+}
+
+export function devGuide(setup: DevSetup, envFile: string): string {
+  const n = setup.nodes.length;
+  const agents = [...setup.agentUrls].map(([node, url]) => `    ${node}  ${url}/metrics`);
+  return [
+    '',
+    `The local cluster is up: ${n} node${n === 1 ? '' : 's'} (${setup.nodes.join(', ')}), one kruise-daemon each,`,
+    `${setup.controllerUrl ? 'kruise-controller with its webhooks' : 'no kruise-controller (not built)'}, pod IPAM ${setup.podIpam}.`,
+    '',
+    'In another shell, from this directory:',
+    `  source ${envFile}          # KUBECONFIG, REGISTRY, NODE_NAME, the kubectl plugin on PATH`,
+    '  kubectl get nodes',
+    '  kubectl kruise-node pull $REGISTRY/test/busybox:2.0      # an image pulled on every node',
+    '  kubectl kruise-node nodeimages',
+    "  envsubst '$REGISTRY $NODE_NAME' < examples/crr-pod.yaml | kubectl apply -f -",
+    '  kubectl kruise-node recreate crr-demo -c app             # a container recreated in place',
+    "  envsubst '$REGISTRY $NODE_NAME' < examples/launch-priority-pod.yaml | kubectl apply -f -",
+    "  envsubst '$REGISTRY $NODE_NAME' < examples/pod-ip-retention.yaml | kubectl apply -f -",
+    '  kubectl kruise-node ips --agent $KRUISE_NODE_AGENTS',
+    'README.md ("Try it") walks through all four features; examples/ has the manifests.',
+    '',
+    "Agents' health and metrics:",
+    ...agents,
+    ...(setup.controllerUrl ? [`Controller: ${setup.controllerUrl}/metrics`] : []),
+    'Ctrl-C stops everything and tears the cluster down.',
+    '',
+  ].join('\n');
+}
