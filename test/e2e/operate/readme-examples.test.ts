@@ -1,0 +1,96 @@
+// README.md's "Try it" block, run as written with bash and the real kubectl against `npm run dev` (test/cluster/dev.ts
+// as a process, on a cluster directory of its own), and its output checked: an image pulled on every node, a
+// container recreated in place, a launch order enforced, a pod keeping its IP. Ctrl-C (SIGINT) then tears it down.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../../../src/util/repo-root.js';
+import { waitFor } from '../../support/wait.js';
+
+const DEV = fileURLToPath(new URL('../../cluster/dev.js', import.meta.url));
+const CLUSTER_DIR = join(packageRoot(), '.cluster-readme-examples');
+
+/** The sh block after the marker comment in README.md. */
+export function readmeExamples(readme: string): string {
+  const marker = readme.indexOf('test/e2e/operate/readme-examples.test.ts runs this block');
+  assert.ok(marker >= 0, 'README.md marks the block');
+  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
+  assert.ok(block, 'a sh block follows the marker');
+  return block[1]!;
+}
+
+function run(script: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const env = { ...process.env };
+    for (const k of ['KUBECONFIG', 'KUBECACHEDIR', 'REGISTRY', 'NODE_NAME']) delete env[k];
+    const child = spawn('bash', ['-c', `set -eo pipefail\nset -x\n${script}`], { cwd: packageRoot(), env });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out }));
+  });
+}
+
+describe("README's example commands against npm run dev", function () {
+  this.timeout(600_000);
+  let dev: ChildProcess | undefined;
+  let devLog = '';
+
+  before(async () => {
+    dev = spawn(process.execPath, [DEV], {
+      env: { ...process.env, CLUSTER_DIR, LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    dev.stdout!.on('data', (c: Buffer) => (devLog += c.toString()));
+    dev.stderr!.on('data', (c: Buffer) => (devLog += c.toString()));
+    await waitFor(
+      () => {
+        if (dev?.exitCode !== null) throw new Error(`npm run dev exited: ${devLog}`);
+        return devLog.includes('[dev] ready');
+      },
+      { timeoutMs: 240_000, intervalMs: 200, message: `npm run dev ready; log so far:\n${devLog}` },
+    );
+  });
+
+  after(async () => {
+    if (!dev || dev.exitCode !== null) return;
+    const exited = new Promise((resolve) => dev!.once('exit', resolve));
+    dev.kill('SIGINT'); // Ctrl-C: stops the agents and the controller and tears the cluster down
+    await exited;
+    assert.match(devLog, /\[dev\] all down/);
+  });
+
+  it('shows an image pulled on every node, a container recreated in place, a launch order, an IP kept', async () => {
+    const block = readmeExamples(readFileSync(join(packageRoot(), 'README.md'), 'utf8'));
+    const script = block.replace('source .cluster/dev.env', `source ${CLUSTER_DIR}/dev.env`);
+    assert.notEqual(script, block, 'the block sources .cluster/dev.env');
+    const { code, out } = await run(script);
+    assert.equal(code, 0, out);
+
+    // 1. every node has the image
+    assert.match(out, /imagepulljob default\/pull-busybox-\w+ complete: \S+\/test\/busybox:2\.0 is on 2 node\(s\)/);
+    for (const node of ['kd-node-1', 'kd-node-2']) {
+      assert.match(out, new RegExp(`${node}\\s+\\S+/test/busybox\\s+2\\.0\\s+Succeeded`), `${node} has busybox 2.0`);
+    }
+    // 2. the CRR completed and only app restarted
+    assert.match(out, /containerrecreaterequest default\/crr-demo-\w+ completed: app recreated in place/);
+    assert.match(out, /^app=1 sidecar=0\s*$/m);
+    // 3. app started after config was ready
+    const started = (name: string): number => {
+      const m = new RegExp(`^${name} started (\\S+)$`, 'm').exec(out);
+      assert.ok(m, `${name} start time printed`);
+      return Date.parse(m[1]!);
+    };
+    assert.ok(started('app') - started('config') >= 2_000, 'app started at least 2 s after config (its probe)');
+    // 4. the same IP after delete + create, and the IPReused event
+    const ips = /^IP before: (\S+), after: (\S+)$/m.exec(out);
+    assert.ok(ips, 'IPs printed');
+    assert.match(ips[1]!, /^\d+\.\d+\.\d+\.\d+$/);
+    assert.equal(ips[2], ips[1], 'the pod got its IP back');
+    assert.match(out, /IPReused\s+pod\/ip-demo\s+Pod got its reserved IP/);
+    assert.match(out, /kd-node-1\s+\S+\s+\d+\s+\d+\s+[1-9]\d*\s+\d+/, 'ips shows a reused reservation on kd-node-1');
+  });
+});
