@@ -26,6 +26,7 @@ RUN chmod 0755 dist/src/cli/kruise-daemon.js dist/src/cli/kruise-controller.js d
       dist/src/cli/kubectl-kruise-node.js \
  && ln -s /opt/kruise-daemon/dist/src/cli/kruise-daemon.js /usr/local/bin/kruise-daemon \
  && ln -s /opt/kruise-daemon/dist/src/cli/kruise-controller.js /usr/local/bin/kruise-controller \
+ && ln -s /opt/kruise-daemon/dist/src/cli/kruise-ipam.js /usr/local/bin/kruise-ipam \
  && ln -s /opt/kruise-daemon/dist/src/cli/kubectl-kruise-node.js /usr/local/bin/kubectl-kruise-node
 # 65532: the conventional "nonroot" user of distroless images; the controller runs as it. The agent's DaemonSet
 # overrides it with runAsUser: 0 (and drops every capability), see deploy/base/daemon/daemonset.yaml.

@@ -1,0 +1,74 @@
+// What `npm run dev` writes and prints: dev.env sources the cluster's env file and puts the plugin on PATH, with
+// every value shell-quoted; the plugin wrapper runs the given Node; the guide names only example files that exist.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { packageRoot } from '../../../src/util/repo-root.js';
+import { agentList, devGuide, writeDevFiles, type DevSetup } from '../../cluster/dev-guide.js';
+
+describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
+  let dir: string;
+  let setup: DevSetup;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "kd dev 'guide"));
+    writeFileSync(join(dir, 'env'), 'export REGISTRY=127.0.0.1:5000\nexport NODE_NAME=kd-node-1\n');
+    setup = {
+      clusterDir: dir,
+      nodes: ['kd-node-1', 'kd-node-2'],
+      agentUrls: new Map([
+        ['kd-node-1', 'http://127.0.0.1:10221'],
+        ['kd-node-2', 'http://127.0.0.1:10222'],
+      ]),
+      controllerUrl: 'http://127.0.0.1:8000',
+      kubectlCacheDir: join(dir, 'cache'),
+      pluginEntry: join(dir, 'plugin.js'),
+      nodePath: process.execPath,
+      podIpam: 'kruise-ipam',
+    };
+    writeFileSync(setup.pluginEntry, 'console.log(JSON.stringify(process.argv.slice(2)));\n');
+  });
+
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('dev.env gives a shell the cluster variables, the kubectl cache, the plugin on PATH and the agents', () => {
+    const envFile = writeDevFiles(setup);
+    const out = execFileSync(
+      'bash',
+      [
+        '-c',
+        `. "$1" && echo "$REGISTRY|$KUBECACHEDIR|$KRUISE_NODE_AGENTS" && command -v kubectl-kruise_node`,
+        '_',
+        envFile,
+      ],
+      { encoding: 'utf8' },
+    ).split('\n');
+    assert.equal(out[0], `127.0.0.1:5000|${join(dir, 'cache')}|${agentList(setup)}`);
+    assert.equal(out[1], join(dir, 'bin', 'kubectl-kruise_node'));
+    assert.equal(agentList(setup), 'kd-node-1=http://127.0.0.1:10221,kd-node-2=http://127.0.0.1:10222');
+  });
+
+  it('installs the plugin under both kubectl names, running the given Node on the entry with the arguments', () => {
+    writeDevFiles(setup);
+    for (const name of ['kubectl-kruise_node', 'kubectl-kruise-node']) {
+      const path = join(dir, 'bin', name);
+      assert.ok(statSync(path).mode & 0o100, `${name} is executable`);
+      assert.equal(execFileSync(path, ['ips', "it's"], { encoding: 'utf8' }).trim(), JSON.stringify(['ips', "it's"]));
+    }
+  });
+
+  it('prints commands that name existing example files and the env file', () => {
+    const guide = devGuide(setup, join(dir, 'dev.env'));
+    assert.match(guide, new RegExp(`source ${join(dir, 'dev.env').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    const files = [...guide.matchAll(/examples\/([\w.-]+\.yaml)/g)].map((m) => m[1]!);
+    assert.ok(files.length >= 3);
+    for (const f of files) assert.ok(existsSync(join(packageRoot(), 'examples', f)), `examples/${f}`);
+    assert.match(guide, /kd-node-2 {2}http:\/\/127\.0\.0\.1:10222\/metrics/);
+    assert.ok(
+      readFileSync(join(packageRoot(), 'README.md'), 'utf8').includes('## Try it'),
+      'the README section it names',
+    );
+  });
+});
