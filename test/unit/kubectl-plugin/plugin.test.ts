@@ -28,7 +28,17 @@ class FakeApi {
   onGet?: (key: string, reads: number) => void;
   private reads = 0;
   readonly defaultNamespace = 'default';
-  readonly transport = { request: () => Promise.reject(new Error('no transport in this test')) };
+  readonly requests: string[] = [];
+  proxied: Record<string, { status: number; body: string }> = {};
+  readonly transport = {
+    request: (req: { path: string }) => {
+      this.requests.push(req.path);
+      const answer = this.proxied[req.path];
+      return answer
+        ? Promise.resolve({ ...answer, headers: {} })
+        : Promise.reject(new Error(`connection refused (${req.path})`));
+    },
+  };
 
   key(rt: ResourceType, name: string, namespace?: string): string {
     return `${rt.resource}/${namespace ?? ''}/${name}`;
@@ -40,8 +50,15 @@ class FakeApi {
     if (!obj) return Promise.reject(Object.assign(new Error(`${key} not found`), { code: 404 }));
     return Promise.resolve(structuredClone(obj) as T);
   }
-  list<T extends KubeObject>(rt: ResourceType): Promise<{ items: T[]; metadata: object }> {
-    const items = [...this.objects.entries()].filter(([k]) => k.startsWith(`${rt.resource}/`)).map(([, o]) => o as T);
+  list<T extends KubeObject>(
+    rt: ResourceType,
+    opts: { namespace?: string; labelSelector?: string } = {},
+  ): Promise<{ items: T[]; metadata: object }> {
+    const [key, value] = (opts.labelSelector ?? '').split('=');
+    const items = [...this.objects.entries()]
+      .filter(([k]) => k.startsWith(`${rt.resource}/${opts.namespace ? `${opts.namespace}/` : ''}`))
+      .map(([, o]) => o as T)
+      .filter((o) => !key || o.metadata?.labels?.[key] === value);
     return Promise.resolve({ items, metadata: {} });
   }
   create<T extends KubeObject>(rt: ResourceType, obj: T, opts: { namespace?: string } = {}): Promise<T> {
@@ -242,6 +259,31 @@ describe('kubectl-kruise-node', () => {
     assert.match(result.stderr, /not completed after 5s: Recreating: app=Recreating/);
     assert.equal(api.created.length, 1);
     assert.equal((api.created[0] as { spec?: { podName?: string } }).spec?.podName, 'web-0');
+  });
+
+  it('ips reads each agent pod through the pod proxy and lists the pods asking for a reserved IP', async () => {
+    const api = new FakeApi();
+    const agent = (name: string, node: string) =>
+      api.objects.set(`pods/kruise-system/${name}`, {
+        metadata: { namespace: 'kruise-system', name, labels: { 'control-plane': 'daemon' } },
+        spec: { nodeName: node, containers: [] },
+      } as KubeObject);
+    agent('kruise-daemon-a', 'n1');
+    agent('kruise-daemon-b', 'n2');
+    api.objects.set('pods/db/web-0', {
+      metadata: { namespace: 'db', name: 'web-0', annotations: { 'io.kubernetes.cri/reserved-ip-duration': '10' } },
+      spec: { nodeName: 'n1', containers: [] },
+      status: { podIP: '10.1.0.7', phase: 'Running' },
+    } as KubeObject);
+    api.proxied['/api/v1/namespaces/kruise-system/pods/kruise-daemon-a%3A10221/proxy/metrics'] = {
+      status: 200,
+      body: 'kruise_daemon_ipam_allocated_ips{network="net"} 3\nkruise_daemon_ipam_reserved_ips{network="net"} 1\n',
+    };
+    const result = await run(['ips'], api, new FakeClock(), () => Promise.resolve());
+    assert.equal(result.code, 1, 'one agent unreachable');
+    assert.match(result.stdout, /n1\s+net\s+3\s+1\s+0\s+0/);
+    assert.match(result.stdout, /n2\s+-.*unreachable: connection refused/);
+    assert.match(result.stdout, /db\s+web-0\s+n1\s+10\.1\.0\.7\s+10\s+Running/);
   });
 
   it('exits 2 on bad usage without touching the API', async () => {
