@@ -1,7 +1,7 @@
 // What `npm run dev` leaves for the user's other shell: `$CLUSTER_DIR/dev.env` (the cluster's variables, a fresh
 // kubectl cache, the kubectl plugin on PATH, the agents' metrics URLs) and `$CLUSTER_DIR/bin/kubectl-kruise-node`,
 // and the guide it prints. Pure text builders plus two file writes.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface DevSetup {
@@ -15,6 +15,28 @@ export interface DevSetup {
   pluginEntry: string;
   nodePath: string;
   podIpam: string;
+  /** examples/ of the repository, and the values of its placeholders for this cluster. */
+  examplesDir: string;
+  registry: string;
+  firstNode: string;
+}
+
+/** An example with `${REGISTRY}` and `${NODE_NAME}` filled in (what `envsubst '$REGISTRY $NODE_NAME'` does). */
+export function fillExample(text: string, values: { registry: string; node: string }): string {
+  return text.replace(/\$\{(REGISTRY|NODE_NAME)\}/g, (_, name: string) =>
+    name === 'REGISTRY' ? values.registry : values.node,
+  );
+}
+
+/** Copies of examples/*.yaml with this cluster's registry and first node: `kubectl apply -f $EXAMPLES/<file>`. */
+export function renderExamples(setup: DevSetup): string {
+  const out = join(setup.clusterDir, 'examples');
+  mkdirSync(out, { recursive: true });
+  for (const file of readdirSync(setup.examplesDir).filter((f) => f.endsWith('.yaml'))) {
+    const text = readFileSync(join(setup.examplesDir, file), 'utf8');
+    writeFileSync(join(out, file), fillExample(text, { registry: setup.registry, node: setup.firstNode }));
+  }
+  return out;
 }
 
 function shellQuote(text: string): string {
@@ -33,6 +55,7 @@ export function devEnvFile(setup: DevSetup): string {
     `export KUBECACHEDIR=${shellQuote(setup.kubectlCacheDir)}`,
     `export PATH=${shellQuote(join(setup.clusterDir, 'bin'))}:"$PATH"`,
     `export KRUISE_NODE_AGENTS=${shellQuote(agentList(setup))}`,
+    `export EXAMPLES=${shellQuote(join(setup.clusterDir, 'examples'))}`,
     ...(setup.controllerUrl ? [`export KRUISE_CONTROLLER_URL=${shellQuote(setup.controllerUrl)}`] : []),
     '',
   ].join('\n');
@@ -42,8 +65,9 @@ export function pluginWrapper(setup: Pick<DevSetup, 'nodePath' | 'pluginEntry'>)
   return `#!/bin/sh\nexec ${shellQuote(setup.nodePath)} ${shellQuote(setup.pluginEntry)} "$@"\n`;
 }
 
-/** Write dev.env and bin/kubectl-kruise-node; returns the path of dev.env. */
+/** Write dev.env, bin/kubectl-kruise-node and the filled examples; returns the path of dev.env. */
 export function writeDevFiles(setup: DevSetup): string {
+  renderExamples(setup);
   const bin = join(setup.clusterDir, 'bin');
   mkdirSync(bin, { recursive: true });
   // kubectl maps `kubectl kruise-node` to kubectl-kruise_node (a dash in the file name separates sub-commands:
@@ -67,14 +91,14 @@ export function devGuide(setup: DevSetup, envFile: string): string {
     `${setup.controllerUrl ? 'kruise-controller with its webhooks' : 'no kruise-controller (not built)'}, pod IPAM ${setup.podIpam}.`,
     '',
     'In another shell, from this directory:',
-    `  source ${envFile}          # KUBECONFIG, REGISTRY, NODE_NAME, the kubectl plugin on PATH`,
+    `  source ${envFile}   # KUBECONFIG, REGISTRY, NODE_NAME, EXAMPLES, the kubectl plugin on PATH`,
     '  kubectl get nodes',
     '  kubectl kruise-node pull $REGISTRY/test/busybox:2.0      # an image pulled on every node',
     '  kubectl kruise-node nodeimages',
-    "  envsubst '$REGISTRY $NODE_NAME' < examples/crr-pod.yaml | kubectl apply -f -",
+    '  kubectl apply -f $EXAMPLES/crr-pod.yaml                  # examples/ filled for this cluster',
     '  kubectl kruise-node recreate crr-demo -c app             # a container recreated in place',
-    "  envsubst '$REGISTRY $NODE_NAME' < examples/launch-priority-pod.yaml | kubectl apply -f -",
-    "  envsubst '$REGISTRY $NODE_NAME' < examples/pod-ip-retention.yaml | kubectl apply -f -",
+    '  kubectl apply -f $EXAMPLES/launch-priority-pod.yaml      # a launch order enforced',
+    '  kubectl apply -f $EXAMPLES/pod-ip-retention.yaml         # a pod keeping its IP',
     '  kubectl kruise-node ips --agent $KRUISE_NODE_AGENTS',
     'README.md ("Try it") walks through all four features; examples/ has the manifests.',
     '',

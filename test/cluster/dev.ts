@@ -224,6 +224,9 @@ async function main(): Promise<number> {
       pluginEntry: PLUGIN_BIN,
       nodePath: process.execPath,
       podIpam: podIpam ?? 'host-local',
+      examplesDir: join(packageRoot(), 'examples'),
+      registry: env.REGISTRY ?? '',
+      firstNode: nodes[0] ?? '',
     };
     const envFile = writeDevFiles(setup);
     process.stdout.write(devGuide(setup, envFile));

@@ -1,5 +1,5 @@
 // Every manifest in examples/ is applied with the real kubectl to the API emulator with deploy/'s CRDs, after the
-// placeholders are filled as README.md does (envsubst '$REGISTRY $NODE_NAME'), and reads back as written.
+// placeholders are filled as `npm run dev` fills them (test/cluster/dev-guide.ts), and reads back as written.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -8,14 +8,16 @@ import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
+import { fillExample } from '../../cluster/dev-guide.js';
 import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
 
 const EXAMPLES = join(packageRoot(), 'examples');
 const VARIABLES = { REGISTRY: '127.0.0.1:5000', NODE_NAME: 'kd-node-1' };
 
 function filled(file: string): string {
-  return readFileSync(join(EXAMPLES, file), 'utf8').replace(/\$\{(REGISTRY|NODE_NAME)\}/g, (_, name: string) => {
-    return VARIABLES[name as keyof typeof VARIABLES];
+  return fillExample(readFileSync(join(EXAMPLES, file), 'utf8'), {
+    registry: VARIABLES.REGISTRY,
+    node: VARIABLES.NODE_NAME,
   });
 }
 

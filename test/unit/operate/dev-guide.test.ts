@@ -2,7 +2,7 @@
 // every value shell-quoted; the plugin wrapper runs the given Node; the guide names only example files that exist.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../../src/util/repo-root.js';
@@ -27,6 +27,9 @@ describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
       pluginEntry: join(dir, 'plugin.js'),
       nodePath: process.execPath,
       podIpam: 'kruise-ipam',
+      examplesDir: join(packageRoot(), 'examples'),
+      registry: '127.0.0.1:5000',
+      firstNode: 'kd-node-1',
     };
     writeFileSync(setup.pluginEntry, 'console.log(JSON.stringify(process.argv.slice(2)));\n');
   });
@@ -50,6 +53,16 @@ describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
     assert.equal(agentList(setup), 'kd-node-1=http://127.0.0.1:10221,kd-node-2=http://127.0.0.1:10222');
   });
 
+  it('writes every example with the placeholders filled to $EXAMPLES', () => {
+    writeDevFiles(setup);
+    for (const file of readdirSync(join(packageRoot(), 'examples')).filter((f) => f.endsWith('.yaml'))) {
+      const text = readFileSync(join(dir, 'examples', file), 'utf8');
+      assert.doesNotMatch(text, /\$\{/, file);
+      if (/^kind: Pod$/m.test(text)) assert.match(text, /nodeName: kd-node-1/, file);
+      for (const m of text.matchAll(/image: (\S+)/g)) assert.match(m[1]!, /^127\.0\.0\.1:5000\/test\/busybox:/, file);
+    }
+  });
+
   it('installs the plugin under both kubectl names, running the given Node on the entry with the arguments', () => {
     writeDevFiles(setup);
     for (const name of ['kubectl-kruise_node', 'kubectl-kruise-node']) {
@@ -62,7 +75,7 @@ describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
   it('prints commands that name existing example files and the env file', () => {
     const guide = devGuide(setup, join(dir, 'dev.env'));
     assert.match(guide, new RegExp(`source ${join(dir, 'dev.env').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    const files = [...guide.matchAll(/examples\/([\w.-]+\.yaml)/g)].map((m) => m[1]!);
+    const files = [...guide.matchAll(/(?:examples|\$EXAMPLES)\/([\w.-]+\.yaml)/g)].map((m) => m[1]!);
     assert.ok(files.length >= 3);
     for (const f of files) assert.ok(existsSync(join(packageRoot(), 'examples', f)), `examples/${f}`);
     assert.match(guide, /kd-node-2 {2}http:\/\/127\.0\.0\.1:10222\/metrics/);
