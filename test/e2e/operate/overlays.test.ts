@@ -4,15 +4,16 @@
 // host's own paths and adds no capability; agent-only is the agent alone, renamed, never owning OpenKruise's
 // namespaces, only on labelled nodes.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll, load } from 'js-yaml';
 import { KubeClient } from '../../../src/kube/client.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import type { ResourceType } from '../../../src/kube/resource.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
-import { startApiServer, type ApiServer } from '../../cluster/apiserver/index.js';
+import { startApiServer, writeKubeconfig, type ApiServer } from '../../cluster/apiserver/index.js';
 import { waitFor } from '../../support/wait.js';
 
 type Manifest = KubeObject & { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } };
@@ -118,6 +119,55 @@ describe('deploy/overlays', function () {
     });
   }
 
+  it('the emulator rejects what these kinds get wrong (so acceptance means something)', async () => {
+    const c = await emulator();
+    await c.create(
+      { group: '', version: 'v1', resource: 'namespaces', namespaced: false, kind: 'Namespace' },
+      {
+        metadata: { name: 'ns' },
+      },
+    );
+    const broken: Manifest[] = [
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'p', namespace: 'ns' },
+        spec: { minAvailable: 1, maxUnavailable: 1 },
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'b' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' },
+        subjects: [{ kind: 'ServiceAccount', name: 'sa' }],
+      },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'DaemonSet',
+        metadata: { name: 'd', namespace: 'ns' },
+        spec: {
+          selector: { matchLabels: { a: 'b' } },
+          template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'x', image: 'x' }] } },
+        },
+      },
+      {
+        apiVersion: 'v1',
+        kind: 'Service',
+        metadata: { name: 's', namespace: 'ns' },
+        spec: { ports: [{ port: 70000 }] },
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'r' },
+        rules: [{ apiGroups: [''], resources: ['pods'] }],
+      },
+    ] as unknown as Manifest[];
+    for (const m of broken) {
+      await assert.rejects(createAll(c, [m]), /Invalid|Unsupported|Required|forbidden/i, `${m.kind} rejected`);
+    }
+  });
+
   it('default: everything deploy/kustomization.yaml lists, plus a PDB the controller can honour', () => {
     const root = load(readFileSync(join(packageRoot(), 'deploy', 'kustomization.yaml'), 'utf8')) as Tree;
     const overlay = load(readFileSync(join(OVERLAYS, 'default', 'kustomization.yaml'), 'utf8')) as Tree;
@@ -162,6 +212,46 @@ describe('deploy/overlays', function () {
     assert.deepEqual(container.securityContext.capabilities, { drop: ['ALL'] });
     assert.equal(container.securityContext.privileged, false);
     assert.equal(container.securityContext.allowPrivilegeEscalation, false);
+  });
+
+  it("agent-only: docs/compatibility.md's kubectl apply -k ... -l 'app.kubernetes.io/component!=crds' leaves CRDs alone", async () => {
+    const c = await emulator();
+    const dir = mkdtempSync(join(tmpdir(), 'kd-overlay-kubectl-'));
+    try {
+      const kubeconfig = join(dir, 'kubeconfig');
+      await writeKubeconfig(kubeconfig, api!.url);
+      const kubectl = (args: string[]): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], {
+            cwd: packageRoot(),
+          });
+          let out = '';
+          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+          child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+          child.on('error', reject);
+          child.on('close', (code) =>
+            code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')}: ${out}`)),
+          );
+        });
+      await kubectl(['create', 'namespace', 'kruise-system']);
+      await kubectl(['create', 'namespace', 'kruise-daemon-config']);
+      const doc = readFileSync(join(packageRoot(), 'docs', 'compatibility.md'), 'utf8');
+      const command = /kubectl (apply -k deploy\/overlays\/agent-only -l '([^']+)')/.exec(doc);
+      assert.ok(command, 'docs/compatibility.md gives the command');
+      const out = await kubectl(['apply', '-k', 'deploy/overlays/agent-only', '-l', command[2]!]);
+      assert.match(out, /daemonset.apps\/kruise-daemon-ts created/);
+      assert.doesNotMatch(out, /customresourcedefinition/);
+      const crds = await c.list({
+        group: 'apiextensions.k8s.io',
+        version: 'v1',
+        resource: 'customresourcedefinitions',
+        namespaced: false,
+        kind: 'CustomResourceDefinition',
+      });
+      assert.equal(crds.items.length, 0, 'no CRD applied');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('agent-only: our agent renamed, no controller, no namespaces, only on labelled nodes', () => {
