@@ -25,7 +25,7 @@ function run(script: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
     for (const k of ['KUBECONFIG', 'KUBECACHEDIR', 'REGISTRY', 'NODE_NAME']) delete env[k];
-    const child = spawn('bash', ['-c', `set -eo pipefail\nset -x\n${script}`], { cwd: packageRoot(), env });
+    const child = spawn('bash', ['-c', `set -eo pipefail\n${script}`], { cwd: packageRoot(), env });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (out += c.toString()));
@@ -92,5 +92,36 @@ describe("README's example commands against npm run dev", function () {
     assert.equal(ips[2], ips[1], 'the pod got its IP back');
     assert.match(out, /IPReused\s+pod\/ip-demo\s+Pod got its reserved IP/);
     assert.match(out, /kd-node-1\s+\S+\s+\d+\s+\d+\s+[1-9]\d*\s+\d+/, 'ips shows a reused reservation on kd-node-1');
+  });
+
+  it('the plugin on the same cluster: JSON output, bad input answered with exit codes 1 and 2', async () => {
+    const env = `source ${CLUSTER_DIR}/dev.env\n`;
+    const json = await run(`${env}kubectl kruise-node nodeimages --node kd-node-2 -o json`);
+    assert.equal(json.code, 0, json.out);
+    const rows = JSON.parse(json.out.slice(json.out.indexOf('['))) as { node: string; tag: string; phase: string }[];
+    assert.ok(
+      rows.some((r) => r.node === 'kd-node-2' && r.tag === '2.0' && r.phase === 'Succeeded'),
+      json.out,
+    );
+
+    const ordered = await run(`${env}kubectl kruise-node recreate crr-demo -c sidecar -c app --ordered -o json`);
+    assert.equal(ordered.code, 0, ordered.out);
+    const crr = JSON.parse(ordered.out.slice(ordered.out.indexOf('{'))) as {
+      spec: { strategy?: { orderedRecreate?: boolean } };
+      status: { phase: string; containerRecreateStates: { name: string; phase: string }[] };
+    };
+    assert.equal(crr.spec.strategy?.orderedRecreate, true);
+    assert.equal(crr.status.phase, 'Completed');
+    assert.deepEqual(
+      crr.status.containerRecreateStates.map((c) => `${c.name}=${c.phase}`),
+      ['sidecar=Succeeded', 'app=Succeeded'],
+    );
+
+    const missing = await run(`${env}kubectl kruise-node recreate crr-demo -c nope`);
+    assert.equal(missing.code, 1);
+    assert.match(missing.out, /pod default\/crr-demo has no container nope \(its containers: app, sidecar\)/);
+    const bad = await run(`${env}kubectl kruise-node pull 'Not An Image'`);
+    assert.equal(bad.code, 2);
+    assert.match(bad.out, /IMAGE: /);
   });
 });
