@@ -116,6 +116,19 @@ describe('deploy/overlays', function () {
         }
       }
       await createAll(c, manifests);
+      if (name === 'default') {
+        // opt-in pieces kept beside the overlays, added to the default install by whoever wants them
+        for (const file of readdirSync(OVERLAYS).filter((f) => f.endsWith('.yaml'))) {
+          const extra = (loadAll(readFileSync(join(OVERLAYS, file), 'utf8')) as Manifest[]).filter((m) => m !== null);
+          await createAll(c, extra);
+          for (const m of extra.filter((x) => x.kind.endsWith('RoleBinding')) as Tree[]) {
+            assert.ok(
+              manifests.some((x) => x.kind === m.roleRef.kind && x.metadata.name === m.roleRef.name),
+              `${file}: ${m.roleRef.kind} ${m.roleRef.name} is in the default install`,
+            );
+          }
+        }
+      }
     });
   }
 
