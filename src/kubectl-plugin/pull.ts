@@ -3,8 +3,9 @@
 import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB, KRUISE_GROUP, V1BETA1 } from '../api/constants.js';
 import { parseImageReference, repositoryName } from '../api/image-reference.js';
 import type { ImagePullJob } from '../api/imagepulljob.js';
+import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/object.js';
-import type { ResourceType } from '../kube/resource.js';
+import { CoreResources, type ResourceType } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
 
 export const IMAGE_PULL_JOBS: ResourceType = {
@@ -64,6 +65,15 @@ export async function runPull(
   command: { image: string; nodes: string[]; name?: string; follow: boolean; timeoutMs: number },
 ): Promise<number> {
   const namespace = namespaceOf(ctx);
+  for (const node of command.nodes) {
+    try {
+      await ctx.api.get(CoreResources.nodes, node);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      ctx.stderr.write(`node ${node} not found: nothing created\n`);
+      return 1;
+    }
+  }
   const created = await ctx.api.create<ImagePullJobObject>(
     IMAGE_PULL_JOBS,
     imagePullJobFor({ ...command, namespace }),
@@ -100,6 +110,10 @@ export async function runPull(
     return 1;
   }
   const status = last.status;
+  if ((status?.desired ?? 0) === 0) {
+    ctx.stderr.write(`imagepulljob ${namespace}/${name} completed without any node to pull on\n`);
+    return 1;
+  }
   const failed = status?.failed ?? 0;
   if (failed > 0 || (status?.succeeded ?? 0) < (status?.desired ?? 0)) {
     const nodes = status?.failedNodes?.length ? ` (failed on ${status.failedNodes.join(', ')})` : '';

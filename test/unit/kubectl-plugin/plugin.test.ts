@@ -9,6 +9,7 @@ import { nodeImageRows, type NodeImageObject } from '../../../src/kubectl-plugin
 import { parsePrometheusText } from '../../../src/kubectl-plugin/prometheus-text.js';
 import { imagePullJobFor, pullJobPrefix } from '../../../src/kubectl-plugin/pull.js';
 import { recreateProblem } from '../../../src/kubectl-plugin/recreate.js';
+import { ApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import type { ResourceType } from '../../../src/kube/resource.js';
 import { FakeClock } from '../../../src/util/clock.js';
@@ -47,7 +48,11 @@ class FakeApi {
     const key = this.key(rt, name, opts.namespace);
     this.onGet?.(key, ++this.reads);
     const obj = this.objects.get(key);
-    if (!obj) return Promise.reject(Object.assign(new Error(`${key} not found`), { code: 404 }));
+    if (!obj) {
+      return Promise.reject(
+        new ApiError({ kind: 'Status', code: 404, reason: 'NotFound', message: `${key} not found` }, 'get', key),
+      );
+    }
     return Promise.resolve(structuredClone(obj) as T);
   }
   list<T extends KubeObject>(
@@ -237,6 +242,17 @@ describe('kubectl-kruise-node', () => {
       if (failed) assert.match(result.stderr, /failed \(failed on n2\): pull failed on n2/);
       else assert.match(result.stdout, /complete: reg\/busybox:1.0 is on 2 node\(s\)/);
     }
+  });
+
+  it('pull refuses a node that does not exist, creating nothing', async () => {
+    const api = new FakeApi();
+    api.objects.set('nodes//n1', { metadata: { name: 'n1' } } as KubeObject);
+    const result = await run(['pull', 'reg/busybox:1.0', '--nodes', 'n1,n9'], api, new FakeClock(), () =>
+      Promise.resolve(),
+    );
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /node n9 not found: nothing created/);
+    assert.equal(api.created.length, 0);
   });
 
   it('recreate gives up at --timeout with exit 1 and says where it stood', async () => {
