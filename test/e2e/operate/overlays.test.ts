@@ -195,6 +195,8 @@ describe('deploy/overlays', function () {
         `${m.kind} ${m.metadata.name} in the default overlay`,
       );
     }
+    const ns = find(manifests, 'Namespace', 'kruise-system');
+    assert.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'privileged', 'the agent pods are admitted');
     const pdb = find(manifests, 'PodDisruptionBudget', 'kruise-controller');
     const deployment = find(manifests, 'Deployment', 'kruise-controller');
     for (const [k, v] of Object.entries(pdb.spec.selector.matchLabels as Record<string, string>)) {
