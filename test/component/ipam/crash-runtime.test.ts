@@ -14,17 +14,19 @@ import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 import { installTestPlugin, rangeOf, removeTestConflist, Sandboxes, useNetwork } from './network.js';
 
 /** PIDs of running kruise-ipam processes of this build (the cluster's containerd spawns them for our sandboxes). */
-function pluginPids(entry: string): number[] {
-  const out: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'latin1').split('\0').includes(entry)) out.push(Number(name));
-    } catch {
-      // gone
-    }
+function isPlugin(pid: number, entry: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'latin1').split('\0').includes(entry);
+  } catch {
+    return false; // gone
   }
-  return out;
+}
+
+function pluginPids(entry: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .map(Number)
+    .filter((pid) => isPlugin(pid, entry));
 }
 
 describe('kruise-ipam under SIGKILL while containerd runs it', function () {
@@ -59,6 +61,8 @@ describe('kruise-ipam under SIGKILL while containerd runs it', function () {
             setTimeout(
               () => {
                 try {
+                  // PIDs are recycled quickly while containerd forks: kill only if it is still the plugin
+                  if (!isPlugin(pid, entry)) return;
                   process.kill(pid, 'SIGKILL');
                   kills++;
                 } catch {

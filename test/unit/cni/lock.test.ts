@@ -44,17 +44,14 @@ describe('cni lock: generation files with stale-owner takeover', () => {
   });
 
   it('treats a zombie owner (state Z) as dead', async function () {
-    // the background reader exits when we write a line, after its parent exec'd into sleep, which never reaps it
-    const child = spawn('sh', ['-c', 'exec 3<&0; (read x <&3) & echo $!; exec sleep 60'], {
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
+    // perl (perl-base is essential on Debian) forks a reader that exits when we write a line; the parent sleeps
+    // and never waits, so the exited reader stays a zombie until the parent goes
+    const script = '$|=1; my $p = fork(); if ($p) { print "$p\\n"; sleep 60 } else { my $l = <STDIN>; exit 0 }';
+    const child = spawn('perl', ['-e', script], { stdio: ['pipe', 'pipe', 'ignore'] });
     try {
       const zombie = await new Promise<number>((resolve) =>
         child.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim()))),
       );
-      await waitFor(() => /sleep/.test(readFileSync(`/proc/${child.pid}/cmdline`, 'latin1')), {
-        message: 'exec sleep',
-      });
       writeFileSync(join(dir, 'g1'), owner(zombie, statOf(zombie)!.start));
       assert.deepEqual(new GenerationLock(dir).attempt(), { kind: 'busy', owner: zombie }, 'alive while reading');
       child.stdin.write('go\n');
