@@ -29,7 +29,7 @@ const PODS_ON_NODE = 110;
 export const crrSuite: BenchSuite = {
   name: 'crr',
   description: 'CRR created → StopContainer p50/p99 (100 CRRs, real containers); agent RSS with 110 pods on its node',
-  inDefaultRun: false,
+  inDefaultRun: true,
   async run(context) {
     const figures: Figure[] = [];
     const node = 'crr-bench-node';
