@@ -22,12 +22,12 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY proto ./proto
 COPY --from=build /build/dist/src ./dist/src
 # Command names as in package.json "bin" (and the Deployment's `command: [kruise-controller]`).
-RUN chmod 0755 dist/src/cli/kruise-daemon.js dist/src/cli/kruise-controller.js dist/src/cli/kruise-ipam.js \
-      dist/src/cli/kubectl-kruise-node.js \
+# kruise-ipam is not a command here: the agent installs it on the node behind a wrapper that names Node.
+RUN chmod 0755 dist/src/cli/kruise-daemon.js dist/src/cli/kruise-controller.js dist/src/cli/kubectl-kruise-node.js \
  && ln -s /opt/kruise-daemon/dist/src/cli/kruise-daemon.js /usr/local/bin/kruise-daemon \
  && ln -s /opt/kruise-daemon/dist/src/cli/kruise-controller.js /usr/local/bin/kruise-controller \
- && ln -s /opt/kruise-daemon/dist/src/cli/kruise-ipam.js /usr/local/bin/kruise-ipam \
- && ln -s /opt/kruise-daemon/dist/src/cli/kubectl-kruise-node.js /usr/local/bin/kubectl-kruise-node
+ && ln -s /opt/kruise-daemon/dist/src/cli/kubectl-kruise-node.js /usr/local/bin/kubectl-kruise-node \
+ && ln -s /opt/kruise-daemon/dist/src/cli/kubectl-kruise-node.js /usr/local/bin/kubectl-kruise_node
 # 65532: the conventional "nonroot" user of distroless images; the controller runs as it. The agent's DaemonSet
 # overrides it with runAsUser: 0 (and drops every capability), see deploy/base/daemon/daemonset.yaml.
 USER 65532:65532
