@@ -1,30 +1,13 @@
 // Shapes of the Kubernetes objects the API emulator handles. Objects are plain JSON; only metadata is typed.
 
+import type { ObjectMeta as WireObjectMeta, OwnerReference } from '../../../src/kube/object.js';
+
+export type { OwnerReference };
+
 export type JsonObject = Record<string, unknown>;
 
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  finalizers?: string[];
-  ownerReferences?: OwnerReference[];
+// Metadata as the project's Kubernetes layer types it, open to the fields the emulator keeps but does not model.
+export interface ObjectMeta extends WireObjectMeta {
   managedFields?: unknown[];
   [key: string]: unknown;
 }
