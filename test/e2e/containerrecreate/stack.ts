@@ -2,10 +2,6 @@
 // emulator with deploy/crds, the controller as a real process (its CRR webhook is called by the emulator, its CRR
 // housekeeping runs), a kubelet-lite process running one node against the emulator, the agent as a real process on
 // that node (restartable, e.g. after SIGKILL), a test client and a CRI client.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
 import { CRR_RESOURCE } from '../../../src/daemon/containerrecreate/controller.js';
@@ -14,10 +10,10 @@ import { isNotFound } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
-import { KUBELET_LITE_MAIN, removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
-import type { KubeletLiteConfig } from '../../cluster/kubelet-lite/process-config.js';
+import { removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
 import { AgentProcess } from '../../component/daemon/agent-process.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
+import { startE2eKubeletLite } from '../../support/e2e-kubelet-lite.js';
 import { waitFor } from '../../support/wait.js';
 import { startControllerEnv, type ControllerEnv } from '../controller/controller-env.js';
 
@@ -46,31 +42,7 @@ export async function startCrrStack(node: string, agentEnv: Record<string, strin
   const env = await startControllerEnv();
   await env.startController();
   const cri = new CriClient({ socket: cluster.runtimeSocket });
-  const config: KubeletLiteConfig = {
-    nodes: [node],
-    kubeconfig: env.kubeconfig,
-    runtimeSocket: cluster.runtimeSocket,
-    podCgroupParent: cluster.podCgroupParent,
-    podLogDir: cluster.podLogDir,
-    stateDir: join(env.dir, 'kubelet-state'),
-    readyFile: join(env.dir, 'kubelet-ready'),
-    hostIP: '127.0.0.1',
-    timeScale: 1,
-  };
-  const configFile = join(env.dir, 'kubelet-lite.json');
-  await writeFile(configFile, JSON.stringify(config));
-  const kubeletLogFile = join(env.dir, 'kubelet-lite.log');
-  const kubelet = spawnLogged(process.execPath, [KUBELET_LITE_MAIN, '--config', configFile], kubeletLogFile);
-  await waitFor(
-    async () => {
-      if (kubelet.exitCode !== null) throw new Error(`kubelet-lite exited: ${await readFile(kubeletLogFile, 'utf8')}`);
-      return readFile(config.readyFile, 'utf8').then(
-        () => true,
-        () => false,
-      );
-    },
-    { timeoutMs: 30_000, message: 'kubelet-lite to register its node' },
-  );
+  const kubelet = await startE2eKubeletLite({ cluster, kubeconfig: env.kubeconfig, nodes: [node], dir: env.dir });
   const startAgent = async (): Promise<AgentProcess> => {
     const agent = new AgentProcess({
       args: ['--addr', '127.0.0.1:0'],
@@ -98,26 +70,16 @@ export async function startCrrStack(node: string, agentEnv: Record<string, strin
       stack.agent = await startAgent();
       return stack.agent;
     },
-    kubeletLog: () => readFile(kubeletLogFile, 'utf8'),
+    kubeletLog: () => kubelet.log(),
     async close() {
       await stack.agent.stop();
-      kubelet.kill('SIGTERM');
-      await new Promise((resolve) => (kubelet.exitCode !== null ? resolve(undefined) : kubelet.once('exit', resolve)));
+      await kubelet.stop();
       await removeKubeletLiteSandboxes(cluster.runtimeSocket, node).catch(() => undefined);
       cri.close();
       await env.close();
     },
   };
   return stack;
-}
-
-function spawnLogged(command: string, args: string[], logFile: string): ChildProcess {
-  const fd = openSync(logFile, 'a');
-  try {
-    return spawn(command, args, { stdio: ['ignore', fd, fd], env: process.env });
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export async function getPod(client: KubeClient, name: string): Promise<PodObject | undefined> {

@@ -3,9 +3,7 @@
 // process, or the same handler in process), a kubelet-lite
 // process running one node of its own against that emulator (kubelet's timers: a blocked container is retried
 // after 10-15 s unless the pod changes), the agent as a real process on that node, a test client and a CRI client.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { POD_MUTATING_WEBHOOK_NAME } from '../../../src/controller/webhooks/launchpriority/webhook.js';
@@ -16,14 +14,13 @@ import { KubeClient } from '../../../src/kube/client.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { admissionDenied, startApiServer, writeKubeconfig, type ApiServer } from '../../cluster/apiserver/index.js';
-import { KUBELET_LITE_MAIN, removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
+import { removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
 import type { KubeObject as EmulatorObject } from '../../cluster/apiserver/types.js';
-import type { KubeletLiteConfig } from '../../cluster/kubelet-lite/process-config.js';
 import { AgentProcess } from '../../component/daemon/agent-process.js';
 import { applyCrds, createNamespace } from '../controller/controller-env.js';
 import { ControllerProcess, freePort } from '../controller/controller-process.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
-import { waitFor } from '../../support/wait.js';
+import { startE2eKubeletLite } from '../../support/e2e-kubelet-lite.js';
 
 export const NAMESPACE = 'default';
 export const SLEEP_FOREVER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
@@ -109,31 +106,13 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
   }
   const cri = new CriClient({ socket: cluster.runtimeSocket });
 
-  const config: KubeletLiteConfig = {
-    nodes: [options.node],
+  const kubelet = await startE2eKubeletLite({
+    cluster,
     kubeconfig,
-    runtimeSocket: cluster.runtimeSocket,
-    podCgroupParent: cluster.podCgroupParent,
-    podLogDir: cluster.podLogDir,
-    stateDir: join(dir, 'kubelet-state'),
-    readyFile: join(dir, 'kubelet-ready'),
-    hostIP: '127.0.0.1',
-    timeScale: options.timeScale ?? 1,
-  };
-  const configFile = join(dir, 'kubelet-lite.json');
-  await writeFile(configFile, JSON.stringify(config));
-  const kubeletLogFile = join(dir, 'kubelet-lite.log');
-  const kubelet = spawnLogged(process.execPath, [KUBELET_LITE_MAIN, '--config', configFile], kubeletLogFile);
-  await waitFor(
-    async () => {
-      if (kubelet.exitCode !== null) throw new Error(`kubelet-lite exited: ${await readFile(kubeletLogFile, 'utf8')}`);
-      return readFile(config.readyFile, 'utf8').then(
-        () => true,
-        () => false,
-      );
-    },
-    { timeoutMs: 30_000, message: 'kubelet-lite to register its node' },
-  );
+    nodes: [options.node],
+    dir,
+    timeScale: options.timeScale,
+  });
 
   const startAgent = async (): Promise<AgentProcess> => {
     const started = new AgentProcess({
@@ -166,13 +145,12 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
       agent = await startAgent();
       return agent;
     },
-    kubeletLog: () => readFile(kubeletLogFile, 'utf8'),
+    kubeletLog: () => kubelet.log(),
     controller,
     async close() {
       await agent?.stop();
       await controller?.stop();
-      kubelet.kill('SIGTERM');
-      await new Promise((resolve) => (kubelet.exitCode !== null ? resolve(undefined) : kubelet.once('exit', resolve)));
+      await kubelet.stop();
       await removeKubeletLiteSandboxes(cluster.runtimeSocket, options.node).catch(() => undefined);
       removeWebhook();
       cri.close();
@@ -181,15 +159,6 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-function spawnLogged(command: string, args: string[], logFile: string): ChildProcess {
-  const fd = openSync(logFile, 'a');
-  try {
-    return spawn(command, args, { stdio: ['ignore', fd, fd], env: process.env });
-  } finally {
-    closeSync(fd);
-  }
 }
 
 export interface ContainerDef {

@@ -5,10 +5,6 @@
 // test sets (so a pod that is not pinned visibly lands elsewhere). StatefulSets are stored but nothing runs them:
 // the test creates their pods as the StatefulSet controller would (name <sts>-<ordinal>, controller ownerReference,
 // label statefulset.kubernetes.io/pod-name).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { isNotFound } from '../../../src/kube/errors.js';
 import { Informer } from '../../../src/kube/informer/informer.js';
 import type { KubeObject } from '../../../src/kube/object.js';
@@ -18,9 +14,9 @@ import {
   STATEFULSETS,
   type PersistentPodStateObject,
 } from '../../../src/controller/persistentpodstate/resources.js';
-import { KUBELET_LITE_MAIN, removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
-import type { KubeletLiteConfig } from '../../cluster/kubelet-lite/process-config.js';
+import { removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
+import { startE2eKubeletLite, type E2eKubeletLite } from '../../support/e2e-kubelet-lite.js';
 import { waitFor } from '../../support/wait.js';
 import { createNamespace, startControllerEnv, type ControllerEnv } from '../controller/controller-env.js';
 
@@ -51,15 +47,11 @@ export async function startPpsStack(options: { namespace: string; nodes: [string
   const cluster = await useCluster();
   const env = await startControllerEnv();
   const { client } = env;
-  let kubelet: ChildProcess | undefined;
+  let kubelet: E2eKubeletLite | undefined;
   let scheduler: Informer<PodObject> | undefined;
   const close = async (): Promise<void> => {
     await scheduler?.stop();
-    if (kubelet && kubelet.exitCode === null) {
-      const exited = new Promise((resolve) => kubelet!.once('exit', resolve));
-      kubelet.kill('SIGTERM');
-      await exited;
-    }
+    await kubelet?.stop();
     for (const node of options.nodes) {
       await removeKubeletLiteSandboxes(cluster.runtimeSocket, node).catch(() => undefined);
     }
@@ -75,32 +67,13 @@ export async function startPpsStack(options: { namespace: string; nodes: [string
     );
     await createNamespace(client, options.namespace, { 'kubernetes.io/metadata.name': options.namespace });
 
-    const config: KubeletLiteConfig = {
-      nodes: [...options.nodes],
+    const started = await startE2eKubeletLite({
+      cluster,
       kubeconfig: env.kubeconfig,
-      runtimeSocket: cluster.runtimeSocket,
-      podCgroupParent: cluster.podCgroupParent,
-      podLogDir: cluster.podLogDir,
-      stateDir: join(env.dir, 'kubelet-state'),
-      readyFile: join(env.dir, 'kubelet-ready'),
-      hostIP: '127.0.0.1',
-      timeScale: 1,
-    };
-    const configFile = join(env.dir, 'kubelet-lite.json');
-    await writeFile(configFile, JSON.stringify(config));
-    const kubeletLogFile = join(env.dir, 'kubelet-lite.log');
-    kubelet = spawnLogged(process.execPath, [KUBELET_LITE_MAIN, '--config', configFile], kubeletLogFile);
-    const child = kubelet;
-    await waitFor(
-      async () => {
-        if (child.exitCode !== null) throw new Error(`kubelet-lite exited: ${await readFile(kubeletLogFile, 'utf8')}`);
-        return readFile(config.readyFile, 'utf8').then(
-          () => true,
-          () => false,
-        );
-      },
-      { timeoutMs: 30_000, message: 'kubelet-lite to register its nodes' },
-    );
+      nodes: [...options.nodes],
+      dir: env.dir,
+    });
+    kubelet = started;
 
     let order: string[] = [...options.nodes];
     const nodeLabels = new Map<string, Record<string, string>>();
@@ -143,21 +116,12 @@ export async function startPpsStack(options: { namespace: string; nodes: [string
       setScheduleOrder(next) {
         order = [...next];
       },
-      kubeletLog: () => readFile(kubeletLogFile, 'utf8'),
+      kubeletLog: () => started.log(),
       close,
     };
   } catch (err) {
     await close();
     throw err;
-  }
-}
-
-function spawnLogged(command: string, args: string[], logFile: string): ChildProcess {
-  const fd = openSync(logFile, 'a');
-  try {
-    return spawn(command, args, { stdio: ['ignore', fd, fd], env: process.env });
-  } finally {
-    closeSync(fd);
   }
 }
 
