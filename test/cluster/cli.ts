@@ -3,12 +3,21 @@
 // or bad usage.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { clusterStatus, downCluster, parseNodeCount, upCluster } from './components.js';
+import {
+  clusterStatus,
+  downCluster,
+  parseClusterKind,
+  parseNodeCount,
+  upCluster,
+  type ClusterKind,
+} from './components.js';
 import { clusterPaths, resolveClusterDir } from './paths.js';
 import { errorMessage, PrerequisiteError } from './runtime/errors.js';
 
 const USAGE = `usage: npm run cluster -- <command> [options]
-  up [--nodes N]   start the local cluster (idempotent); writes $CLUSTER_DIR/env
+  up [--nodes N] [--kind real|lite]
+                   start the local cluster (idempotent); writes $CLUSTER_DIR/env. --kind real: real Kubernetes
+                   (built from Go modules on first use, about 8 minutes); lite: the API emulator and kubelet-lite
   down [--purge]   stop it; --purge also deletes images, registry data and containerd content
   status           show what runs
   env              print the env file (source it in a shell)
@@ -19,6 +28,7 @@ class UsageError extends Error {}
 interface Command {
   name: 'up' | 'down' | 'status' | 'env';
   nodeCount?: number;
+  kind?: ClusterKind;
   purge: boolean;
 }
 
@@ -28,7 +38,12 @@ export function parseCommand(argv: string[]): Command {
     parsed = parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { nodes: { type: 'string' }, purge: { type: 'boolean', default: false }, help: { type: 'boolean' } },
+      options: {
+        nodes: { type: 'string' },
+        kind: { type: 'string' },
+        purge: { type: 'boolean', default: false },
+        help: { type: 'boolean' },
+      },
     });
   } catch (err) {
     throw new UsageError(errorMessage(err));
@@ -42,6 +57,15 @@ export function parseCommand(argv: string[]): Command {
   }
   if (values.nodes !== undefined && name !== 'up') throw new UsageError('--nodes goes with up');
   if (values.purge && name !== 'down') throw new UsageError('--purge goes with down');
+  if (values.kind !== undefined && name !== 'up') throw new UsageError('--kind goes with up');
+  let kind: ClusterKind | undefined;
+  if (values.kind !== undefined) {
+    try {
+      kind = parseClusterKind(values.kind);
+    } catch (err) {
+      throw new UsageError(errorMessage(err));
+    }
+  }
   let nodeCount: number | undefined;
   if (values.nodes !== undefined) {
     try {
@@ -50,7 +74,7 @@ export function parseCommand(argv: string[]): Command {
       throw new UsageError(errorMessage(err));
     }
   }
-  return { name, nodeCount, purge: values.purge ?? false };
+  return { name, nodeCount, kind, purge: values.purge ?? false };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -62,7 +86,7 @@ async function main(argv: string[]): Promise<number> {
   };
   switch (command.name) {
     case 'up': {
-      await upCluster({ dir, log, nodeCount: command.nodeCount });
+      await upCluster({ dir, log, nodeCount: command.nodeCount, kind: command.kind });
       log(`up (${Date.now() - started} ms); variables: source ${clusterPaths(dir).envFile}`);
       return 0;
     }

@@ -3,10 +3,12 @@
 // emulator, kubelet-lite) go at the end of clusterComponents().
 import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { apiServerComponent } from './apiserver/component.js';
 import type { ClusterComponent, ClusterContext } from './component.js';
 import { readEnvFile, writeEnvFile } from './env-file.js';
 import { kubeletLiteComponent } from './kubelet-lite/component.js';
+import { realClusterComponents } from './k8s/components.js';
 import { clusterPaths } from './paths.js';
 import { hasStatus, type ComponentStatus } from './runtime/component-status.js';
 import { containerd } from './runtime/containerd.js';
@@ -21,8 +23,30 @@ import { testImages } from './runtime/test-images.js';
 export const MAX_NODE_COUNT = 50;
 const LOCK_TIMEOUT_MS = 15 * 60_000;
 
+/**
+ * What the local cluster is made of: `lite` (the API emulator and kubelet-lite on one containerd) or `real`
+ * (kube-apiserver, kube-controller-manager, kube-scheduler, etcd and N real kubelets with their own containerd, each
+ * in its own network and mount namespace: test/cluster/k8s).
+ */
+export type ClusterKind = 'lite' | 'real';
+
+export function parseClusterKind(text: string): ClusterKind {
+  if (text !== 'lite' && text !== 'real')
+    throw new Error(`cluster kind must be lite or real, got ${JSON.stringify(text)}`);
+  return text;
+}
+
+/** The kind of the cluster in `dir`: what its last up recorded, else CLUSTER_KIND, else lite. */
+export async function clusterKindOf(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterKind> {
+  const recorded = (await readEnvFile(clusterPaths(dir).envFile).catch(() => undefined))?.CLUSTER_KIND;
+  if (recorded !== undefined) return parseClusterKind(recorded);
+  if (existsSync(join(dir, 'k8s'))) return 'real';
+  return parseClusterKind(env.CLUSTER_KIND ?? 'lite');
+}
+
 /** The components of the local cluster, in start order. */
-export function clusterComponents(): ClusterComponent[] {
+export function clusterComponents(kind: ClusterKind = 'lite'): ClusterComponent[] {
+  if (kind === 'real') return realClusterComponents();
   return [
     hostPackages(),
     registries(),
@@ -37,8 +61,10 @@ export function clusterComponents(): ClusterComponent[] {
 export interface ClusterRunOptions {
   dir: string;
   log: (message: string) => void;
-  /** Defaults to clusterComponents(). */
+  /** Defaults to clusterComponents() of the cluster's kind. */
   components?: ClusterComponent[];
+  /** For up: the kind to start (default: the directory's recorded kind, else CLUSTER_KIND, else lite). */
+  kind?: ClusterKind;
 }
 
 export interface UpOptions extends ClusterRunOptions {
@@ -80,9 +106,16 @@ export async function upCluster(options: UpOptions): Promise<Record<string, stri
   return withDirLock(`${paths.runDir}/lock`, LOCK_TIMEOUT_MS, async () => {
     const previous = await readEnvFile(paths.envFile).catch(() => undefined);
     const nodeCount = options.nodeCount ?? parseNodeCount(previous?.NODE_COUNT ?? '1');
-    const env: Record<string, string> = { CLUSTER_DIR: paths.dir, NODE_COUNT: String(nodeCount) };
+    const current = await clusterKindOf(paths.dir);
+    if (options.kind !== undefined && previous !== undefined && options.kind !== current) {
+      throw new ClusterError(
+        `${paths.dir} holds a ${current} cluster: bring it down first to start a ${options.kind} one`,
+      );
+    }
+    const kind = options.kind ?? current;
+    const env: Record<string, string> = { CLUSTER_DIR: paths.dir, CLUSTER_KIND: kind, NODE_COUNT: String(nodeCount) };
     const ctx = context(paths.dir, env, options.log);
-    for (const component of options.components ?? clusterComponents()) {
+    for (const component of options.components ?? clusterComponents(kind)) {
       const started = Date.now();
       let vars: Record<string, string>;
       try {
@@ -116,7 +149,8 @@ export async function downCluster(options: DownOptions): Promise<void> {
     const env = (await readEnvFile(paths.envFile).catch(() => undefined)) ?? { CLUSTER_DIR: paths.dir };
     const ctx = context(paths.dir, env, options.log);
     const failures: string[] = [];
-    for (const component of [...(options.components ?? clusterComponents())].reverse()) {
+    const kind = await clusterKindOf(paths.dir);
+    for (const component of [...(options.components ?? clusterComponents(kind))].reverse()) {
       try {
         await component.down(ctx);
       } catch (err) {
@@ -142,7 +176,7 @@ export async function clusterStatus(options: ClusterRunOptions): Promise<Compone
   const env = (await readEnvFile(paths.envFile).catch(() => undefined)) ?? { CLUSTER_DIR: paths.dir };
   const ctx = context(paths.dir, env, options.log);
   const statuses: ComponentStatus[] = [{ name: 'env', healthy: existsSync(paths.envFile), detail: paths.envFile }];
-  for (const component of options.components ?? clusterComponents()) {
+  for (const component of options.components ?? clusterComponents(await clusterKindOf(paths.dir))) {
     if (hasStatus(component)) statuses.push(...(await component.status(ctx)));
   }
   return statuses;

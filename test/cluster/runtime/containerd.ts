@@ -145,7 +145,7 @@ export function containerd(): ComponentWithStatus {
       const paths = clusterPaths(ctx.dir);
       const c = paths.containerd;
       const registries = [requireEnv(ctx, 'REGISTRY', 'registries'), requireEnv(ctx, 'AUTH_REGISTRY', 'registries')];
-      const configText = containerdConfig(paths, {
+      const configText = containerdConfig(c, paths.id, {
         sandboxImage: requireEnv(ctx, 'SANDBOX_IMAGE', 'test-images'),
         cniBinDir: requireEnv(ctx, 'CNI_BIN_DIR', 'pod-network'),
         cniConfDir: requireEnv(ctx, 'CNI_CONF_DIR', 'pod-network'),

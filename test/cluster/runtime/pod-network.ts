@@ -67,24 +67,29 @@ export async function overlappingRoutes(cidr: string, ownBridge: string): Promis
     .map((route) => `${route.dst!} dev ${route.dev ?? '?'}`);
 }
 
-async function chooseSubnet(paths: ClusterPaths): Promise<PodSubnet> {
+/** The cluster's subnet octet X (10.X.0.0/16): the stored one, else the first whose /16 no host route overlaps. */
+export async function chooseSubnetOctet(paths: ClusterPaths, ownBridge: string): Promise<number> {
   const stored = (await readAllocations(paths.allocationsFile)).subnetOctet;
   const first = stored ?? paths.preferredSubnetOctet;
   const span = OCTET_MAX - OCTET_MIN + 1;
   for (let i = 0; i < span; i++) {
     const octet = i === 0 ? first : OCTET_MIN + ((first - OCTET_MIN + i + span) % span);
     if (octet === 88) continue;
-    const conflicts = await overlappingRoutes(podSubnet(octet).cidr, paths.bridge);
+    const conflicts = await overlappingRoutes(podSubnet(octet).cidr, ownBridge);
     if (conflicts.length === 0) {
       if (octet !== stored) await saveAllocations(paths.allocationsFile, { subnetOctet: octet });
-      return podSubnet(octet);
+      return octet;
     }
   }
   throw new ClusterError(`no free pod subnet 10.${OCTET_MIN}-${OCTET_MAX}.0.0/16: host routes overlap them all`);
 }
 
+async function chooseSubnet(paths: ClusterPaths): Promise<PodSubnet> {
+  return podSubnet(await chooseSubnetOctet(paths, paths.bridge));
+}
+
 /** Symlink every system plugin into binDir; entries added there by others are left alone. */
-async function linkSystemPlugins(binDir: string): Promise<void> {
+export async function linkSystemPlugins(binDir: string): Promise<void> {
   await mkdir(binDir, { recursive: true });
   let plugins: string[];
   try {

@@ -1,5 +1,6 @@
-// Component "registries": two docker-registry (distribution) instances on 127.0.0.1, one open and one with
-// htpasswd basic auth. Ports are chosen free on the first up and kept in allocations.json; the auth registry's
+// Component "registries": two docker-registry (distribution) instances, one open and one with htpasswd basic auth,
+// on 127.0.0.1 (or on REGISTRY_HOST, the host's address on the real cluster's node network, which nodes in their own
+// network namespaces reach). Ports are chosen free on the first up and kept in allocations.json; the auth registry's
 // user/password is generated once per cluster directory and kept with mode 0600.
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -49,7 +50,13 @@ function instances(paths: ClusterPaths): RegistryInstance[] {
 }
 
 /** The registry config (JSON is valid YAML, which docker-registry reads). */
-export function registryConfig(options: { port: number; dataDir: string; htpasswd?: string; service: string }): string {
+export function registryConfig(options: {
+  host?: string;
+  port: number;
+  dataDir: string;
+  htpasswd?: string;
+  service: string;
+}): string {
   const config: Record<string, unknown> = {
     version: '0.1',
     log: { level: 'warn', accesslog: { disabled: true }, fields: { service: options.service } },
@@ -59,7 +66,7 @@ export function registryConfig(options: { port: number; dataDir: string; htpassw
       cache: { blobdescriptor: 'inmemory' },
     },
     http: {
-      addr: `127.0.0.1:${options.port}`,
+      addr: `${options.host ?? '127.0.0.1'}:${options.port}`,
       // signs upload state only; a fixed value per instance keeps the registry from logging a warning
       secret: `kruise-daemon-test-${options.service}`,
       headers: { 'X-Content-Type-Options': ['nosniff'] },
@@ -94,6 +101,11 @@ async function htpasswdLine(credentials: BasicCredentials): Promise<string> {
   return `${line.trim()}\n`;
 }
 
+/** Where the registries listen: REGISTRY_HOST from an earlier component (the real cluster's host address), else loopback. */
+function registryHost(ctx: ClusterContext): string {
+  return ctx.env.REGISTRY_HOST ?? '127.0.0.1';
+}
+
 async function choosePort(instance: RegistryInstance, stored: number | undefined): Promise<number> {
   if (stored !== undefined) {
     if ((await runningPid(instance.pidFile, instance.configFile)) !== undefined) return stored;
@@ -107,6 +119,7 @@ export function registries(): ComponentWithStatus {
     name: 'registries',
     async up(ctx: ClusterContext) {
       const paths = clusterPaths(ctx.dir);
+      const host = registryHost(ctx);
       const credentials = await registryCredentials(paths);
       if ((await readTextIfExists(paths.registry.htpasswd)) === undefined) {
         await writeAtomic(paths.registry.htpasswd, await htpasswdLine(credentials), 0o600);
@@ -126,6 +139,7 @@ export function registries(): ComponentWithStatus {
             args: ['serve', instance.configFile],
             configFile: instance.configFile,
             configText: registryConfig({
+              host,
               port,
               dataDir: instance.dataDir,
               htpasswd: instance.withAuth ? paths.registry.htpasswd : undefined,
@@ -137,16 +151,16 @@ export function registries(): ComponentWithStatus {
           ctx.log,
         );
         const expected = instance.withAuth ? 401 : 200;
-        await waitUntil(async () => (await httpStatus(`http://127.0.0.1:${port}/v2/`)) === expected, {
+        await waitUntil(async () => (await httpStatus(`http://${host}:${port}/v2/`)) === expected, {
           timeoutMs: 20_000,
-          what: `${instance.name} on 127.0.0.1:${port} to answer /v2/ with ${expected}`,
+          what: `${instance.name} on ${host}:${port} to answer /v2/ with ${expected}`,
           failFast: async () =>
             isAlive(state.pid) ? undefined : `it exited; last lines of ${logFile}:\n${await tailOfFile(logFile)}`,
         });
       }
       return {
-        REGISTRY: `127.0.0.1:${ports.registry}`,
-        AUTH_REGISTRY: `127.0.0.1:${ports['registry-auth']}`,
+        REGISTRY: `${host}:${ports.registry}`,
+        AUTH_REGISTRY: `${host}:${ports['registry-auth']}`,
         AUTH_USER: credentials.user,
         AUTH_PASSWORD: credentials.password,
         REGISTRY_PID_FILE: paths.registry.openPidFile,
@@ -163,6 +177,7 @@ export function registries(): ComponentWithStatus {
     async status(ctx: ClusterContext): Promise<ComponentStatus[]> {
       const paths = clusterPaths(ctx.dir);
       const allocations = await readAllocations(paths.allocationsFile);
+      const host = registryHost(ctx);
       const statuses: ComponentStatus[] = [];
       for (const instance of instances(paths)) {
         const pid = await runningPid(instance.pidFile, instance.configFile);
@@ -171,12 +186,12 @@ export function registries(): ComponentWithStatus {
           statuses.push({ name: instance.name, healthy: false, detail: 'not running' });
           continue;
         }
-        const code = await httpStatus(`http://127.0.0.1:${port}/v2/`);
+        const code = await httpStatus(`http://${host}:${port}/v2/`);
         const expected = instance.withAuth ? 401 : 200;
         statuses.push({
           name: instance.name,
           healthy: code === expected,
-          detail: `PID ${pid}, 127.0.0.1:${port}, /v2/ answers ${code ?? 'nothing'} (expected ${expected})`,
+          detail: `PID ${pid}, ${host}:${port}, /v2/ answers ${code ?? 'nothing'} (expected ${expected})`,
         });
       }
       return statuses;

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Builds the real cluster's Go components from the Go module proxy into a cache outside the repository, keyed by
+# version: $KD_CACHE/bin/<component>-<version>/<binary>. A component whose binary is already there is skipped, so a
+# warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
+#
+# usage: build.sh [component...]   components: kubernetes etcd crictl holder (default: all)
+# env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon)
+#
+# Only helper modules (a go.mod with versions and replace lines, written here) and this script are ours; no upstream
+# source is kept in the repository.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=versions.env
+. "$here/versions.env"
+KD_CACHE=${KD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon}
+export GOMODCACHE=$KD_CACHE/go/mod GOCACHE=$KD_CACHE/go/build GOTOOLCHAIN=local GOFLAGS=-mod=mod
+export PATH=/usr/local/go/bin:$PATH
+mkdir -p "$KD_CACHE/logs" "$KD_CACHE/bin" "$KD_CACHE/mod"
+
+say() { printf '[build %s] %s\n' "$(date +%T)" "$*" >&2; }
+need_go() {
+  command -v go >/dev/null || { say "go is not installed: the real cluster is built from Go modules (Go >= 1.24 needed)"; exit 2; }
+}
+# run LOG CMD...: runs CMD with output to LOG; on failure prints the command and the log's last lines, exit 1
+run() {
+  local log=$1; shift
+  if ! nice -n 10 "$@" >>"$log" 2>&1; then
+    say "FAILED: $*"; say "last lines of $log:"; tail -n 25 "$log" >&2; exit 1
+  fi
+}
+
+KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet)
+
+build_kubernetes() {
+  local v=$KUBERNETES_VERSION out=$KD_CACHE/bin/kubernetes-$KUBERNETES_VERSION missing=()
+  for b in "${KUBE_BINS[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
+  [ ${#missing[@]} -eq 0 ] && { say "kubernetes $v: cached in $out"; return; }
+  need_go
+  local mod=$KD_CACHE/mod/kubernetes-$v log=$KD_CACHE/logs/kubernetes-$v.log
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  say "kubernetes $v: first build of ${missing[*]} (about 8 minutes on 2 cores; log: $log)"
+  if [ ! -f "$mod/go.mod" ]; then
+    say "kubernetes $v: downloading k8s.io/kubernetes' go.mod"
+    local upstream
+    upstream=$(cd "$mod" && go mod download -json "k8s.io/kubernetes@$v" 2>>"$log" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    [ -f "$upstream" ] || { say "FAILED: go mod download k8s.io/kubernetes@$v"; tail -n 25 "$log" >&2; exit 1; }
+    # The helper module: the minor's own go/godebug lines, k8s.io/kubernetes at v, and every staging module (which
+    # k8s.io/kubernetes requires at v0.0.0 and replaces with ./staging/...) replaced with its tag v0.<minor>.<patch>.
+    {
+      echo "module kruisedaemon.test/k8sbuild"; echo
+      grep -E '^go ' "$upstream"; grep -E '^godebug ' "$upstream" || true; echo
+      echo "require k8s.io/kubernetes $v"; echo
+      echo "replace ("
+      grep -E '^\s*k8s.io/[^ ]+ => \./staging/' "$upstream" | awk -v sv="v0.${v#v1.}" '{print "\t" $1 " => " $1 " " sv}'
+      echo ")"
+    } >"$mod/go.mod.tmp"
+    mv "$mod/go.mod.tmp" "$mod/go.mod"
+  fi
+  local minor; minor=$(echo "$v" | cut -d. -f2)
+  local ld="-s -w"
+  for p in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld="$ld -X $p.gitVersion=$v -X $p.gitMajor=1 -X $p.gitMinor=$minor -X $p.gitTreeState=clean"
+    ld="$ld -X $p.gitCommit=0000000000000000000000000000000000000000 -X $p.buildDate=1970-01-01T00:00:00Z"
+  done
+  local i=0
+  for b in "${missing[@]}"; do
+    i=$((i + 1)); local t0=$SECONDS
+    say "kubernetes $v: [$i/${#missing[@]}] go build k8s.io/kubernetes/cmd/$b"
+    # CGO_ENABLED=0 for every binary (a static kubelet works and saves a second compile of the shared code).
+    (cd "$mod" && CGO_ENABLED=0 run "$log" go build -trimpath -tags selinux,notest -ldflags "$ld" -o "$out.tmp/$b" "k8s.io/kubernetes/cmd/$b")
+    say "kubernetes $v: [$i/${#missing[@]}] $b built in $((SECONDS - t0)) s"
+  done
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+}
+
+build_etcd() {
+  local v=$ETCD_VERSION out=$KD_CACHE/bin/etcd-$ETCD_VERSION
+  [ -x "$out/etcd" ] && { say "etcd $v: cached in $out"; return; }
+  need_go
+  local mod=$KD_CACHE/mod/etcd-$v log=$KD_CACHE/logs/etcd-$v.log t0=$SECONDS
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  say "etcd $v: first build (about 1 minute; log: $log)"
+  printf 'module kruisedaemon.test/etcdbuild\n\ngo 1.24.0\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$v" >"$mod/go.mod"
+  (cd "$mod" && CGO_ENABLED=0 run "$log" go build -trimpath -ldflags "-s -w" -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3)
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+  say "etcd $v: built in $((SECONDS - t0)) s"
+}
+
+build_crictl() {
+  local v=$CRICTL_VERSION out=$KD_CACHE/bin/crictl-$CRICTL_VERSION
+  [ -x "$out/crictl" ] && { say "crictl $v: cached in $out"; return; }
+  need_go
+  local log=$KD_CACHE/logs/crictl-$v.log t0=$SECONDS
+  mkdir -p "$out.tmp"; : >"$log"
+  say "crictl $v: first build (about 30 s; log: $log)"
+  GOBIN=$out.tmp CGO_ENABLED=0 run "$log" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@$v"
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+  say "crictl $v: built in $((SECONDS - t0)) s"
+}
+
+# The node holder: our own few lines of Go, PID of a node's mount namespace (exits on TERM, reaps orphans).
+build_holder() {
+  local src=$here/holder/main.go sum out
+  sum=$(sha256sum "$src" | cut -c1-12); out=$KD_CACHE/bin/holder-$sum
+  [ -x "$out/holder" ] && { say "holder $sum: cached in $out"; return; }
+  need_go
+  local mod=$KD_CACHE/mod/holder-$sum log=$KD_CACHE/logs/holder-$sum.log
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  cp "$src" "$mod/main.go"; printf 'module kruisedaemon.test/holder\n\ngo 1.24.0\n' >"$mod/go.mod"
+  (cd "$mod" && CGO_ENABLED=0 run "$log" go build -trimpath -ldflags "-s -w" -o "$out.tmp/holder" .)
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+  say "holder $sum: built"
+}
+
+want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
+for c in "${want[@]}"; do
+  case $c in
+    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;;
+    *) say "unknown component '$c' (kubernetes etcd crictl holder)"; exit 2 ;;
+  esac
+done
