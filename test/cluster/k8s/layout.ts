@@ -81,8 +81,6 @@ export interface K8sLayout {
   logDir: string;
   runDir: string;
   adminKubeconfig: string;
-  /** Directories this tooling created on the host as bind-mount targets (removed again by down when empty). */
-  createdDirsFile: string;
   nodes: NodeLayout[];
 }
 
@@ -170,7 +168,6 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
     logDir: paths.logDir,
     runDir: paths.runDir,
     adminKubeconfig: join(k8sDir, 'pki', 'admin.kubeconfig'),
-    createdDirsFile: join(k8sDir, 'created-dirs'),
     nodes,
   };
 }

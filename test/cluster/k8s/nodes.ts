@@ -1,7 +1,8 @@
 // Component "nodes" (real cluster): N real Kubernetes nodes on this machine. Each node is
 //   - a network namespace with a veth on the host bridge (the node's address), IPv4 forwarding on;
-//   - a mount namespace, held open by a small holder process, in which the node's directories are bind-mounted on
-//     the usual paths (/run/containerd, /var/lib/kubelet, /etc/cni/net.d, /opt/cni/bin, /var/lib/cni, ...);
+//   - a mount namespace, held open by a small holder process, with its own /run (tmpfs), private overlays on /etc,
+//     /opt and /var, and the node's directories bind-mounted on the usual paths (/run/containerd, /var/lib/kubelet,
+//     /etc/cni/net.d, /opt/cni/bin, /var/lib/cni, ...), so nothing of a node shows on the host's own paths;
 //   - its own containerd (Debian's), kubelet and kube-proxy (iptables mode), all started inside both namespaces
 //     with `nsenter -t <holder> -m -n` (never `ip netns exec`: it remounts /sys without the cgroup hierarchies);
 //   - its own pod CIDR on a CNI bridge inside its namespace (bridge + host-local, or the project's kruise-ipam with
@@ -9,8 +10,8 @@
 // down stops kubelet and kube-proxy, removes every pod through CRI (so CNI releases the addresses), stops
 // containerd, kills whatever is left in the node's mount namespace and cgroups, and deletes the namespace.
 import { existsSync } from 'node:fs';
-import { appendFile, mkdir, readFile, rm, rmdir } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { appendFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { readdirSync, readlinkSync } from 'node:fs';
 import { installPluginBundled } from '../../../src/daemon/ipreservation/install.js';
 import type { ClusterContext } from '../component.js';
@@ -22,7 +23,7 @@ import { ClusterError, errorMessage } from '../runtime/errors.js';
 import { run, runChecked } from '../runtime/exec.js';
 import { readTextIfExists, writeIfChanged } from '../runtime/files.js';
 import { linkSystemPlugins, podIpamFromEnv, type PodIpam } from '../runtime/pod-network.js';
-import { isAlive, runningPid, signal } from '../runtime/processes.js';
+import { commandLine, isAlive, runningPid, signal } from '../runtime/processes.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { apiGetJson } from './api-client.js';
 import { binaryPaths } from './binaries.js';
@@ -33,6 +34,8 @@ import { ensureProcess, stopOwnProcess, waitForProcess, type ProcessSpec } from 
 import { linkExists } from './host-network.js';
 
 const NODE_READY_TIMEOUT_MS = 90_000;
+/** Top-level host directories a node sees through a private overlay (its own writes stay in its directory). */
+const OVERLAID_DIRS = ['etc', 'opt', 'var'];
 const CGROUP_V1_CONTROLLERS = ['cpu', 'cpuacct', 'cpuset', 'memory', 'devices', 'freezer', 'blkio', 'pids', 'systemd'];
 
 // ---- configs ----
@@ -155,8 +158,27 @@ function nsenter(holderPid: number): string[] {
   return ['-t', String(holderPid), '--mount', '--net', '--'];
 }
 
+/**
+ * The node's mount namespace, built by the holder's shell before it execs the holder: a fresh tmpfs on /run, a
+ * private overlay (writes go to the node's directory) on /etc, /opt and /var, then the node's directories bound on the
+ * usual paths. Nothing is created or changed on the host's own /etc, /opt, /var or /run.
+ */
+export function mountScript(node: NodeLayout): string {
+  const lines = ['set -e', 'mount -t tmpfs -o mode=0755 tmpfs /run'];
+  for (const top of OVERLAID_DIRS) {
+    const base = join(node.dir, 'overlay', top);
+    lines.push(
+      `mkdir -p '${base}/upper' '${base}/work'`,
+      `mount -t overlay overlay -o 'lowerdir=/${top},upperdir=${base}/upper,workdir=${base}/work' /${top}`,
+    );
+  }
+  for (const bind of node.binds)
+    lines.push(`mkdir -p '${bind.target}'`, `mount --bind '${bind.source}' '${bind.target}'`);
+  lines.push('exec "$0" "$1"');
+  return lines.join('\n');
+}
+
 function holderSpec(node: NodeLayout): ProcessSpec {
-  const mounts = node.binds.map((b) => `mount --bind '${b.source}' '${b.target}'`).join(' && ');
   return {
     name: `${node.name}/holder`,
     command: 'nsenter',
@@ -170,7 +192,7 @@ function holderSpec(node: NodeLayout): ProcessSpec {
       '--',
       'sh',
       '-c',
-      `${mounts} && exec "$0" "$1"`,
+      mountScript(node),
       binaryPaths().holder,
       node.dir,
     ],
@@ -250,27 +272,6 @@ async function ensureNetns(layout: K8sLayout, node: NodeLayout): Promise<void> {
   ]);
 }
 
-/** Create the bind-mount targets that do not exist on the host, recording them so down can remove them. */
-async function ensureMountTargets(layout: K8sLayout, node: NodeLayout): Promise<void> {
-  for (const bind of node.binds) {
-    await mkdir(bind.source, { recursive: true });
-    const missing: string[] = [];
-    for (let dir = bind.target; dir !== '/' && !existsSync(dir); dir = dirname(dir)) missing.unshift(dir);
-    for (const dir of missing) {
-      await mkdir(dir);
-      await appendFile(layout.createdDirsFile, `${dir}\n`);
-    }
-  }
-}
-
-async function removeCreatedMountTargets(layout: K8sLayout): Promise<void> {
-  const text = await readTextIfExists(layout.createdDirsFile);
-  if (text === undefined) return;
-  const dirs = [...new Set(text.split('\n').filter(Boolean))].sort((a, b) => b.length - a.length);
-  for (const dir of dirs) await rmdir(dir).catch(() => undefined);
-  await rm(layout.createdDirsFile, { force: true });
-}
-
 async function ensureCgroupRoot(node: NodeLayout): Promise<void> {
   for (const controller of CGROUP_V1_CONTROLLERS) {
     const base = join('/sys/fs/cgroup', controller);
@@ -309,12 +310,39 @@ function processesInMountNamespace(pid: number, except: number[]): number[] {
   return found;
 }
 
+/**
+ * PIDs of the containerd shims of a node, from the shim.pid files in its task bundles: found even after a crash left
+ * shims behind in a mount namespace whose holder is gone (the state directory is the node's own).
+ */
+async function shimPids(node: NodeLayout): Promise<number[]> {
+  const base = join(node.hostPaths.containerdState, 'io.containerd.runtime.v2.task');
+  const pids: number[] = [];
+  for (const namespace of await readdir(base).catch(() => [])) {
+    for (const id of await readdir(join(base, namespace)).catch(() => [])) {
+      const pid = Number.parseInt(
+        (await readTextIfExists(join(base, namespace, id, 'shim.pid')).catch(() => undefined)) ?? '',
+        10,
+      );
+      if (
+        Number.isSafeInteger(pid) &&
+        pid > 1 &&
+        isAlive(pid) &&
+        commandLine(pid).some((arg) => arg.includes('containerd-shim')) &&
+        commandLine(pid).includes(id)
+      ) {
+        pids.push(pid);
+      }
+    }
+  }
+  return pids;
+}
+
 // ---- one node up/down ----
 
 async function upNode(ctx: ClusterContext, layout: K8sLayout, node: NodeLayout): Promise<void> {
   for (const dir of [node.logDir, node.runDir]) await mkdir(dir, { recursive: true });
   await ensureNetns(layout, node);
-  await ensureMountTargets(layout, node);
+  for (const bind of node.binds) await mkdir(bind.source, { recursive: true });
   await ensureCgroupRoot(node);
 
   await linkSystemPlugins(node.hostPaths.cniBinDir);
@@ -390,6 +418,14 @@ async function downNode(ctx: ClusterContext, node: NodeLayout): Promise<void> {
     if (removed.code !== 0) ctx.log(`${node.name}: crictl rmp -fa: ${(removed.stderr || removed.stdout).trim()}`);
   }
   await stopOwnProcess(containerd, ctx.log);
+  {
+    const shims = await shimPids(node);
+    for (const pid of shims) signal(pid, 'SIGKILL');
+    if (shims.length > 0) {
+      ctx.log(`${node.name}: killed ${shims.length} shim(s) left running`);
+      await waitUntil(() => shims.every((pid) => !isAlive(pid)), { timeoutMs: 10_000, what: 'the shims to exit' });
+    }
+  }
   if (holderPid !== undefined) {
     const left = processesInMountNamespace(holderPid, [holderPid]);
     for (const pid of left) signal(pid, 'SIGKILL');
@@ -402,11 +438,16 @@ async function downNode(ctx: ClusterContext, node: NodeLayout): Promise<void> {
   const leftCgroups = await removeCgroupTree(node.cgroupRoot);
   if (leftCgroups.length > 0) ctx.log(`${node.name}: cgroups left behind: ${leftCgroups.join(', ')}`);
   if (existsSync(`/run/netns/${node.netns}`)) await runChecked('ip', ['netns', 'del', node.netns]);
-  if (await linkExists(node.hostVeth)) await runChecked('ip', ['link', 'del', node.hostVeth]);
+  // deleting the namespace deletes the veth with its peer (asynchronously): delete it only if it is still there
+  const veth = await run('ip', ['link', 'del', node.hostVeth]);
+  if (veth.code !== 0 && !/Cannot find device/.test(veth.stderr)) {
+    throw new ClusterError(`ip link del ${node.hostVeth}: ${veth.stderr.trim()}`);
+  }
   // pods are gone: their state must not leak into the next up (address leases, kubelet's pod directories)
   await rm(join(node.hostPaths.cniStateDir, 'networks'), { recursive: true, force: true });
   await rm(node.hostPaths.kubeletRoot, { recursive: true, force: true });
   await rm(node.hostPaths.containerdState, { recursive: true, force: true });
+  await rm(join(node.dir, 'overlay'), { recursive: true, force: true });
 }
 
 export function nodes(): ComponentWithStatus {
@@ -451,7 +492,6 @@ export function nodes(): ComponentWithStatus {
       for (const node of layout.nodes) {
         await downNode(ctx, node).catch((err: unknown) => failures.push(`${node.name}: ${errorMessage(err)}`));
       }
-      await removeCreatedMountTargets(layout);
       if (failures.length > 0) throw new ClusterError(failures.join('; '));
     },
     async status(ctx: ClusterContext): Promise<ComponentStatus[]> {

@@ -12,6 +12,10 @@ export interface AgentProcessOptions {
   args?: string[];
   /** Environment on top of PATH only (NODE_NAME, RUNTIME_SOCKET, NODE_OPTIONS...). */
   env?: Record<string, string>;
+  /** Runs the agent through this command line, e.g. `nsenter -t PID --mount --net --` to run it inside a node. */
+  launcher?: string[];
+  /** The address the agent's /healthz is reached at (default 127.0.0.1; a real node's address inside its netns). */
+  host?: string;
 }
 
 export interface Exit {
@@ -30,10 +34,13 @@ export class AgentProcess {
   readonly otherOutput: string[] = [];
   readonly exited: Promise<Exit>;
   private exit: Exit | undefined;
+  private readonly host: string;
 
   constructor(options: AgentProcessOptions = {}) {
     const args = options.args ?? ['--addr', '127.0.0.1:0'];
-    this.child = spawn(process.execPath, [KRUISE_DAEMON_BIN, ...args], {
+    this.host = options.host ?? '127.0.0.1';
+    const [command, ...prefix] = [...(options.launcher ?? []), process.execPath];
+    this.child = spawn(command!, [...prefix, KRUISE_DAEMON_BIN, ...args], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -73,7 +80,7 @@ export class AgentProcess {
     return this.logs.find((l) => typeof l.msg === 'string' && msg.test(l.msg));
   }
 
-  /** http://127.0.0.1:PORT once the agent logged where it listens. */
+  /** http://HOST:PORT once the agent logged where it listens. */
   async baseUrl(timeoutMs = 15_000): Promise<string> {
     const line = await waitFor(
       () => {
@@ -82,7 +89,7 @@ export class AgentProcess {
       },
       { timeoutMs, message: 'the agent to log its listen address' },
     );
-    return `http://127.0.0.1:${String(line.port)}`;
+    return `http://${this.host}:${String(line.port)}`;
   }
 
   /** Send SIGTERM and wait for the exit (SIGKILL after the deadline so nothing is left behind). */

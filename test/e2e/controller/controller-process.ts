@@ -17,6 +17,8 @@ export interface ControllerProcessOptions {
   certDir: string;
   extraArgs?: string[];
   env?: Record<string, string>;
+  /** Where it listens and the API server calls its webhooks (default 127.0.0.1; the host's node-network address on the real cluster). */
+  host?: string;
 }
 
 export async function freePort(): Promise<number> {
@@ -39,18 +41,19 @@ export class ControllerProcess {
   private done = false;
 
   constructor(readonly options: ControllerProcessOptions) {
+    const host = options.host ?? '127.0.0.1';
     const args = [
       KRUISE_CONTROLLER_BIN,
       '--kubeconfig',
       options.kubeconfig,
       '--addr',
-      `127.0.0.1:${options.statusPort}`,
+      `${host}:${options.statusPort}`,
       '--webhook-host',
-      '127.0.0.1',
+      host,
       '--webhook-port',
       String(options.webhookPort),
       '--webhook-url-base',
-      `https://127.0.0.1:${options.webhookPort}`,
+      `https://${host}:${options.webhookPort}`,
       '--webhook-cert-dir',
       options.certDir,
       '--lease-duration',
@@ -93,7 +96,7 @@ export class ControllerProcess {
   }
 
   get statusUrl(): string {
-    return `http://127.0.0.1:${this.options.statusPort}`;
+    return `http://${this.options.host ?? '127.0.0.1'}:${this.options.statusPort}`;
   }
 
   findLog(msg: RegExp): LogLine | undefined {

@@ -1,0 +1,201 @@
+// Our system on the real local cluster, as deployed: deploy/'s CRDs, namespaces, ServiceAccounts and RBAC applied
+// to the real API server (so RBAC is enforced on the agent and the controller), a kubeconfig per ServiceAccount
+// (a bound token from the TokenRequest API), and the command lines that run kruise-daemon inside a node (its network
+// and mount namespaces, the node's own CRI socket, the DaemonSet's heap flags) and kruise-controller on the host
+// (its admission webhooks reached by URL at the host's node-network address). The workloads that deploy/ runs as a
+// DaemonSet and a Deployment run here as processes, so a change to the code needs no image.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { load } from 'js-yaml';
+import { packageRoot } from '../../../src/util/repo-root.js';
+import type { K8sLayout, NodeLayout } from './layout.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const AGENT_ENTRY = join(here, '..', '..', '..', 'src', 'cli', 'kruise-daemon.js');
+export const CONTROLLER_ENTRY = join(here, '..', '..', '..', 'src', 'cli', 'kruise-controller.js');
+export const AGENT_PORT = 10221;
+export const SYSTEM_NAMESPACE = 'kruise-system';
+
+/** Kinds of deploy/ that set up the API (types and permissions); the workloads themselves run as processes here. */
+const API_KINDS = new Set([
+  'Namespace',
+  'CustomResourceDefinition',
+  'ServiceAccount',
+  'Role',
+  'ClusterRole',
+  'RoleBinding',
+  'ClusterRoleBinding',
+]);
+
+interface Manifest {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: { name?: string; namespace?: string };
+  spec?: {
+    template?: { spec?: { containers?: { name?: string; env?: { name?: string; value?: string }[] }[] } };
+  };
+}
+
+export function kubectl(layout: K8sLayout, args: string[], input?: string): { ok: boolean; out: string } {
+  const result = spawnSync('kubectl', args, {
+    env: { ...process.env, KUBECONFIG: layout.adminKubeconfig, KUBECACHEDIR: join(layout.k8sDir, 'kubectl-cache') },
+    encoding: 'utf8',
+    input,
+    timeout: 120_000,
+  });
+  return { ok: result.status === 0, out: `${result.stdout}${result.stderr}`.trim() };
+}
+
+/** deploy/overlays/<overlay> rendered by kustomize, as objects. */
+export function renderOverlay(layout: K8sLayout, overlay = 'default'): Manifest[] {
+  const rendered = kubectl(layout, ['kustomize', join(packageRoot(), 'deploy', 'overlays', overlay)]);
+  if (!rendered.ok) throw new Error(`kubectl kustomize deploy/overlays/${overlay} failed: ${rendered.out}`);
+  return rendered.out
+    .split(/^---$/m)
+    .map((doc) => load(doc) as Manifest | null)
+    .filter((doc): doc is Manifest => doc !== null && typeof doc === 'object');
+}
+
+/** The DaemonSet's NODE_OPTIONS (the agent's heap flags), so the agents here run as deployed. */
+export function agentNodeOptions(manifests: Manifest[]): string {
+  const daemonSet = manifests.find((m) => m.kind === 'DaemonSet' && m.metadata?.name === 'kruise-daemon');
+  const container = daemonSet?.spec?.template?.spec?.containers?.find((c) => c.name === 'daemon');
+  const value = container?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
+  if (value === undefined) throw new Error('deploy/: the kruise-daemon DaemonSet sets no NODE_OPTIONS');
+  return value;
+}
+
+/** Apply deploy/'s API objects (CRDs, namespaces, ServiceAccounts, RBAC) and wait until the CRDs are served. */
+export function installApiObjects(layout: K8sLayout, manifests: Manifest[]): void {
+  const objects = manifests.filter((m) => m.kind !== undefined && API_KINDS.has(m.kind));
+  const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
+  const applied = kubectl(layout, ['apply', '-f', '-'], list);
+  if (!applied.ok) throw new Error(`kubectl apply of deploy/'s API objects failed: ${applied.out}`);
+  const crds = objects.filter((m) => m.kind === 'CustomResourceDefinition').map((m) => `crd/${m.metadata?.name ?? ''}`);
+  const established = kubectl(layout, ['wait', '--for=condition=Established', '--timeout=60s', ...crds]);
+  if (!established.ok) throw new Error(`CRDs not established: ${established.out}`);
+}
+
+/**
+ * A kubeconfig (0600) for ServiceAccount namespace/name with a bound token from the TokenRequest API, valid for
+ * `hours`: the agent and the controller reach the API with exactly the rights deploy/ grants them.
+ */
+export function serviceAccountKubeconfig(
+  layout: K8sLayout,
+  namespace: string,
+  name: string,
+  file: string,
+  hours = 24,
+): string {
+  const token = kubectl(layout, ['create', 'token', name, '-n', namespace, `--duration=${hours}h`]);
+  if (!token.ok) throw new Error(`kubectl create token ${name} -n ${namespace} failed: ${token.out}`);
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(
+    file,
+    `apiVersion: v1
+kind: Config
+clusters:
+- name: kruise-daemon-test
+  cluster:
+    server: ${layout.apiServerUrl}
+    certificate-authority: ${join(layout.pkiDir, 'ca.crt')}
+contexts:
+- name: ${name}
+  context: {cluster: kruise-daemon-test, user: ${name}, namespace: ${namespace}}
+current-context: ${name}
+users:
+- name: ${name}
+  user:
+    token: ${token.out.trim()}
+`,
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+export interface Launch {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+}
+
+export interface AgentLaunchOptions {
+  holderPid: number;
+  kubeconfig: string;
+  nodeOptions: string;
+  /** Run the kruise-ipam reservation controller (the node's pods are on kruise-ipam). */
+  ipam: boolean;
+  extraArgs?: string[];
+  logLevel?: string;
+}
+
+/** kruise-daemon inside `node`: its namespaces, its CRI socket at the usual path, /healthz on the node's address. */
+export function agentLaunch(node: NodeLayout, options: AgentLaunchOptions): Launch {
+  const args = [
+    '-t',
+    String(options.holderPid),
+    '--mount',
+    '--net',
+    '--',
+    process.execPath,
+    AGENT_ENTRY,
+    '--addr',
+    `${node.ip}:${AGENT_PORT}`,
+    '--runtime-socket',
+    node.inNode.containerdSocket,
+    ...(options.ipam ? ['--ipam', '--ipam-data-dir', join(node.inNode.cniStateDir, 'kruise-ipam')] : []),
+    ...(options.extraArgs ?? []),
+  ];
+  return {
+    command: 'nsenter',
+    args,
+    env: {
+      ...process.env,
+      NODE_NAME: node.name,
+      KUBECONFIG: options.kubeconfig,
+      NODE_OPTIONS: options.nodeOptions,
+      LOG_LEVEL: options.logLevel ?? process.env.LOG_LEVEL ?? 'info',
+    },
+  };
+}
+
+export function agentUrl(node: NodeLayout): string {
+  return `http://${node.ip}:${AGENT_PORT}`;
+}
+
+export interface ControllerLaunchOptions {
+  kubeconfig: string;
+  statusPort: number;
+  webhookPort: number;
+  certDir: string;
+  extraArgs?: string[];
+  logLevel?: string;
+}
+
+/** kruise-controller on the host, its webhooks at https://<host address>:<port> (registered by URL). */
+export function controllerLaunch(layout: K8sLayout, options: ControllerLaunchOptions): Launch {
+  return {
+    command: process.execPath,
+    args: [
+      CONTROLLER_ENTRY,
+      '--addr',
+      `${layout.hostIp}:${options.statusPort}`,
+      '--webhook-host',
+      layout.hostIp,
+      '--webhook-port',
+      String(options.webhookPort),
+      '--webhook-url-base',
+      `https://${layout.hostIp}:${options.webhookPort}`,
+      '--webhook-cert-dir',
+      options.certDir,
+      ...(options.extraArgs ?? []),
+    ],
+    env: {
+      ...process.env,
+      KUBECONFIG: options.kubeconfig,
+      LOG_LEVEL: options.logLevel ?? process.env.LOG_LEVEL ?? 'info',
+    },
+  };
+}

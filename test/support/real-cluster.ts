@@ -1,0 +1,264 @@
+// The real local Kubernetes cluster for tests: useRealCluster() brings it up once per process (2 nodes, pods on
+// kruise-ipam, deploy/'s CRDs, namespaces, ServiceAccounts and RBAC applied) in REAL_CLUSTER_DIR (default
+// <repo>/.cluster-real). If this run started it, it is stopped at the end of the run; one already up is left running.
+// startSystem() runs our agent on each node (inside the node's namespaces, with the kruise-daemon ServiceAccount's
+// token) and the controller on the host (kruise-controller's token), as deploy/ runs them: one system at a time.
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { packageRoot } from '../../src/util/repo-root.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { loadKubeconfig } from '../../src/kube/credentials/kubeconfig.js';
+import { downCluster, isClusterUp, upCluster } from '../cluster/components.js';
+import { layoutFromContext } from '../cluster/k8s/context.js';
+import type { K8sLayout, NodeLayout } from '../cluster/k8s/layout.js';
+import {
+  agentNodeOptions,
+  installApiObjects,
+  kubectl,
+  renderOverlay,
+  serviceAccountKubeconfig,
+  SYSTEM_NAMESPACE,
+} from '../cluster/k8s/system.js';
+import { validateClusterDir } from '../cluster/paths.js';
+import { runningPid } from '../cluster/runtime/processes.js';
+import { AgentProcess } from '../component/daemon/agent-process.js';
+import { ControllerProcess, freePort } from '../e2e/controller/controller-process.js';
+import { atRunEnd } from './fixtures.js';
+import { waitFor } from './wait.js';
+
+export const REAL_NODE_COUNT = 2;
+
+export interface RealCluster {
+  dir: string;
+  layout: K8sLayout;
+  vars: Readonly<Record<string, string>>;
+  /** cluster-admin (system:masters) kubeconfig and a client with it. */
+  adminKubeconfig: string;
+  admin: KubeClient;
+  registry: string;
+  authRegistry: string;
+  authUser: string;
+  authPassword: string;
+  images: { busybox1: string; busybox2: string; authBusybox1: string };
+  nodes: NodeLayout[];
+  /** The agent's heap flags from deploy/'s DaemonSet. */
+  agentNodeOptions: string;
+  /** Kubeconfigs of the kruise-daemon and kruise-controller ServiceAccounts (bound tokens). */
+  agentKubeconfig: string;
+  controllerKubeconfig: string;
+}
+
+export function realClusterDir(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env.REAL_CLUSTER_DIR ?? join(packageRoot(), '.cluster-real');
+  validateClusterDir(dir);
+  return dir;
+}
+
+function fileLog(dir: string): (message: string) => void {
+  return (message: string) => {
+    try {
+      mkdirSync(join(dir, 'logs'), { recursive: true });
+      appendFileSync(join(dir, 'logs', 'cluster.log'), `${new Date().toISOString()} [pid ${process.pid}] ${message}\n`);
+    } catch {
+      // logging must never fail a test
+    }
+  };
+}
+
+let memo: Promise<RealCluster> | undefined;
+
+/** The real cluster, up. Memoised per process: every test file may call it. */
+export function useRealCluster(): Promise<RealCluster> {
+  memo ??= startOnce().catch((err: unknown) => {
+    memo = undefined;
+    throw err;
+  });
+  return memo;
+}
+
+async function startOnce(): Promise<RealCluster> {
+  const dir = realClusterDir();
+  const log = fileLog(dir);
+  const wasUp = await isClusterUp({ dir, log }).catch(() => false);
+  if (!wasUp) atRunEnd(() => downCluster({ dir, log }));
+  let vars: Record<string, string>;
+  const previousIpam = process.env.CLUSTER_POD_IPAM;
+  process.env.CLUSTER_POD_IPAM = 'kruise-ipam';
+  try {
+    vars = await upCluster({ dir, log, kind: 'real', nodeCount: REAL_NODE_COUNT });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    throw new Error(`real cluster in ${dir} did not come up: ${message} (log: ${join(dir, 'logs', 'cluster.log')})`, {
+      cause: err,
+    });
+  } finally {
+    if (previousIpam === undefined) delete process.env.CLUSTER_POD_IPAM;
+    else process.env.CLUSTER_POD_IPAM = previousIpam;
+  }
+  const layout = await layoutFromContext({ dir, env: vars, log });
+  if (!layout) throw new Error(`real cluster in ${dir}: no layout after up`);
+  const manifests = renderOverlay(layout);
+  installApiObjects(layout, manifests);
+  // a controller of an earlier run that died leaves its webhooks registered (and pod creation failing)
+  removeWebhookConfigurations(layout);
+  const credentials = join(layout.k8sDir, 'credentials');
+  const need = (key: string): string => {
+    const value = vars[key];
+    if (!value) throw new Error(`real cluster env lacks ${key}`);
+    return value;
+  };
+  return {
+    dir,
+    layout,
+    vars: Object.freeze({ ...vars }),
+    adminKubeconfig: layout.adminKubeconfig,
+    admin: new KubeClient(await loadKubeconfig(layout.adminKubeconfig), { timeoutMs: 30_000 }),
+    registry: need('REGISTRY'),
+    authRegistry: need('AUTH_REGISTRY'),
+    authUser: need('AUTH_USER'),
+    authPassword: need('AUTH_PASSWORD'),
+    images: {
+      busybox1: need('TEST_IMAGE_BUSYBOX_1'),
+      busybox2: need('TEST_IMAGE_BUSYBOX_2'),
+      authBusybox1: need('TEST_IMAGE_AUTH_BUSYBOX_1'),
+    },
+    nodes: layout.nodes,
+    agentNodeOptions: agentNodeOptions(manifests),
+    agentKubeconfig: serviceAccountKubeconfig(
+      layout,
+      SYSTEM_NAMESPACE,
+      'kruise-daemon',
+      join(credentials, 'kruise-daemon.kubeconfig'),
+    ),
+    controllerKubeconfig: serviceAccountKubeconfig(
+      layout,
+      SYSTEM_NAMESPACE,
+      'kruise-controller',
+      join(credentials, 'kruise-controller.kubeconfig'),
+    ),
+  };
+}
+
+/** The admission webhook configurations kruise-controller registers (by URL here; it writes them at start). */
+export const WEBHOOK_CONFIGURATIONS = [
+  'mutatingwebhookconfiguration/kruise-mutating-webhook-configuration',
+  'validatingwebhookconfiguration/kruise-validating-webhook-configuration',
+];
+
+export function removeWebhookConfigurations(layout: K8sLayout): void {
+  const result = kubectl(layout, ['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS]);
+  if (!result.ok) throw new Error(`removing the webhook configurations failed: ${result.out}`);
+}
+
+/** `nsenter` into a node's mount and network namespaces (through its holder process). */
+export async function nodeLauncher(node: NodeLayout): Promise<string[]> {
+  const pid = await runningPid(node.holderPidFile, node.dir);
+  if (pid === undefined) throw new Error(`${node.name}: its holder process is not running`);
+  return ['nsenter', '-t', String(pid), '--mount', '--net', '--'];
+}
+
+export interface RealAgent {
+  node: NodeLayout;
+  process: AgentProcess;
+  url: string;
+}
+
+export interface SystemOptions {
+  /** Nodes that run an agent (default: every node). */
+  nodes?: NodeLayout[];
+  agentArgs?: string[];
+  agentEnv?: Record<string, string>;
+  /** Start the controller (default true) with these extra flags. */
+  controller?: boolean;
+  controllerArgs?: string[];
+}
+
+export interface RealSystem {
+  cluster: RealCluster;
+  agents: Map<string, RealAgent>;
+  controller: ControllerProcess | undefined;
+  /** Start (again) the agent of `node`, after a stop or a kill. */
+  startAgent(node: NodeLayout): Promise<RealAgent>;
+  stop(): Promise<void>;
+}
+
+export async function startAgentOn(
+  cluster: RealCluster,
+  node: NodeLayout,
+  options: Pick<SystemOptions, 'agentArgs' | 'agentEnv'> = {},
+): Promise<RealAgent> {
+  const process = new AgentProcess({
+    launcher: await nodeLauncher(node),
+    host: node.ip,
+    args: [
+      '--addr',
+      `${node.ip}:0`,
+      '--runtime-socket',
+      node.inNode.containerdSocket,
+      '--ipam',
+      '--ipam-data-dir',
+      join(node.inNode.cniStateDir, 'kruise-ipam'),
+      ...(options.agentArgs ?? []),
+    ],
+    env: {
+      NODE_NAME: node.name,
+      KUBECONFIG: cluster.agentKubeconfig,
+      NODE_OPTIONS: cluster.agentNodeOptions,
+      LOG_LEVEL: 'info',
+      ...options.agentEnv,
+    },
+  });
+  const url = await process.baseUrl(30_000);
+  await waitFor(async () => (await fetch(`${url}/readyz`)).status === 200, {
+    timeoutMs: 30_000,
+    message: `the agent on ${node.name} to be ready`,
+  });
+  return { node, process, url };
+}
+
+/** Our agents and controller on the real cluster, as deployed. Stop it (after hook) before starting another. */
+export async function startSystem(cluster: RealCluster, options: SystemOptions = {}): Promise<RealSystem> {
+  const agents = new Map<string, RealAgent>();
+  let controller: ControllerProcess | undefined;
+  const certDir = await mkdtemp(join(cluster.layout.k8sDir, 'controller-certs-'));
+  const system: RealSystem = {
+    cluster,
+    agents,
+    controller: undefined,
+    async startAgent(node) {
+      const agent = await startAgentOn(cluster, node, options);
+      agents.set(node.name, agent);
+      return agent;
+    },
+    async stop() {
+      await Promise.all([...agents.values()].map((a) => a.process.stop()));
+      agents.clear();
+      if (controller) {
+        await controller.stop();
+        // its webhooks point at a port nobody serves any more: the next system registers its own
+        removeWebhookConfigurations(cluster.layout);
+      }
+      await rm(certDir, { recursive: true, force: true });
+    },
+  };
+  try {
+    if (options.controller ?? true) {
+      controller = new ControllerProcess({
+        kubeconfig: cluster.controllerKubeconfig,
+        host: cluster.layout.hostIp,
+        statusPort: await freePort(),
+        webhookPort: await freePort(),
+        certDir,
+        extraArgs: options.controllerArgs,
+      });
+      system.controller = controller;
+      await controller.ready(60_000);
+    }
+    for (const node of options.nodes ?? cluster.nodes) await system.startAgent(node);
+  } catch (err) {
+    await system.stop();
+    throw err;
+  }
+  return system;
+}
