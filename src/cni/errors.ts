@@ -1,7 +1,7 @@
 // CNI errors: every failure of the plugin leaves as `{cniVersion, code, msg, details}` on stdout with exit status 1.
 // Codes 1-99 are the spec's (SPEC.md "Error": 4 is an invalid environment variable, 7 an invalid network
 // configuration); 100 and up are ours.
-import { getSystemErrorMessage } from 'node:util';
+import { getSystemErrorMap } from 'node:util';
 
 export const CniCode = {
   incompatibleVersion: 1,
@@ -72,7 +72,9 @@ export function onPath<T>(path: string, step: () => T): T {
 /** `mkdir /a/b: not a directory (ENOTDIR)`: the call, the path and the reason, on one line. */
 export function describeErrno(err: ErrnoError): string {
   const where = [err.syscall, err.path, err.dest === undefined ? undefined : `-> ${err.dest}`].filter(Boolean);
-  return `${where.join(' ')}: ${getSystemErrorMessage(err.errno)} (${err.code})`;
+  // getSystemErrorMap, not getSystemErrorMessage (Node 22.12+): tools run this on the host's older Node too
+  const reason = getSystemErrorMap().get(err.errno)?.[1] ?? 'failed';
+  return `${where.join(' ')}: ${reason} (${err.code})`;
 }
 
 /** A file-system failure under the store, as code 5 naming the configuration field the store comes from. */
