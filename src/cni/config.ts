@@ -1,9 +1,9 @@
 // The network configuration on stdin, host-local compatible: `ipam.ranges` (a list of range sets, each a list of
 // {subnet, rangeStart?, rangeEnd?, gateway?} of one family), or the legacy single `ipam.subnet`; `ipam.routes`;
 // `ipam.dataDir`. Pod annotations come in `runtimeConfig["io.kubernetes.cri.pod-annotations"]` when the conflist
-// declares that capability. Every problem is a CniError: 6 for undecodable JSON, 4 for a config we cannot use,
+// declares that capability. Every problem is a CniError: 6 for undecodable JSON, 7 for a config we cannot use,
 // 1 for a cniVersion we do not speak.
-import { CniCode, CniError } from './errors.js';
+import { CniCode, CniError, quote } from './errors.js';
 import {
   bitsOf,
   contains,
@@ -64,6 +64,13 @@ export interface IpamConfig {
 }
 
 const NETWORK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+/** NAME_MAX: the network name is the store's directory under dataDir. */
+export const MAX_NAME_BYTES = 255;
+/**
+ * PATH_MAX (4096 with its NUL) less the longest path the store makes under dataDir:
+ * `/<name, 255>/lock.d/t.<pid, 7>.<ms, 13>.<n, 6>` is 294 bytes.
+ */
+export const MAX_DATA_DIR_BYTES = 3800;
 
 function bad(message: string): CniError {
   return new CniError(CniCode.invalidConfig, message);
@@ -98,7 +105,7 @@ export function decodeConfig(text: string): Record<string, unknown> {
 function parseAddressIn(text: string | undefined, network: IpNetwork, where: string): IpAddress | undefined {
   if (text === undefined) return undefined;
   const ip = parseIp(text);
-  if (!ip) throw bad(`${where}=${JSON.stringify(text)} is not an IP address`);
+  if (!ip) throw bad(`${where}=${quote(text)} is not an IP address`);
   if (!contains(network, ip)) throw bad(`${where}=${text} is outside the subnet ${formatNetwork(network)}`);
   return ip;
 }
@@ -108,7 +115,7 @@ function parseRange(raw: unknown, where: string): AddressRange {
   const subnetText = optionalString(raw, 'subnet', where);
   if (subnetText === undefined) throw bad(`${where}.subnet is required`);
   const cidr = parseCidr(subnetText);
-  if (!cidr) throw bad(`${where}.subnet=${JSON.stringify(subnetText)} is not a CIDR`);
+  if (!cidr) throw bad(`${where}.subnet=${quote(subnetText)} is not a CIDR`);
   const subnet = cidr.network;
   if (bitsOf(subnet.family) - subnet.prefix < 2) throw bad(`${where}.subnet=${subnetText} is too small`);
   const first = subnet.base + 1n;
@@ -215,10 +222,26 @@ export function checkVersion(version: string): void {
   if (!(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
     throw new CniError(
       CniCode.incompatibleVersion,
-      `cniVersion ${JSON.stringify(version)} is not supported`,
+      `cniVersion ${quote(version)} is not supported`,
       `supported: ${SUPPORTED_VERSIONS.join(', ')}`,
     );
   }
+}
+
+function parseDataDir(ipam: Record<string, unknown>): string {
+  const dataDir = optionalString(ipam, 'dataDir', 'ipam') ?? DEFAULT_DATA_DIR;
+  const where = `ipam.dataDir=${quote(dataDir)}`;
+  if (!dataDir.startsWith('/')) throw bad(`${where}: must be an absolute path`);
+  if (dataDir.includes('\0')) throw bad(`${where}: contains a NUL byte`);
+  const bytes = Buffer.byteLength(dataDir);
+  if (bytes > MAX_DATA_DIR_BYTES) {
+    throw bad(
+      `${where}: ${bytes} bytes, at most ${MAX_DATA_DIR_BYTES} (the store's paths under it stay below PATH_MAX)`,
+    );
+  }
+  const long = dataDir.split('/').find((part) => Buffer.byteLength(part) > MAX_NAME_BYTES);
+  if (long !== undefined) throw bad(`${where}: the component ${quote(long)} is longer than ${MAX_NAME_BYTES} bytes`);
+  return dataDir;
 }
 
 /** Validate a decoded network configuration for an IPAM call. */
@@ -227,12 +250,16 @@ export function parseIpamConfig(conf: Record<string, unknown>): IpamConfig {
   checkVersion(conf.cniVersion);
   const networkName = conf.name;
   if (typeof networkName !== 'string' || !NETWORK_NAME.test(networkName)) {
-    throw bad(`name=${JSON.stringify(networkName)}: a network name is [A-Za-z0-9][A-Za-z0-9_.-]*`);
+    throw bad(`name=${quote(networkName)}: a network name is [A-Za-z0-9][A-Za-z0-9_.-]*`);
+  }
+  if (networkName.length > MAX_NAME_BYTES) {
+    throw bad(
+      `name=${quote(networkName)}: at most ${MAX_NAME_BYTES} characters (it names the store's directory under ipam.dataDir)`,
+    );
   }
   const ipam = conf.ipam;
   if (!isObject(ipam)) throw bad('ipam is required');
-  const dataDir = optionalString(ipam, 'dataDir', 'ipam') ?? DEFAULT_DATA_DIR;
-  if (!dataDir.startsWith('/')) throw bad('ipam.dataDir must be an absolute path');
+  const dataDir = parseDataDir(ipam);
   let minuteMs = MINUTE_MS;
   if (ipam.testOnlyMinuteMs !== undefined) {
     const v = ipam.testOnlyMinuteMs;

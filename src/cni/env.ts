@@ -1,6 +1,7 @@
 // The CNI call as the runtime passes it in the environment: CNI_COMMAND, CNI_CONTAINERID, CNI_NETNS, CNI_IFNAME,
-// CNI_ARGS, CNI_PATH. Validated per command (SPEC.md "Parameters"); every problem is a CniError with code 7.
-import { CniCode, CniError } from './errors.js';
+// CNI_ARGS, CNI_PATH. Validated per command (SPEC.md "Parameters"); every problem is a CniError with code 4 ("invalid
+// necessary environment variables"), whose message names the variable.
+import { CniCode, CniError, quote } from './errors.js';
 
 export type CniCommand = 'ADD' | 'DEL' | 'CHECK' | 'VERSION' | 'GC' | 'STATUS';
 
@@ -37,7 +38,7 @@ export function parseCniArgs(text: string): Record<string, string> {
   for (const pair of text.split(';')) {
     if (pair === '') continue;
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw invalid(`CNI_ARGS: ${JSON.stringify(pair)} is not KEY=VALUE`);
+    if (eq <= 0) throw invalid(`CNI_ARGS: ${quote(pair)} is not KEY=VALUE`);
     args[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return args;
@@ -54,10 +55,10 @@ function podOf(args: Record<string, string>): PodRef | undefined {
   const name = args.K8S_POD_NAME;
   if (!namespace || !name) return undefined;
   if (!DNS_LABEL.test(namespace) || namespace.length > 63) {
-    throw invalid(`CNI_ARGS: K8S_POD_NAMESPACE=${JSON.stringify(namespace)} is not a namespace name`);
+    throw invalid(`CNI_ARGS: K8S_POD_NAMESPACE=${quote(namespace)} is not a namespace name`);
   }
   if (!DNS_SUBDOMAIN.test(name) || name.length > 253) {
-    throw invalid(`CNI_ARGS: K8S_POD_NAME=${JSON.stringify(name)} is not a pod name`);
+    throw invalid(`CNI_ARGS: K8S_POD_NAME=${quote(name)} is not a pod name`);
   }
   const uid = args.K8S_POD_UID;
   return { namespace, name, uid: uid ? uid : undefined };
@@ -74,8 +75,9 @@ function podOrUndefined(args: Record<string, string>): PodRef | undefined {
 /** Read and check the call from the environment. */
 export function readCniCall(env: NodeJS.ProcessEnv): CniCall {
   const command = env.CNI_COMMAND ?? '';
+  if (command === '') throw invalid(`CNI_COMMAND is required: one of ${COMMANDS.join(', ')}`);
   if (!(COMMANDS as readonly string[]).includes(command)) {
-    throw invalid(`CNI_COMMAND=${JSON.stringify(command)}: expected one of ${COMMANDS.join(', ')}`);
+    throw invalid(`CNI_COMMAND=${quote(command)}: expected one of ${COMMANDS.join(', ')}`);
   }
   const cmd = command as CniCommand;
   const call: CniCall = {
@@ -87,10 +89,16 @@ export function readCniCall(env: NodeJS.ProcessEnv): CniCall {
     pod: undefined,
   };
   if (cmd === 'ADD' || cmd === 'DEL' || cmd === 'CHECK') {
+    if (call.containerId === '') throw invalid(`CNI_CONTAINERID is required for ${cmd}`);
     if (!CONTAINER_ID.test(call.containerId)) {
-      throw invalid(`CNI_CONTAINERID=${JSON.stringify(call.containerId)}: expected [A-Za-z0-9][A-Za-z0-9_.-]*`);
+      throw invalid(`CNI_CONTAINERID=${quote(call.containerId)}: expected [A-Za-z0-9][A-Za-z0-9_.-]*`);
     }
-    if (!validIfName(call.ifName)) throw invalid(`CNI_IFNAME=${JSON.stringify(call.ifName)} is not an interface name`);
+    if (call.ifName === '') throw invalid(`CNI_IFNAME is required for ${cmd}`);
+    if (!validIfName(call.ifName)) {
+      throw invalid(
+        `CNI_IFNAME=${quote(call.ifName)} is not an interface name (1-15 characters, no '/', ':' or space)`,
+      );
+    }
     // DEL may come without a netns (containerd's second DEL, from RemovePodSandbox)
     if (cmd !== 'DEL' && call.netns === '') throw invalid(`CNI_NETNS is required for ${cmd}`);
     // a DEL must not fail over a pod name it only needs for a reservation: without one, the address is freed

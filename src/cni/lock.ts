@@ -15,8 +15,10 @@
 //
 // An owner in another PID namespace (the agent in a container without hostPID) cannot be checked through /proc:
 // such a lock counts as stale once it is FOREIGN_STALE_MS old (holders keep the lock for milliseconds).
-import { linkSync, mkdirSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDirectories } from './dirs.js';
+import { isErrno, onPath } from './errors.js';
 
 export interface ProcessIdentity {
   pid: number;
@@ -92,10 +94,13 @@ export interface LockHandle {
 export type AttemptResult =
   { kind: 'acquired'; handle: LockHandle } | { kind: 'busy'; owner: number } | { kind: 'retry' };
 
+/** `g<N>` as this lock writes it: no leading zero, so that every number has one name (`g05` would hide `g5`). */
+const GENERATION = /^g[1-9]\d{0,14}$/;
+
 function generations(names: readonly string[]): number[] {
   const out: number[] = [];
   for (const name of names) {
-    if (/^g\d{1,15}$/.test(name)) out.push(Number(name.slice(1)));
+    if (GENERATION.test(name)) out.push(Number(name.slice(1)));
   }
   return out;
 }
@@ -128,15 +133,17 @@ export class GenerationLock {
 
   /** One attempt, never blocking. */
   attempt(): AttemptResult {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    makeDirectories(this.dir, 0o700);
     const gens = generations(this.list(this.dir));
     const top = gens.length ? Math.max(...gens) : 0;
     if (top > 0) {
+      const topPath = join(this.dir, `g${top}`);
       let text: string;
       try {
-        text = readFileSync(join(this.dir, `g${top}`), 'utf8');
-      } catch {
-        return { kind: 'retry' }; // superseded and cleaned up meanwhile
+        text = onPath(topPath, () => readFileSync(topPath, 'utf8'));
+      } catch (err) {
+        if (isErrno(err) && err.code === 'ENOENT') return { kind: 'retry' }; // superseded and cleaned up meanwhile
+        throw err; // anything else stays: retrying could only spin until the deadline
       }
       const owner = parseOwner(text);
       if (owner !== 'free' && owner !== undefined && ownerAlive(owner, this.me, this.now())) {
@@ -162,7 +169,7 @@ export class GenerationLock {
   /** Remove generations below mine-1 and temp files of dead processes. Only the holder calls it. */
   private cleanUp(mine: number): void {
     for (const name of this.list(this.dir)) {
-      if (/^g\d+$/.test(name)) {
+      if (GENERATION.test(name)) {
         if (Number(name.slice(1)) < mine - 1) unlinkQuietly(join(this.dir, name));
       } else if (name.startsWith('t.')) {
         const pid = Number(name.split('.')[1]);
@@ -187,18 +194,20 @@ export function sleepSync(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
 }
 
+/** A clock for deadlines that a change of the wall clock cannot stretch. */
+const monotonic = (): number => performance.now();
+
 /** Acquire, blocking (plugin). Throws LockTimeout after `timeoutMs`. */
-export function acquireSync(lock: GenerationLock, timeoutMs: number, now: () => number = Date.now): LockHandle {
+export function acquireSync(lock: GenerationLock, timeoutMs: number, now: () => number = monotonic): LockHandle {
   const deadline = now() + timeoutMs;
   let pause = 1;
   for (;;) {
     const r = lock.attempt();
     if (r.kind === 'acquired') return r.handle;
     if (now() > deadline) throw new LockTimeout(lock.dir, r.kind === 'busy' ? r.owner : undefined);
-    if (r.kind === 'busy') {
-      sleepSync(pause + Math.random() * pause);
-      pause = Math.min(pause * 2, 16);
-    }
+    // a retry (a race lost) pauses too: whatever keeps answering retry costs no CPU until the deadline
+    sleepSync(pause + Math.random() * pause);
+    pause = Math.min(pause * 2, 16);
   }
 }
 
@@ -207,7 +216,7 @@ export async function acquire(
   lock: GenerationLock,
   timeoutMs: number,
   sleep: (ms: number) => Promise<void>,
-  now: () => number = Date.now,
+  now: () => number = monotonic,
 ): Promise<LockHandle> {
   const deadline = now() + timeoutMs;
   let pause = 2;
@@ -215,10 +224,8 @@ export async function acquire(
     const r = lock.attempt();
     if (r.kind === 'acquired') return r.handle;
     if (now() > deadline) throw new LockTimeout(lock.dir, r.kind === 'busy' ? r.owner : undefined);
-    if (r.kind === 'busy') {
-      await sleep(pause);
-      pause = Math.min(pause * 2, 32);
-    }
+    await sleep(pause);
+    pause = Math.min(pause * 2, 32);
   }
 }
 

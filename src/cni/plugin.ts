@@ -13,7 +13,7 @@ import {
   type IpamConfig,
 } from './config.js';
 import { readCniCall, type CniCall } from './env.js';
-import { CniCode, CniError, errorBody } from './errors.js';
+import { CniCode, CniError, describeErrno, errorBody, isErrno, quote, storeFailure } from './errors.js';
 import { buildResult } from './result.js';
 import { addNote, type NetworkState, type PodIdentity } from './state.js';
 import { ensureStoreDir, readState, storePaths, updateSync } from './store.js';
@@ -41,13 +41,19 @@ export function runPlugin(io: PluginIo): number {
     checkVersion(version);
     const call = readCniCall(io.env);
     const config = parseIpamConfig(conf);
-    const out = dispatch(call, config, io);
+    let out: unknown;
+    try {
+      out = dispatch(call, config, io);
+    } catch (err) {
+      throw storeFailure(err, 'ipam.dataDir', config.dataDir);
+    }
     if (out !== undefined) io.stdout(`${JSON.stringify(out)}\n`);
     return 0;
   } catch (err) {
-    io.stdout(`${JSON.stringify(errorBody(err, version))}\n`);
-    if (!(err instanceof CniError))
-      io.stderr(`kruise-ipam: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    const body = errorBody(err, version);
+    io.stdout(`${JSON.stringify(body)}\n`);
+    // unexpected: one line for the runtime's log (a CniError is the runtime's to report)
+    if (!(err instanceof CniError)) io.stderr(`kruise-ipam: ${body.msg}\n`);
     return 1;
   }
 }
@@ -87,7 +93,7 @@ function durationOf(call: CniCall, config: IpamConfig, io: PluginIo, state: Netw
   if (reading.kind === 'invalid') {
     const who = pod ? `pod ${pod.namespace}/${pod.name}` : `sandbox ${call.containerId}`;
     io.stderr(
-      `kruise-ipam: ${who}: ${RESERVED_IP_DURATION_ANNOTATION}=${JSON.stringify(reading.value)} is not a whole number of minutes (1-525600); the IP is not reserved\n`,
+      `kruise-ipam: ${who}: ${RESERVED_IP_DURATION_ANNOTATION}=${quote(reading.value)} is not a whole number of minutes (1-525600); the IP is not reserved\n`,
     );
     addNote(state, {
       kind: 'invalid-duration',
@@ -186,7 +192,11 @@ function status(config: IpamConfig, io: PluginIo): void {
     ensureStoreDir(paths);
     accessSync(paths.dir, constants.W_OK);
   } catch (err) {
-    throw new CniError(CniCode.notAvailable, `the IPAM store ${paths.dir} is not writable: ${(err as Error).message}`);
+    const why = isErrno(err) ? describeErrno(err) : String(err);
+    throw new CniError(
+      CniCode.notAvailable,
+      `ipam.dataDir ${quote(config.dataDir)}: the store is not writable: ${why}`,
+    );
   }
   const state = readState(paths);
   expire(state, io.now()); // counted as free: the next ADD expires them

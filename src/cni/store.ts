@@ -2,9 +2,10 @@
 // Writes are crash-safe: the new state goes to state.json.tmp, is fsynced, renamed over state.json, and the
 // directory is fsynced; a crash leaves the old or the new file, never a mix. Only a lock holder writes.
 // Directories are 0700, files 0600 (the store names pods and sandboxes of the node).
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { CniCode, CniError } from './errors.js';
+import { makeDirectories } from './dirs.js';
+import { CniCode, CniError, onPath } from './errors.js';
 import { acquire, acquireSync, GenerationLock, LockTimeout } from './lock.js';
 import { emptyState, stateProblem, type NetworkState } from './state.js';
 
@@ -26,7 +27,7 @@ export function storePaths(dataDir: string, network: string): StorePaths {
 export function readState(paths: StorePaths): NetworkState {
   let text: string;
   try {
-    text = readFileSync(paths.state, 'utf8');
+    text = onPath(paths.state, () => readFileSync(paths.state, 'utf8'));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyState();
     throw err;
@@ -52,22 +53,24 @@ export function readState(paths: StorePaths): NetworkState {
 export function writeState(paths: StorePaths, state: NetworkState): void {
   const fd = openSync(paths.temp, 'w', 0o600);
   try {
-    writeSync(fd, JSON.stringify(state));
-    fsyncSync(fd);
+    onPath(paths.temp, () => {
+      writeSync(fd, JSON.stringify(state));
+      fsyncSync(fd);
+    });
   } finally {
     closeSync(fd);
   }
   renameSync(paths.temp, paths.state);
   const dirFd = openSync(paths.dir, 'r');
   try {
-    fsyncSync(dirFd);
+    onPath(paths.dir, () => fsyncSync(dirFd));
   } finally {
     closeSync(dirFd);
   }
 }
 
 export function ensureStoreDir(paths: StorePaths): void {
-  mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  makeDirectories(paths.dir, 0o700);
 }
 
 /**

@@ -1,7 +1,8 @@
 // One file for the plugin: its compiled modules (src/cli/kruise-ipam.js and src/cni/*.js) joined in dependency order,
 // relative imports dropped, `export` keywords removed, node: imports merged at the top. Node then loads one module
-// instead of eleven (measured: docs/ipam.md). It works because the plugin's modules keep distinct top-level names
-// and use only `export function|const|class|let` and `import {...} from` forms; anything else is refused, and the
+// instead of one per file (measured: docs/ipam.md). It works because the plugin's modules keep distinct top-level names
+// and node: imports (two modules may not import one local name from different node: modules) and use only
+// `export function|const|class|let` and `import {...} from` forms; anything else is refused, and the
 // caller falls back to the module tree.
 import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -72,10 +73,14 @@ export function bundlePlugin(root: string, entry = 'src/cli/kruise-ipam.js'): st
     }
     parts.push(`// ---- ${relative('.', rel)}\n${text.trim()}\n`);
   }
+  const importedFrom = new Map<string, string>();
   for (const [spec, names] of nodeImports) {
     for (const n of names) {
       const local = n.split(/\s+as\s+/).pop()!;
       if (declared.has(local)) throw new BundleError(`${local} is both imported from ${spec} and declared`);
+      const other = importedFrom.get(local);
+      if (other !== undefined) throw new BundleError(`${local} is imported from both ${other} and ${spec}`);
+      importedFrom.set(local, spec);
     }
   }
   const head = [...nodeImports]

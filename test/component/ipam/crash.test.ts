@@ -1,21 +1,16 @@
 // SIGKILL of the plugin at random points of ADD and DEL, many processes at once: no address is ever handed to two
 // live attachments, and after the runtime's retries plus a GC nothing is leaked and nothing live is lost.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RESERVED_IP_DURATION_ANNOTATION } from '../../../src/cni/config.js';
 import { readState, storePaths } from '../../../src/cni/store.js';
-import { pluginEntry } from '../../../src/daemon/ipreservation/install.js';
-
-interface Outcome {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-}
+import { runPluginProcess, type PluginRun } from './plugin-process.js';
 
 const NETWORK = 'crash';
+/** A call that is not killed on purpose still has a deadline (the lock waits at most 20 s). */
+const DEADLINE_MS = 60_000;
 
 function runPlugin(
   dataDir: string,
@@ -25,7 +20,7 @@ function runPlugin(
   annotations: Record<string, string>,
   killAfterMs: number | undefined,
   extra: Record<string, unknown> = {},
-): Promise<Outcome> {
+): Promise<PluginRun> {
   const conf = {
     cniVersion: '1.1.0',
     name: NETWORK,
@@ -33,23 +28,16 @@ function runPlugin(
     runtimeConfig: { 'io.kubernetes.cri.pod-annotations': annotations },
     ...extra,
   };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [pluginEntry()], {
-      env: {
-        CNI_COMMAND: command,
-        CNI_CONTAINERID: id,
-        CNI_IFNAME: 'eth0',
-        CNI_NETNS: command === 'DEL' ? '' : '/var/run/netns/none',
-        CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=crash;K8S_POD_NAME=${pod};K8S_POD_UID=uid-${id}`,
-      },
-      stdio: ['pipe', 'pipe', 'ignore'],
-    });
-    let stdout = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += String(d)));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, stdout }));
-    child.stdin.end(JSON.stringify(conf));
-    if (killAfterMs !== undefined) setTimeout(() => child.kill('SIGKILL'), killAfterMs).unref();
+  return runPluginProcess({
+    env: {
+      CNI_COMMAND: command,
+      CNI_CONTAINERID: id,
+      CNI_IFNAME: 'eth0',
+      CNI_NETNS: command === 'DEL' ? '' : '/var/run/netns/none',
+      CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=crash;K8S_POD_NAME=${pod};K8S_POD_UID=uid-${id}`,
+    },
+    stdin: conf,
+    killAfterMs: killAfterMs ?? DEADLINE_MS,
   });
 }
 

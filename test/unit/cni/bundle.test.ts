@@ -44,6 +44,13 @@ describe('ipreservation bundle: the plugin as one file', () => {
         },
         /same is declared in both/,
       ],
+      [
+        {
+          'src/cli/kruise-ipam.js': "import { a } from '../cni/a.js';\nimport { constants } from 'node:fs';\n",
+          'src/cni/a.js': "import { constants } from 'node:os';\nexport const a = constants;\n",
+        },
+        /constants is imported from both node:os and node:fs/,
+      ],
       [{ 'src/cli/kruise-ipam.js': 'export default 1;\n' }, /export form/],
       [{ 'src/cli/kruise-ipam.js': "const m = await import('./x.js');\n" }, /import form/],
       [

@@ -81,7 +81,7 @@ describe('cni config: host-local compatible parsing and validation', () => {
     assert.deepEqual(c.prevIps, ['10.0.0.7']);
   });
 
-  it('rejects bad configurations with code 4 and a message naming the field', () => {
+  it('rejects bad configurations with code 7 (invalid network configuration) and a message naming the field', () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
       [{ ...conf({ subnet: '10.0.0.0/24' }), name: 'bad/name' }, /name=/],
       [{ cniVersion: '1.0.0', name: 'n' }, /ipam is required/],
@@ -97,12 +97,19 @@ describe('cni config: host-local compatible parsing and validation', () => {
       [conf({ subnet: '10.0.0.0/24', ranges: [[{ subnet: '10.1.0.0/24' }]] }), /either ranges or/],
       [conf({ subnet: '10.0.0.0/24', routes: [{ dst: 'x' }] }), /routes\[0\]\.dst/],
       [conf({ subnet: '10.0.0.0/24', dataDir: 'relative' }), /absolute/],
+      [conf({ subnet: '10.0.0.0/24', dataDir: '/a\0b' }), /^ipam\.dataDir=.*NUL/],
+      [conf({ subnet: '10.0.0.0/24', dataDir: `/x/${'c'.repeat(256)}` }), /^ipam\.dataDir=.*longer than 255 bytes/],
+      [conf({ subnet: '10.0.0.0/24', dataDir: `/${'d/'.repeat(1901)}` }), /^ipam\.dataDir=.*3803 bytes, at most 3800/],
+      [
+        { ...conf({ subnet: '10.0.0.0/24' }), name: 'n'.repeat(5000) },
+        /^name="n{64}"\.\.\. \(5000 characters\): at most 255/,
+      ],
       [conf({ subnet: '10.0.0.0/24', testOnlyMinuteMs: 0 }), /testOnlyMinuteMs/],
       [conf({ subnet: '10.0.0.0/24' }, { 'cni.dev/valid-attachments': [{ containerID: 1 }] }), /valid-attachments/],
     ];
     for (const [c, message] of cases) {
       const e = codeOf(() => parseIpamConfig(c));
-      assert.equal(e.code, 4, `${e.message}`);
+      assert.equal(e.code, 7, `${e.message}`);
       assert.match(e.message, message);
     }
   });

@@ -82,6 +82,21 @@ describe('cni lock: generation files with stale-owner takeover', () => {
     assert.deepEqual(new GenerationLock(dir).attempt(), { kind: 'busy', owner: process.pid });
   });
 
+  it('ignores a stray name with a leading zero instead of retrying forever on the generation it seems to name', () => {
+    // g05 would read as generation 5, whose file g5 does not exist: every attempt would answer retry
+    writeFileSync(join(dir, 'g2'), 'free');
+    writeFileSync(join(dir, 'g05'), 'free');
+    assert.deepEqual(new GenerationLock(dir).attempt(), { kind: 'acquired', handle: { generation: 3 } });
+  });
+
+  it('a top generation that cannot be read (a directory) is an error naming it, not a retry', () => {
+    mkdirSync(join(dir, 'g4'));
+    assert.throws(
+      () => new GenerationLock(dir).attempt(),
+      (err: NodeJS.ErrnoException) => err.code === 'EISDIR' && err.path === join(dir, 'g4'),
+    );
+  });
+
   it('cleans up old generations and temp files of dead processes, but not those of live ones', () => {
     writeFileSync(join(dir, 'g1'), 'free');
     writeFileSync(join(dir, 'g2'), 'free');

@@ -104,19 +104,20 @@ describe('cni plugin: commands, errors and the store on disk', () => {
     assert.equal(call('VERSION', {}, '').code, 0);
   });
 
-  it('errors in CNI form with the spec codes', () => {
+  it('errors in CNI form with the spec codes (4: environment, 7: network configuration)', () => {
     const cases: Array<[string, Record<string, string>, unknown, number, RegExp]> = [
       ['ADD', pod('c1', 'a'), '{', 6, /not JSON/],
       ['ADD', pod('c1', 'a'), { ...netconf(), cniVersion: '9.9.9' }, 1, /not supported/],
-      ['ADD', pod('c1', 'a'), { ...netconf(), ipam: { dataDir: dir } }, 4, /ranges/],
-      ['NOPE', pod('c1', 'a'), netconf(), 7, /CNI_COMMAND/],
-      ['ADD', { ...pod('c1', 'a'), CNI_NETNS: '' }, netconf(), 7, /CNI_NETNS is required/],
-      ['ADD', { ...pod('c1', 'a'), CNI_CONTAINERID: '' }, netconf(), 7, /CNI_CONTAINERID/],
-      ['ADD', { ...pod('c1', 'a'), CNI_IFNAME: 'a/b' }, netconf(), 7, /CNI_IFNAME/],
-      ['ADD', { ...pod('c1', 'a'), CNI_ARGS: 'K8S_POD_NAME' }, netconf(), 7, /KEY=VALUE/],
-      ['ADD', { ...pod('c1', 'a'), CNI_ARGS: 'K8S_POD_NAMESPACE=NS;K8S_POD_NAME=a' }, netconf(), 7, /namespace/],
+      ['ADD', pod('c1', 'a'), { ...netconf(), ipam: { dataDir: dir } }, 7, /ranges/],
+      ['ADD', pod('c1', 'a'), { ...netconf(), name: 'n'.repeat(256) }, 7, /^name=.*at most 255/],
+      ['NOPE', pod('c1', 'a'), netconf(), 4, /CNI_COMMAND/],
+      ['ADD', { ...pod('c1', 'a'), CNI_NETNS: '' }, netconf(), 4, /CNI_NETNS is required/],
+      ['ADD', { ...pod('c1', 'a'), CNI_CONTAINERID: '' }, netconf(), 4, /CNI_CONTAINERID is required/],
+      ['ADD', { ...pod('c1', 'a'), CNI_IFNAME: 'a/b' }, netconf(), 4, /CNI_IFNAME/],
+      ['ADD', { ...pod('c1', 'a'), CNI_ARGS: 'K8S_POD_NAME' }, netconf(), 4, /KEY=VALUE/],
+      ['ADD', { ...pod('c1', 'a'), CNI_ARGS: 'K8S_POD_NAMESPACE=NS;K8S_POD_NAME=a' }, netconf(), 4, /namespace/],
       ['CHECK', pod('zz', 'a'), netconf(), 3, /holds no address/],
-      ['GC', {}, netconf(), 4, /valid-attachments/],
+      ['GC', {}, netconf(), 7, /valid-attachments/],
     ];
     for (const [command, env, conf, code, msg] of cases) {
       const r = call(command, env, conf);
