@@ -3,23 +3,14 @@
 // container recreated in place, a launch order enforced, a pod keeping its IP. Ctrl-C (SIGINT) then tears it down.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../../src/util/repo-root.js';
+import { readmeBlock } from '../../support/readme.js';
 import { waitFor } from '../../support/wait.js';
 
 const DEV = fileURLToPath(new URL('../../cluster/dev.js', import.meta.url));
 const CLUSTER_DIR = join(packageRoot(), '.cluster-readme-examples');
-
-/** The sh block after the marker comment in README.md. */
-export function readmeExamples(readme: string): string {
-  const marker = readme.indexOf('test/e2e/operate/readme-examples.test.ts runs this block');
-  assert.ok(marker >= 0, 'README.md marks the block');
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
-  assert.ok(block, 'a sh block follows the marker');
-  return block[1]!;
-}
 
 function run(script: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
@@ -64,7 +55,7 @@ describe("README's example commands against npm run dev", function () {
   });
 
   it('shows an image pulled on every node, a container recreated in place, a launch order, an IP kept', async () => {
-    const block = readmeExamples(readFileSync(join(packageRoot(), 'README.md'), 'utf8'));
+    const block = readmeBlock('test/e2e/operate/readme-examples.test.ts');
     const script = block.replace('source .cluster/dev.env', `source ${CLUSTER_DIR}/dev.env`);
     assert.notEqual(script, block, 'the block sources .cluster/dev.env');
     const { code, out } = await run(script);
