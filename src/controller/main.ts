@@ -49,7 +49,7 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
   }
 
   const logger = createLogger('kruise-controller', options.logLevel);
-  const registry = createRegistry({ processMetrics: true, prefix: 'kruise_controller_' });
+  const registry = createRegistry({ processMetrics: true });
   const metrics = controllerMetrics(registry);
   const kube = kubeMetrics(registry, 'kruise_controller_');
   const clock = systemClock;

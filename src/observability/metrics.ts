@@ -3,11 +3,12 @@ import { Registry, collectDefaultMetrics } from 'prom-client';
 
 export { Registry };
 
-/** A private registry; with `processMetrics`, Node's default process metrics under the given prefix. */
-export function createRegistry(options: { processMetrics?: boolean; prefix?: string } = {}): Registry {
+/**
+ * A private registry; with `processMetrics`, Node's default process metrics under prom-client's own names
+ * (`process_*`, `nodejs_*`, unprefixed in both processes: what dashboards and alerts for Node services query).
+ */
+export function createRegistry(options: { processMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
-  if (options.processMetrics) {
-    collectDefaultMetrics({ register: registry, prefix: options.prefix ?? '' });
-  }
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
   return registry;
 }

@@ -1,14 +1,15 @@
 // The agent's resident memory when idle: the real binary against the local cluster's runtime, sampled from
 // /proc/PID/status once /healthz answers and RSS has settled; once with Node's defaults and once with the
 // DaemonSet's V8 heap flags.
+import { daemonSetNodeOptions } from '../cluster/deployed-agent.js';
 import { AgentProcess, httpGet, rssMiB } from '../component/daemon/agent-process.js';
 import { useCluster } from '../support/cluster.js';
 import { startEmulatorWithCrds } from '../support/emulator-with-crds.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
 
-/** NODE_OPTIONS of deploy/base/daemon/daemonset.yaml. */
-export const DAEMONSET_HEAP_FLAGS = '--max-semi-space-size=1 --max-old-space-size=64';
+/** NODE_OPTIONS of deploy/base/daemon/daemonset.yaml (read from it). */
+export const DAEMONSET_HEAP_FLAGS = daemonSetNodeOptions();
 
 /** Idle at least this long before RSS counts as settled. */
 const MIN_IDLE_MS = 4000;

@@ -1,8 +1,53 @@
 // What `npm run dev` leaves for the user's other shell: `$CLUSTER_DIR/dev.env` (the cluster's variables, a fresh
-// kubectl cache, the kubectl plugin on PATH, the agents' metrics URLs) and `$CLUSTER_DIR/bin/kubectl-kruise-node`,
-// and the guide it prints. Pure text builders plus two file writes.
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+// kubectl cache, the kubectl plugin on PATH, the agents' metrics URLs; refused once dev is gone) and
+// `$CLUSTER_DIR/bin/kubectl-kruise-node`, and the guide it prints. Everything dev writes is inside the cluster
+// directory (the controller's webhook key and the kubectl cache in a private `dev/`) and is removed at teardown.
+// Pure text builders plus the file writes and removals.
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+
+/** Where `npm run dev` writes, all inside the cluster directory. */
+export interface DevPaths {
+  envFile: string;
+  /** The kubectl plugin under both names. */
+  binDir: string;
+  /** examples/ filled in for this cluster. */
+  examplesDir: string;
+  /** Mode 0700: what only dev and its processes read. */
+  stateDir: string;
+  kubectlCacheDir: string;
+  /** The controller's webhook CA and serving certificate, with their private keys. */
+  webhookCertDir: string;
+}
+
+export function devPaths(clusterDir: string): DevPaths {
+  const stateDir = join(clusterDir, 'dev');
+  return {
+    envFile: join(clusterDir, 'dev.env'),
+    binDir: join(clusterDir, 'bin'),
+    examplesDir: join(clusterDir, 'examples'),
+    stateDir,
+    kubectlCacheDir: join(stateDir, 'kubectl-cache'),
+    webhookCertDir: join(stateDir, 'webhook-certs'),
+  };
+}
+
+/** Remove everything dev writes (at teardown; and before a start, what a dev that died left). */
+export function removeDevFiles(clusterDir: string): void {
+  const paths = devPaths(clusterDir);
+  for (const path of [paths.envFile, paths.binDir, paths.examplesDir, paths.stateDir]) {
+    rmSync(path, { recursive: true, force: true });
+  }
+}
+
+/** A fresh start: no leftovers, and an empty private state directory. */
+export function prepareDevFiles(clusterDir: string): DevPaths {
+  removeDevFiles(clusterDir);
+  const paths = devPaths(clusterDir);
+  mkdirSync(paths.stateDir, { recursive: true, mode: 0o700 });
+  chmodSync(paths.stateDir, 0o700);
+  return paths;
+}
 
 export interface DevSetup {
   clusterDir: string;
@@ -10,7 +55,8 @@ export interface DevSetup {
   /** node → http://127.0.0.1:PORT (the agent's /healthz, /readyz, /metrics) */
   agentUrls: Map<string, string>;
   controllerUrl: string | undefined;
-  kubectlCacheDir: string;
+  /** The dev process: dev.env works only while a process of this pid has `script` in its command line. */
+  owner: { pid: number; script: string };
   /** The compiled plugin entry and the Node to run it with. */
   pluginEntry: string;
   nodePath: string;
@@ -30,7 +76,7 @@ export function fillExample(text: string, values: { registry: string; node: stri
 
 /** Copies of examples/*.yaml with this cluster's registry and first node: `kubectl apply -f $EXAMPLES/<file>`. */
 export function renderExamples(setup: DevSetup): string {
-  const out = join(setup.clusterDir, 'examples');
+  const out = devPaths(setup.clusterDir).examplesDir;
   mkdirSync(out, { recursive: true });
   for (const file of readdirSync(setup.examplesDir).filter((f) => f.endsWith('.yaml'))) {
     const text = readFileSync(join(setup.examplesDir, file), 'utf8');
@@ -48,14 +94,27 @@ export function agentList(setup: Pick<DevSetup, 'agentUrls'>): string {
   return [...setup.agentUrls].map(([node, url]) => `${node}=${url}`).join(',');
 }
 
-export function devEnvFile(setup: DevSetup): string {
+/** Lines that stop the sourcing (status 1, and a message) unless dev still runs: a dev that died left dev.env. */
+function staleGuard(envFile: string, owner: DevSetup['owner']): string[] {
+  const stale = `${envFile} is stale: npm run dev (pid ${owner.pid}) is no longer running; start it again`;
   return [
-    '# written by `npm run dev`: source it in another shell',
+    `if ! grep -qaF -- ${shellQuote(owner.script)} /proc/${owner.pid}/cmdline 2>/dev/null; then`,
+    `  echo ${shellQuote(stale)} >&2`,
+    '  return 1 2>/dev/null || exit 1',
+    'fi',
+  ];
+}
+
+export function devEnvFile(setup: DevSetup): string {
+  const paths = devPaths(setup.clusterDir);
+  return [
+    '# written by `npm run dev`: source it in another shell while dev runs (its Ctrl-C removes this file)',
+    ...staleGuard(paths.envFile, setup.owner),
     `. ${shellQuote(join(setup.clusterDir, 'env'))}`,
-    `export KUBECACHEDIR=${shellQuote(setup.kubectlCacheDir)}`,
-    `export PATH=${shellQuote(join(setup.clusterDir, 'bin'))}:"$PATH"`,
+    `export KUBECACHEDIR=${shellQuote(paths.kubectlCacheDir)}`,
+    `export PATH=${shellQuote(paths.binDir)}:"$PATH"`,
     `export KRUISE_NODE_AGENTS=${shellQuote(agentList(setup))}`,
-    `export EXAMPLES=${shellQuote(join(setup.clusterDir, 'examples'))}`,
+    `export EXAMPLES=${shellQuote(paths.examplesDir)}`,
     ...(setup.controllerUrl ? [`export KRUISE_CONTROLLER_URL=${shellQuote(setup.controllerUrl)}`] : []),
     '',
   ].join('\n');
@@ -68,7 +127,7 @@ export function pluginWrapper(setup: Pick<DevSetup, 'nodePath' | 'pluginEntry'>)
 /** Write dev.env, bin/kubectl-kruise-node and the filled examples; returns the path of dev.env. */
 export function writeDevFiles(setup: DevSetup): string {
   renderExamples(setup);
-  const bin = join(setup.clusterDir, 'bin');
+  const bin = devPaths(setup.clusterDir).binDir;
   mkdirSync(bin, { recursive: true });
   // kubectl maps `kubectl kruise-node` to kubectl-kruise_node (a dash in the file name separates sub-commands:
   // kubectl-kruise-node answers `kubectl kruise node`); both names, so both spellings work.
@@ -77,7 +136,7 @@ export function writeDevFiles(setup: DevSetup): string {
     writeFileSync(plugin, pluginWrapper(setup));
     chmodSync(plugin, 0o755);
   }
-  const envFile = join(setup.clusterDir, 'dev.env');
+  const envFile = devPaths(setup.clusterDir).envFile;
   writeFileSync(envFile, devEnvFile(setup), { mode: 0o600 });
   return envFile;
 }

@@ -1,22 +1,22 @@
 // `npm run dev [-- --nodes N]`: the whole system on this machine, for people trying it out. Starts the local
 // cluster (API emulator, real containerd and registries, kubelet-lite nodes, pods on the kruise-ipam CNI plugin),
-// applies deploy/'s CRDs, runs one kruise-daemon per node (the first with IP retention) and the kruise-controller
-// (when built; its admission webhooks are registered by URL, so the emulator calls them), waits until all is ready,
-// writes $CLUSTER_DIR/dev.env and the kubectl plugin, prints how to use it, shows the logs human-readable, and tears
-// everything down on Ctrl-C. Test infrastructure: the agent and controller are the real binaries.
+// applies deploy/'s CRDs, runs one kruise-daemon per node as the DaemonSet runs it (its heap flags; the first node's
+// with IP retention) and the kruise-controller (when built; its admission webhooks are registered by URL, so the
+// emulator calls them), waits until all is ready, writes $CLUSTER_DIR/dev.env and the kubectl plugin, prints how to
+// use it, shows the logs human-readable, and tears everything down on Ctrl-C (exit 0), removing what it wrote.
+// Test infrastructure: the agent and controller are the real binaries.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../../src/util/repo-root.js';
 import { downCluster, parseNodeCount, upCluster } from './components.js';
-import { devGuide, writeDevFiles, type DevSetup } from './dev-guide.js';
+import { daemonSetNodeOptions } from './deployed-agent.js';
+import { devGuide, prepareDevFiles, removeDevFiles, writeDevFiles, type DevSetup } from './dev-guide.js';
 import { resolveClusterDir } from './paths.js';
 import { errorMessage } from './runtime/errors.js';
 
@@ -59,8 +59,32 @@ export function humanLine(name: string, line: string): string {
   return `${clock} ${name} ${levelName.toUpperCase().padEnd(5)} ${String(msg ?? '')}${rest ? `  ${rest}` : ''}`;
 }
 
+/**
+ * The environment of the agent of `node`, as the DaemonSet gives it (NODE_NAME, its NODE_OPTIONS heap flags,
+ * LOG_LEVEL) plus what the local cluster needs (its kubeconfig and CRI socket).
+ */
+export function agentEnv(
+  node: string,
+  cluster: Record<string, string | undefined>,
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  return {
+    ...base,
+    NODE_NAME: node,
+    NODE_OPTIONS: daemonSetNodeOptions(),
+    KUBECONFIG: cluster.KUBECONFIG,
+    RUNTIME_SOCKET: cluster.RUNTIME_SOCKET,
+    LOG_LEVEL: base.LOG_LEVEL ?? 'info',
+  };
+}
+
+/**
+ * A child in a process group of its own (detached): the terminal's Ctrl-C reaches dev only, and dev stops each child
+ * with one SIGTERM, as kubelet would (a SIGINT from the group followed by dev's SIGTERM made a second signal, which
+ * the binaries answer by exiting 1 at once).
+ */
 function start(name: string, args: string[], env: NodeJS.ProcessEnv): Managed {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${humanLine(name, line)}\n`));
   }
@@ -145,25 +169,35 @@ async function main(): Promise<number> {
   const dir = resolveClusterDir();
   const log = (message: string): void => void process.stderr.write(`[dev] ${message}\n`);
   const processes: Managed[] = [];
-  let stopping: Promise<void> | undefined;
-  const shutdown = (): Promise<void> =>
+  let stopping: Promise<boolean> | undefined;
+  /** Stop everything and remove what dev wrote; false when some of it failed (said in the log). */
+  const shutdown = (): Promise<boolean> =>
     (stopping ??= (async () => {
       log('stopping the agents, the controller and the cluster...');
       await stop(processes);
-      await downCluster({ dir, log });
+      removeDevFiles(dir);
+      try {
+        await downCluster({ dir, log });
+      } catch (err) {
+        log(`tearing the cluster down failed: ${errorMessage(err)}`);
+        return false;
+      }
       log('all down');
+      return true;
     })());
-  process.once('SIGINT', () => void shutdown().then(() => process.exit(0)));
-  process.once('SIGTERM', () => void shutdown().then(() => process.exit(0)));
+  // Ctrl-C, kill, or the terminal closing; a repeated signal while stopping does not cut the teardown short.
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.on(signal, () => void shutdown().then((clean) => process.exit(clean ? 0 : 1)));
+  }
 
   try {
     // Pods keep their IP only behind kruise-ipam: make it the local cluster's pod IPAM unless told otherwise.
     process.env.CLUSTER_POD_IPAM ??= 'kruise-ipam';
     const podIpam = process.env.CLUSTER_POD_IPAM;
+    const paths = prepareDevFiles(dir);
     const env = await upCluster({ dir, log, nodeCount });
     const kubeconfig = env.KUBECONFIG ?? '';
-    const cacheDir = await mkdtemp(join(tmpdir(), 'kd-dev-kubectl-'));
-    const kubectlEnv = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: cacheDir };
+    const kubectlEnv = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: paths.kubectlCacheDir };
     const applied = kubectl(['apply', '-k', join(packageRoot(), 'deploy', 'crds')], kubectlEnv);
     if (!applied.ok) throw new Error(`kubectl apply -k deploy/crds failed: ${applied.out}`);
     log(applied.out);
@@ -173,21 +207,14 @@ async function main(): Promise<number> {
     for (const [i, node] of nodes.entries()) {
       const port = await portOr(FIRST_AGENT_PORT + i);
       const args = [AGENT_BIN, '--addr', `127.0.0.1:${port}`];
-      // All nodes of the local cluster share one containerd and one kruise-ipam store: the first node's agent
-      // installs the plugin (in place: it runs on this host) and owns the reservations.
+      // Every node of the local cluster is this one host: one containerd, one CNI bin dir, one kruise-ipam store.
+      // The first node's agent installs the plugin (in place: it runs on this host) and owns the store; a second
+      // agent on the same store would drain half of its notes (IPReused events, the ipam metrics) at random.
       if (i === 0 && podIpam === 'kruise-ipam') {
         args.push('--ipam-install', '--ipam-install-mode', 'in-place', '--cni-bin-dir', env.CNI_BIN_DIR ?? '');
         args.push('--ipam-data-dir', join(env.CNI_STATE_DIR ?? '', 'kruise-ipam'));
       }
-      processes.push(
-        start(`agent/${node}`, args, {
-          ...process.env,
-          NODE_NAME: node,
-          KUBECONFIG: kubeconfig,
-          RUNTIME_SOCKET: env.RUNTIME_SOCKET,
-          LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
-        }),
-      );
+      processes.push(start(`agent/${node}`, args, agentEnv(node, env)));
       agentUrls.set(node, `http://127.0.0.1:${port}`);
     }
     let controllerUrl: string | undefined;
@@ -198,7 +225,7 @@ async function main(): Promise<number> {
       const webhookPort = await portOr(9876);
       const controllerArgs = ['--webhook-host', '127.0.0.1', '--webhook-port', String(webhookPort)];
       controllerArgs.push('--webhook-url-base', `https://127.0.0.1:${webhookPort}`);
-      controllerArgs.push('--addr', `127.0.0.1:${statusPort}`, '--webhook-cert-dir', join(cacheDir, 'webhook-certs'));
+      controllerArgs.push('--addr', `127.0.0.1:${statusPort}`, '--webhook-cert-dir', paths.webhookCertDir);
       controllerArgs.push('--nodeimage-creation-delay', '1s');
       processes.push(
         start('controller', [CONTROLLER_BIN, ...controllerArgs], { ...process.env, KUBECONFIG: kubeconfig }),
@@ -220,7 +247,7 @@ async function main(): Promise<number> {
       nodes,
       agentUrls,
       controllerUrl,
-      kubectlCacheDir: cacheDir,
+      owner: { pid: process.pid, script: basename(fileURLToPath(import.meta.url)) },
       pluginEntry: PLUGIN_BIN,
       nodePath: process.execPath,
       podIpam: podIpam ?? 'host-local',

@@ -256,7 +256,7 @@ export class ImagePullController {
         slots: this.slots,
         secrets: this.secrets,
         clock: this.options.clock,
-        logger: this.log.child({ image: `${name}:${tag.tag}` }),
+        logger: this.log,
         metrics: this.options.metrics,
         onChange: () => this.writer.request(),
         onFinished: (result) => this.onFinished(result),

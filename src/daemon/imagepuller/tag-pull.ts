@@ -69,6 +69,7 @@ export interface TagPullDependencies {
   slots: PullSlots;
   secrets: PullSecretStore;
   clock: Clock;
+  /** The image puller's logger; the pull binds `image` (name:tag) to it, so its lines do not repeat it. */
   logger: Logger;
   metrics?: ImagePullMetrics;
   /** The status changed (a write is due). */
@@ -93,6 +94,7 @@ export class TagPull {
   private current: ImageTagStatus;
   private readonly stop = new AbortController();
   private finished = false;
+  private readonly log: Logger;
   /** Resolves when the pull has ended (finished or aborted) and let go of its slot. */
   readonly done: Promise<void>;
 
@@ -101,6 +103,7 @@ export class TagPull {
     private readonly deps: TagPullDependencies,
   ) {
     this.current = { tag: spec.tag, phase: 'Waiting', version: spec.version };
+    this.log = deps.logger.child({ image: `${spec.imageName}:${spec.tag}` });
     // started on a microtask, so the owner has stored this object before the first status change arrives
     this.done = Promise.resolve()
       .then(() => this.run())
@@ -129,10 +132,6 @@ export class TagPull {
       this.stop.abort(new Error(`pull of ${this.spec.imageName}:${this.spec.tag} stopped`));
   }
 
-  private get log(): Logger {
-    return this.deps.logger;
-  }
-
   private async run(): Promise<void> {
     const parsed = tryParseNameAndTag(this.spec.imageName, this.spec.tag);
     if (!parsed.ok) {
@@ -158,7 +157,9 @@ export class TagPull {
     const startedAt = this.deps.clock.now();
     const deadlineAt = hasDeadline ? startedAt + deadlineSeconds * 1000 : Infinity;
     this.update({ tag: this.spec.tag, phase: 'Pulling', startTime: rfc3339(startedAt), version: this.spec.version });
-    this.log.info({ image: pullRef, attempts, timeoutMs, activeDeadlineSeconds: deadlineSeconds }, 'pulling image');
+    // the reference asked of the runtime, when it differs from what the spec wrote (a registry or tag filled in)
+    const resolved = pullRef === `${this.spec.imageName}:${this.spec.tag}` ? {} : { reference: pullRef };
+    this.log.info({ ...resolved, attempts, timeoutMs, activeDeadlineSeconds: deadlineSeconds }, 'pulling image');
 
     let lastError = '';
     let backoffMs = FIRST_BACKOFF_MS;
@@ -181,7 +182,7 @@ export class TagPull {
           if (this.stop.signal.aborted) return;
           lastError = messageOf(err);
           this.deps.metrics?.attempt('error');
-          this.log.warn({ image: pullRef, attempt, of: attempts, err: lastError }, 'image pull attempt failed');
+          this.log.warn({ attempt, of: attempts, err: lastError }, 'image pull attempt failed');
           if (err instanceof PermanentPullError) break;
         }
         if (attempt === attempts) break;
@@ -338,7 +339,7 @@ export class TagPull {
       version: this.spec.version,
       ...(imageId && { imageID: `${this.spec.imageName}@${imageId}` }),
     });
-    this.log.info({ image: `${this.spec.imageName}:${this.spec.tag}`, present, ms: now - startedAt }, 'image pulled');
+    this.log.info({ present, ms: now - startedAt }, 'image pulled');
     this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds: (now - startedAt) / 1000, present });
   }
 
@@ -354,7 +355,7 @@ export class TagPull {
       version: this.spec.version,
       message,
     });
-    this.log.warn({ image: `${this.spec.imageName}:${this.spec.tag}`, err: message }, 'image pull failed');
+    this.log.warn({ err: message }, 'image pull failed');
     this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds, present: false });
   }
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { parseDaemonCommandLine, readableFileProblem } from '../../../src/daemon/options.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
-import { DAEMONSET_HEAP_FLAGS } from '../../bench/agent-memory.js';
+import { daemonSetNodeOptions } from '../../cluster/deployed-agent.js';
 
 interface Manifest {
   kind: string;
@@ -47,7 +47,9 @@ describe('deploy/ (kubectl kustomize)', function () {
 
     const env = Object.fromEntries(container.env.map((e: any) => [e.name, e]));
     assert.deepEqual(env.NODE_NAME.valueFrom, { fieldRef: { fieldPath: 'spec.nodeName' } });
-    assert.equal(env.NODE_OPTIONS.value, DAEMONSET_HEAP_FLAGS, 'the benchmark measures the flags deployed');
+    // what npm run dev and the benchmarks run the agent with (read from the base) is what every overlay deploys
+    assert.equal(env.NODE_OPTIONS.value, daemonSetNodeOptions());
+    assert.match(env.NODE_OPTIONS.value, /--max-old-space-size=\d+/);
 
     const volume = pod.volumes.find((v: any) => v.hostPath?.path === '/var/run');
     const mount = container.volumeMounts.find((m: any) => m.name === volume.name);

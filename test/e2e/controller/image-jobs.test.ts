@@ -384,4 +384,11 @@ describe('kruise-controller e2e: image jobs', function () {
       assert.ok(text.includes(name), `${name} in /metrics`);
     }
   });
+
+  it("serves the process metrics under prom-client's default names, as the agent does (docs/metrics.md)", async () => {
+    const text = await env.controller!.metrics();
+    assert.match(text, /^process_resident_memory_bytes \d+/m);
+    assert.match(text, /^nodejs_heap_size_used_bytes \d+/m);
+    assert.doesNotMatch(text, /^kruise_controller_(process|nodejs)_/m);
+  });
 });

@@ -1,25 +1,53 @@
 // README.md's "Try it" block, run as written with bash and the real kubectl against `npm run dev` (test/cluster/dev.ts
 // as a process, on a cluster directory of its own), and its output checked: an image pulled on every node, a
-// container recreated in place, a launch order enforced, a pod keeping its IP. Ctrl-C (SIGINT) then tears it down.
+// container recreated in place, a launch order enforced, a pod keeping its IP. The agents run with the DaemonSet's
+// heap flags, and what dev writes stays inside the cluster directory. Ctrl-C (SIGINT to the whole process group, as
+// a terminal sends it) then tears it down: exit 0, every process stopped cleanly, nothing left that looks live, no
+// temporary file left; the test then purges the cluster directory.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../../src/util/repo-root.js';
+import { downCluster } from '../../cluster/components.js';
+import { daemonSetNodeOptions } from '../../cluster/deployed-agent.js';
+import { parseEnvFile } from '../../cluster/env-file.js';
+import { readmeBlock } from '../../support/readme.js';
 import { waitFor } from '../../support/wait.js';
 
 const DEV = fileURLToPath(new URL('../../cluster/dev.js', import.meta.url));
 const CLUSTER_DIR = join(packageRoot(), '.cluster-readme-examples');
 
-/** The sh block after the marker comment in README.md. */
-export function readmeExamples(readme: string): string {
-  const marker = readme.indexOf('test/e2e/operate/readme-examples.test.ts runs this block');
-  assert.ok(marker >= 0, 'README.md marks the block');
-  const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(marker));
-  assert.ok(block, 'a sh block follows the marker');
-  return block[1]!;
+interface ProcessInfo {
+  pid: number;
+  argv: string[];
+  env: Record<string, string>;
 }
+
+/** The live children of `parent`, with their command lines and environments (from /proc). */
+function childrenOf(parent: number): ProcessInfo[] {
+  const children: ProcessInfo[] = [];
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid !== parent) continue;
+      const split = (file: string): string[] =>
+        readFileSync(`/proc/${entry}/${file}`, 'utf8').split('\0').filter(Boolean);
+      const env = Object.fromEntries(
+        split('environ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
+      children.push({ pid: Number(entry), argv: split('cmdline'), env });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
+}
+
+const inClusterDir = (path: string | undefined): boolean => Boolean(path?.startsWith(`${CLUSTER_DIR}/`));
 
 function run(script: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
@@ -39,10 +67,15 @@ describe("README's example commands against npm run dev", function () {
   let dev: ChildProcess | undefined;
   let devLog = '';
 
+  /** TMPDIR of dev and everything it starts: empty again after teardown. */
+  let devTmp = '';
+
   before(async () => {
+    devTmp = mkdtempSync(join(tmpdir(), 'kd-readme-examples-tmp-'));
     dev = spawn(process.execPath, [DEV], {
-      env: { ...process.env, CLUSTER_DIR, LOG_LEVEL: 'warn' },
+      env: { ...process.env, CLUSTER_DIR, LOG_LEVEL: 'warn', TMPDIR: devTmp },
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true, // a process group of its own, as in a terminal: Ctrl-C reaches dev and its children
     });
     dev.stdout!.on('data', (c: Buffer) => (devLog += c.toString()));
     dev.stderr!.on('data', (c: Buffer) => (devLog += c.toString()));
@@ -56,15 +89,54 @@ describe("README's example commands against npm run dev", function () {
   });
 
   after(async () => {
-    if (!dev || dev.exitCode !== null) return;
-    const exited = new Promise((resolve) => dev!.once('exit', resolve));
-    dev.kill('SIGINT'); // Ctrl-C: stops the agents and the controller and tears the cluster down
-    await exited;
-    assert.match(devLog, /\[dev\] all down/);
+    try {
+      if (dev && dev.exitCode === null && dev.signalCode === null) {
+        const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+          dev!.once('exit', (code, signal) => resolve([code, signal])),
+        );
+        process.kill(-dev.pid!, 'SIGINT'); // Ctrl-C in dev's terminal: the whole process group gets SIGINT
+        const [code, signal] = await exited;
+        assert.match(devLog, /\[dev\] all down/);
+        assert.deepEqual([code, signal], [0, null], `npm run dev exits 0 on Ctrl-C; log:\n${devLog}`);
+        const exits = [...devLog.matchAll(/^(\S+) exited \((\S+)\)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+        assert.deepEqual(
+          exits.filter((e) => !e.endsWith(' 0')),
+          [],
+          `every agent and the controller stop cleanly: ${exits.join(', ')}`,
+        );
+        assert.equal(exits.length, 3, `two agents and the controller exited: ${exits.join(', ')}`);
+        for (const left of ['dev.env', 'dev', 'bin', 'examples']) {
+          assert.ok(!existsSync(join(CLUSTER_DIR, left)), `${left} is gone from the cluster directory`);
+        }
+        assert.deepEqual(readdirSync(devTmp), [], 'nothing left in TMPDIR');
+      }
+    } finally {
+      if (devTmp) rmSync(devTmp, { recursive: true, force: true });
+      await downCluster({ dir: CLUSTER_DIR, log: () => undefined, purge: true });
+    }
+    assert.ok(!existsSync(CLUSTER_DIR), `${CLUSTER_DIR} is purged`);
+  });
+
+  it('runs the agents as deployed and keeps its files (the webhook key, the kubectl cache) in the cluster dir', () => {
+    const processes = childrenOf(dev!.pid!);
+    const agents = processes.filter((p) => p.argv.some((a) => a.endsWith('/kruise-daemon.js')));
+    assert.equal(agents.length, 2, JSON.stringify(processes.map((p) => p.argv)));
+    for (const agent of agents) assert.equal(agent.env.NODE_OPTIONS, daemonSetNodeOptions(), agent.argv.join(' '));
+    const controller = processes.find((p) => p.argv.some((a) => a.endsWith('/kruise-controller.js')));
+    assert.ok(controller, 'the controller runs');
+    const certDir = controller.argv[controller.argv.indexOf('--webhook-cert-dir') + 1];
+    assert.ok(inClusterDir(certDir), `the webhook certificates (${certDir}) are in ${CLUSTER_DIR}`);
+    const devEnv = parseEnvFile(
+      readFileSync(join(CLUSTER_DIR, 'dev.env'), 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('export ') && !l.startsWith('export PATH='))
+        .join('\n'),
+    );
+    assert.ok(inClusterDir(devEnv.KUBECACHEDIR), `the kubectl cache (${devEnv.KUBECACHEDIR}) is in ${CLUSTER_DIR}`);
   });
 
   it('shows an image pulled on every node, a container recreated in place, a launch order, an IP kept', async () => {
-    const block = readmeExamples(readFileSync(join(packageRoot(), 'README.md'), 'utf8'));
+    const block = readmeBlock('test/e2e/operate/readme-examples.test.ts');
     const script = block.replace('source .cluster/dev.env', `source ${CLUSTER_DIR}/dev.env`);
     assert.notEqual(script, block, 'the block sources .cluster/dev.env');
     const { code, out } = await run(script);

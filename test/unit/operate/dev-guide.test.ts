@@ -1,12 +1,21 @@
 // What `npm run dev` writes and prints: dev.env sources the cluster's env file and puts the plugin on PATH, with
-// every value shell-quoted; the plugin wrapper runs the given Node; the guide names only example files that exist.
+// every value shell-quoted, and refuses to be sourced once dev is gone; the plugin wrapper runs the given Node; the
+// guide names only example files that exist; everything dev writes is in the cluster directory and goes at teardown.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { packageRoot } from '../../../src/util/repo-root.js';
-import { agentList, devGuide, writeDevFiles, type DevSetup } from '../../cluster/dev-guide.js';
+import {
+  agentList,
+  devGuide,
+  devPaths,
+  prepareDevFiles,
+  removeDevFiles,
+  writeDevFiles,
+  type DevSetup,
+} from '../../cluster/dev-guide.js';
 
 describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
   let dir: string;
@@ -23,7 +32,8 @@ describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
         ['kd-node-2', 'http://127.0.0.1:10222'],
       ]),
       controllerUrl: 'http://127.0.0.1:8000',
-      kubectlCacheDir: join(dir, 'cache'),
+      // this test's process stands for dev: its command line holds "node"
+      owner: { pid: process.pid, script: 'node' },
       pluginEntry: join(dir, 'plugin.js'),
       nodePath: process.execPath,
       podIpam: 'kruise-ipam',
@@ -48,9 +58,42 @@ describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
       ],
       { encoding: 'utf8' },
     ).split('\n');
-    assert.equal(out[0], `127.0.0.1:5000|${join(dir, 'cache')}|${agentList(setup)}`);
+    assert.equal(out[0], `127.0.0.1:5000|${devPaths(dir).kubectlCacheDir}|${agentList(setup)}`);
     assert.equal(out[1], join(dir, 'bin', 'kubectl-kruise_node'));
     assert.equal(agentList(setup), 'kd-node-1=http://127.0.0.1:10221,kd-node-2=http://127.0.0.1:10222');
+  });
+
+  it('dev.env refuses to be sourced once npm run dev is gone, saying it is stale', () => {
+    const gone = spawnSync('true').pid!;
+    const envFile = writeDevFiles({ ...setup, owner: { pid: gone, script: 'node' } });
+    const sourced = spawnSync('bash', ['-c', '. "$1" && echo "sourced $REGISTRY"', '_', envFile], { encoding: 'utf8' });
+    assert.equal(sourced.status, 1, sourced.stdout + sourced.stderr);
+    assert.equal(sourced.stdout, '');
+    assert.match(sourced.stderr, new RegExp(`dev\\.env is stale: npm run dev \\(pid ${gone}\\) is no longer running`));
+    const run = spawnSync('sh', [envFile], { encoding: 'utf8' });
+    assert.equal(run.status, 1, 'run instead of sourced: exits 1');
+  });
+
+  it('keeps the kubectl cache and the webhook certificates in a private directory of the cluster dir', () => {
+    const paths = devPaths(dir);
+    prepareDevFiles(dir);
+    assert.equal(statSync(paths.stateDir).mode & 0o777, 0o700);
+    for (const inside of [paths.kubectlCacheDir, paths.webhookCertDir]) {
+      assert.ok(inside.startsWith(`${paths.stateDir}/`), inside);
+    }
+    for (const path of Object.values(paths)) assert.ok(path.startsWith(`${dir}/`), path);
+  });
+
+  it('removes everything it wrote at teardown, and leftovers of a dev that died before it starts again', () => {
+    prepareDevFiles(dir);
+    writeFileSync(join(devPaths(dir).stateDir, 'tls.key'), 'secret');
+    writeDevFiles(setup);
+    removeDevFiles(dir);
+    assert.deepEqual(readdirSync(dir).sort(), ['env', 'plugin.js'], 'only what was there before');
+    writeDevFiles(setup);
+    prepareDevFiles(dir);
+    assert.deepEqual(readdirSync(dir).sort(), ['dev', 'env', 'plugin.js'], 'a fresh start keeps no dev.env');
+    assert.deepEqual(readdirSync(devPaths(dir).stateDir), []);
   });
 
   it('writes every example with the placeholders filled to $EXAMPLES', () => {
