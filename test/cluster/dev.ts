@@ -1,12 +1,13 @@
-// `npm run dev [-- --nodes N]`: the whole system on this machine, for people trying it out. Starts the local
-// cluster (API emulator, real containerd and registries, kubelet-lite nodes, pods on the kruise-ipam CNI plugin),
-// applies deploy/'s CRDs, runs one kruise-daemon per node as the DaemonSet runs it (its heap flags; the first node's
-// with IP retention) and the kruise-controller (when built; its admission webhooks are registered by URL, so the
-// emulator calls them), waits until all is ready, writes $CLUSTER_DIR/dev.env and the kubectl plugin, prints how to
-// use it, shows the logs human-readable, and tears everything down on Ctrl-C (exit 0), removing what it wrote.
-// Test infrastructure: the agent and controller are the real binaries.
+// `npm run dev [-- --nodes N]`: the whole system on this machine, for people trying it out. Starts the real local
+// cluster (kube-apiserver, kube-controller-manager, kube-scheduler, etcd and N real kubelets, each node in its own
+// network and mount namespace with its own containerd; pods on the kruise-ipam CNI plugin; built from Go modules on
+// the first run), applies deploy/'s CRDs, namespaces, ServiceAccounts and RBAC, runs one kruise-daemon inside each
+// node as the DaemonSet runs it (its ServiceAccount's token, its heap flags, the node's own CRI socket, IP retention)
+// and the kruise-controller on the host (its ServiceAccount's token; its admission webhooks registered with the API
+// server by URL), waits until all is ready, writes $CLUSTER_DIR/dev.env and the kubectl plugin, prints how to use
+// it, shows the logs human-readable, and tears everything down on Ctrl-C (exit 0), removing what it wrote.
+// Test infrastructure: the agent and controller are the real binaries, run as processes (no image needed).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,14 +18,24 @@ import { packageRoot } from '../../src/util/repo-root.js';
 import { downCluster, parseNodeCount, upCluster } from './components.js';
 import { daemonSetNodeOptions } from './deployed-agent.js';
 import { devGuide, prepareDevFiles, removeDevFiles, writeDevFiles, type DevSetup } from './dev-guide.js';
+import { layoutFromContext } from './k8s/context.js';
+import {
+  agentLaunch,
+  agentUrl,
+  controllerLaunch,
+  installApiObjects,
+  removeWebhookConfigurations,
+  renderOverlay,
+  serviceAccountKubeconfig,
+  SYSTEM_NAMESPACE,
+  type Launch,
+} from './k8s/system.js';
 import { resolveClusterDir } from './paths.js';
 import { errorMessage } from './runtime/errors.js';
+import { runningPid } from './runtime/processes.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const AGENT_BIN = join(here, '..', '..', 'src', 'cli', 'kruise-daemon.js');
-const CONTROLLER_BIN = join(here, '..', '..', 'src', 'cli', 'kruise-controller.js');
 const PLUGIN_BIN = join(here, '..', '..', 'src', 'cli', 'kubectl-kruise-node.js');
-const FIRST_AGENT_PORT = 10221;
 /** Two nodes, so that "pulled on every node" means something. */
 const DEFAULT_DEV_NODES = 2;
 
@@ -60,31 +71,16 @@ export function humanLine(name: string, line: string): string {
 }
 
 /**
- * The environment of the agent of `node`, as the DaemonSet gives it (NODE_NAME, its NODE_OPTIONS heap flags,
- * LOG_LEVEL) plus what the local cluster needs (its kubeconfig and CRI socket).
- */
-export function agentEnv(
-  node: string,
-  cluster: Record<string, string | undefined>,
-  base: NodeJS.ProcessEnv = process.env,
-): NodeJS.ProcessEnv {
-  return {
-    ...base,
-    NODE_NAME: node,
-    NODE_OPTIONS: daemonSetNodeOptions(),
-    KUBECONFIG: cluster.KUBECONFIG,
-    RUNTIME_SOCKET: cluster.RUNTIME_SOCKET,
-    LOG_LEVEL: base.LOG_LEVEL ?? 'info',
-  };
-}
-
-/**
  * A child in a process group of its own (detached): the terminal's Ctrl-C reaches dev only, and dev stops each child
  * with one SIGTERM, as kubelet would (a SIGINT from the group followed by dev's SIGTERM made a second signal, which
  * the binaries answer by exiting 1 at once).
  */
-function start(name: string, args: string[], env: NodeJS.ProcessEnv): Managed {
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+function start(name: string, launch: Launch): Managed {
+  const child = spawn(launch.command, launch.args, {
+    env: launch.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   for (const stream of [child.stdout, child.stderr]) {
     createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${humanLine(name, line)}\n`));
   }
@@ -161,6 +157,7 @@ async function main(): Promise<number> {
   if (values.help) {
     process.stdout.write(
       'usage: npm run dev [-- --nodes N]   (default 2 nodes; Ctrl-C stops and tears down everything)\n' +
+        'The first run builds Kubernetes from Go modules (about 8 minutes on 2 cores; cached afterwards).\n' +
         'CLUSTER_POD_IPAM=host-local keeps the pods on host-local IPAM (default here: kruise-ipam, so pods can keep their IP)\n',
     );
     return 0;
@@ -195,53 +192,59 @@ async function main(): Promise<number> {
     process.env.CLUSTER_POD_IPAM ??= 'kruise-ipam';
     const podIpam = process.env.CLUSTER_POD_IPAM;
     const paths = prepareDevFiles(dir);
-    const env = await upCluster({ dir, log, nodeCount });
-    const kubeconfig = env.KUBECONFIG ?? '';
-    const kubectlEnv = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: paths.kubectlCacheDir };
-    const applied = kubectl(['apply', '-k', join(packageRoot(), 'deploy', 'crds')], kubectlEnv);
-    if (!applied.ok) throw new Error(`kubectl apply -k deploy/crds failed: ${applied.out}`);
-    log(applied.out);
+    const env = await upCluster({ dir, log, nodeCount, kind: 'real' });
+    const layout = await layoutFromContext({ dir, env, log });
+    if (!layout) throw new Error('the cluster came up without its layout');
 
-    const nodes = (env.NODE_NAMES ?? env.NODE_NAME ?? '').split(',').filter(Boolean);
+    // deploy/'s API objects, then our processes with the ServiceAccounts' own tokens (RBAC as deployed)
+    installApiObjects(layout, renderOverlay(layout));
+    removeWebhookConfigurations(layout);
+    log("applied deploy/'s CRDs, namespaces, ServiceAccounts and RBAC");
+    const agentKubeconfig = serviceAccountKubeconfig(
+      layout,
+      SYSTEM_NAMESPACE,
+      'kruise-daemon',
+      join(paths.stateDir, 'kruise-daemon.kubeconfig'),
+    );
+    const controllerKubeconfig = serviceAccountKubeconfig(
+      layout,
+      SYSTEM_NAMESPACE,
+      'kruise-controller',
+      join(paths.stateDir, 'kruise-controller.kubeconfig'),
+    );
+
     const agentUrls = new Map<string, string>();
-    for (const [i, node] of nodes.entries()) {
-      const port = await portOr(FIRST_AGENT_PORT + i);
-      const args = [AGENT_BIN, '--addr', `127.0.0.1:${port}`];
-      // Every node of the local cluster is this one host: one containerd, one CNI bin dir, one kruise-ipam store.
-      // The first node's agent installs the plugin (in place: it runs on this host) and owns the store; a second
-      // agent on the same store would drain half of its notes (IPReused events, the ipam metrics) at random.
-      if (i === 0 && podIpam === 'kruise-ipam') {
-        args.push('--ipam-install', '--ipam-install-mode', 'in-place', '--cni-bin-dir', env.CNI_BIN_DIR ?? '');
-        args.push('--ipam-data-dir', join(env.CNI_STATE_DIR ?? '', 'kruise-ipam'));
-      }
-      processes.push(start(`agent/${node}`, args, agentEnv(node, env)));
-      agentUrls.set(node, `http://127.0.0.1:${port}`);
+    for (const node of layout.nodes) {
+      const holderPid = await runningPid(node.holderPidFile, node.dir);
+      if (holderPid === undefined) throw new Error(`${node.name}: its holder process is not running`);
+      const launch = agentLaunch(node, {
+        holderPid,
+        kubeconfig: agentKubeconfig,
+        nodeOptions: daemonSetNodeOptions(),
+        ipam: podIpam === 'kruise-ipam',
+      });
+      processes.push(start(`agent/${node.name}`, launch));
+      agentUrls.set(node.name, agentUrl(node));
     }
-    let controllerUrl: string | undefined;
-    if (existsSync(CONTROLLER_BIN)) {
-      // its namespaces, and webhooks reached by URL (the emulator has no Service network)
-      for (const ns of ['kruise-system', 'kruise-daemon-config']) kubectl(['create', 'namespace', ns], kubectlEnv);
-      const statusPort = await portOr(8000);
-      const webhookPort = await portOr(9876);
-      const controllerArgs = ['--webhook-host', '127.0.0.1', '--webhook-port', String(webhookPort)];
-      controllerArgs.push('--webhook-url-base', `https://127.0.0.1:${webhookPort}`);
-      controllerArgs.push('--addr', `127.0.0.1:${statusPort}`, '--webhook-cert-dir', paths.webhookCertDir);
-      controllerArgs.push('--nodeimage-creation-delay', '1s');
-      processes.push(
-        start('controller', [CONTROLLER_BIN, ...controllerArgs], { ...process.env, KUBECONFIG: kubeconfig }),
-      );
-      controllerUrl = `http://127.0.0.1:${statusPort}`;
-    } else {
-      log('kruise-controller is not built yet: running the agents only');
-    }
+    const statusPort = await portOr(8000);
+    const webhookPort = await portOr(9876);
+    const controller = controllerLaunch(layout, {
+      kubeconfig: controllerKubeconfig,
+      statusPort,
+      webhookPort,
+      certDir: paths.webhookCertDir,
+      extraArgs: ['--nodeimage-creation-delay', '1s'],
+    });
+    processes.push(start('controller', controller));
+    const controllerUrl = `http://${layout.hostIp}:${statusPort}`;
 
-    // Ready means: every agent answers /readyz, the controller serves its webhooks (registered with the emulator)
+    // Ready means: every agent answers /readyz, the controller serves its webhooks (registered with the API server)
     // and every node has its NodeImage, so the README's commands work from the first one.
+    const nodes = layout.nodes.map((n) => n.name);
+    const kubectlEnv = { ...process.env, KUBECONFIG: layout.adminKubeconfig, KUBECACHEDIR: paths.kubectlCacheDir };
     await Promise.all([...agentUrls].map(([node, url]) => waitReady(`${url}/readyz`, `agent ${node}`)));
-    if (controllerUrl) {
-      await waitReady(`${controllerUrl}/readyz`, 'kruise-controller');
-      await waitForNodeImages(nodes, kubectlEnv);
-    }
+    await waitReady(`${controllerUrl}/readyz`, 'kruise-controller');
+    await waitForNodeImages(nodes, kubectlEnv);
     const setup: DevSetup = {
       clusterDir: dir,
       nodes,

@@ -12,10 +12,10 @@ import { loadKubeconfig } from '../../src/kube/credentials/kubeconfig.js';
 import { downCluster, isClusterUp, upCluster } from '../cluster/components.js';
 import { layoutFromContext } from '../cluster/k8s/context.js';
 import type { K8sLayout, NodeLayout } from '../cluster/k8s/layout.js';
+import { daemonSetNodeOptions } from '../cluster/deployed-agent.js';
 import {
-  agentNodeOptions,
   installApiObjects,
-  kubectl,
+  removeWebhookConfigurations,
   renderOverlay,
   serviceAccountKubeconfig,
   SYSTEM_NAMESPACE,
@@ -124,7 +124,7 @@ async function startOnce(): Promise<RealCluster> {
       authBusybox1: need('TEST_IMAGE_AUTH_BUSYBOX_1'),
     },
     nodes: layout.nodes,
-    agentNodeOptions: agentNodeOptions(manifests),
+    agentNodeOptions: daemonSetNodeOptions(),
     agentKubeconfig: serviceAccountKubeconfig(
       layout,
       SYSTEM_NAMESPACE,
@@ -138,17 +138,6 @@ async function startOnce(): Promise<RealCluster> {
       join(credentials, 'kruise-controller.kubeconfig'),
     ),
   };
-}
-
-/** The admission webhook configurations kruise-controller registers (by URL here; it writes them at start). */
-export const WEBHOOK_CONFIGURATIONS = [
-  'mutatingwebhookconfiguration/kruise-mutating-webhook-configuration',
-  'validatingwebhookconfiguration/kruise-validating-webhook-configuration',
-];
-
-export function removeWebhookConfigurations(layout: K8sLayout): void {
-  const result = kubectl(layout, ['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS]);
-  if (!result.ok) throw new Error(`removing the webhook configurations failed: ${result.out}`);
 }
 
 /** `nsenter` into a node's mount and network namespaces (through its holder process). */

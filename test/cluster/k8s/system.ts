@@ -33,9 +33,6 @@ interface Manifest {
   apiVersion?: string;
   kind?: string;
   metadata?: { name?: string; namespace?: string };
-  spec?: {
-    template?: { spec?: { containers?: { name?: string; env?: { name?: string; value?: string }[] }[] } };
-  };
 }
 
 export function kubectl(layout: K8sLayout, args: string[], input?: string): { ok: boolean; out: string } {
@@ -58,15 +55,6 @@ export function renderOverlay(layout: K8sLayout, overlay = 'default'): Manifest[
     .filter((doc): doc is Manifest => doc !== null && typeof doc === 'object');
 }
 
-/** The DaemonSet's NODE_OPTIONS (the agent's heap flags), so the agents here run as deployed. */
-export function agentNodeOptions(manifests: Manifest[]): string {
-  const daemonSet = manifests.find((m) => m.kind === 'DaemonSet' && m.metadata?.name === 'kruise-daemon');
-  const container = daemonSet?.spec?.template?.spec?.containers?.find((c) => c.name === 'daemon');
-  const value = container?.env?.find((e) => e.name === 'NODE_OPTIONS')?.value;
-  if (value === undefined) throw new Error('deploy/: the kruise-daemon DaemonSet sets no NODE_OPTIONS');
-  return value;
-}
-
 /** Apply deploy/'s API objects (CRDs, namespaces, ServiceAccounts, RBAC) and wait until the CRDs are served. */
 export function installApiObjects(layout: K8sLayout, manifests: Manifest[]): void {
   const objects = manifests.filter((m) => m.kind !== undefined && API_KINDS.has(m.kind));
@@ -76,6 +64,21 @@ export function installApiObjects(layout: K8sLayout, manifests: Manifest[]): voi
   const crds = objects.filter((m) => m.kind === 'CustomResourceDefinition').map((m) => `crd/${m.metadata?.name ?? ''}`);
   const established = kubectl(layout, ['wait', '--for=condition=Established', '--timeout=60s', ...crds]);
   if (!established.ok) throw new Error(`CRDs not established: ${established.out}`);
+}
+
+/** The admission webhook configurations kruise-controller registers (by URL here; it writes them at start). */
+export const WEBHOOK_CONFIGURATIONS = [
+  'mutatingwebhookconfiguration/kruise-mutating-webhook-configuration',
+  'validatingwebhookconfiguration/kruise-validating-webhook-configuration',
+];
+
+/**
+ * Remove them: a controller that died leaves them pointing at a port nobody serves (and pod creation failing); the
+ * next controller registers its own.
+ */
+export function removeWebhookConfigurations(layout: K8sLayout): void {
+  const result = kubectl(layout, ['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS]);
+  if (!result.ok) throw new Error(`removing the webhook configurations failed: ${result.out}`);
 }
 
 /**
