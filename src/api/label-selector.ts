@@ -8,6 +8,11 @@ const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 
+/** A lowercase RFC 1123 subdomain of at most 253 characters: what most object names (a Secret's) must be. */
+export function isDnsSubdomainName(value: string): boolean {
+  return value.length <= 253 && DNS1123_SUBDOMAIN.test(value);
+}
+
 /** undefined if `key` is a valid label key (`[prefix/]name`), else why not. */
 export function labelKeyError(key: string): string | undefined {
   const parts = key.split('/');

@@ -52,8 +52,6 @@ export interface ControllerSettings {
   /** --persistentpodstate-workers (default 3). */
   persistentPodStateWorkers?: number;
   defaultTagTtlSeconds: number;
-  /** --pull-secret-resync-period: how often active jobs re-read their source pull secrets (default 5 min). */
-  pullSecretResyncMs?: number;
   /** The controller's own namespace (its service account's, named in pull-secret 403 messages). */
   namespace?: string;
 }
@@ -97,7 +95,8 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     name: 'pods',
     indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid },
   });
-  // Only the pull-secret copies: source secrets are read by name when a job needs them (no cluster-wide secret rights).
+  // Only the pull-secret copies here; each source secret a job names has a watch of its own (PullSecretSync), so the
+  // controller needs no cluster-wide or namespace-wide secret rights.
   const secrets = new Informer<SecretObject>(CoreResources.secrets, client, {
     ...common,
     name: 'secrets',
@@ -116,6 +115,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const nodeImageExpectations = new ResourceVersionExpectations(clock);
   const jobExpectations = new ResourceVersionExpectations(clock);
   const base = { client, events: deps.events, clock, logger, metrics: deps.metrics, kubeMetrics };
+  const secretSync = new PullSecretSync(client, secrets, deps.metrics, { clock, logger });
   const nodeImageController = new NodeImageController({
     ...base,
     nodes,
@@ -131,8 +131,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     nodeImages,
     pods,
     secretCopies: secrets,
-    secretSync: new PullSecretSync(client, secrets, deps.metrics),
-    secretResyncMs: settings.pullSecretResyncMs,
+    secretSync,
     controllerNamespace: settings.namespace,
     nodeImageExpectations,
     jobExpectations,
@@ -187,6 +186,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     async stop() {
       clearInterval(gauge);
       await Promise.all(controllers.map((c) => c.stop()));
+      await secretSync.stop();
       await Promise.all(informers.map((i) => i.stop()));
     },
   };

@@ -27,8 +27,6 @@ export interface ControllerOptions {
   imagePullJobWorkers: number;
   imageListPullJobWorkers: number;
   defaultTagTtlSeconds: number;
-  /** Active jobs re-read their source pull secrets (named GETs) this often; copies follow within it. */
-  pullSecretResyncMs: number;
   webhook: {
     enabled: boolean;
     host: string;
@@ -62,8 +60,6 @@ Flags (a flag wins over its environment variable):
   --nodeimage-response-timeout DUR      a tag with no status this long after createdAt fails (default 10m)
   --nodeimage-workers N                 (default 3)  --imagepulljob-workers N (3)  --imagelistpulljob-workers N (3)
   --default-ttlseconds-for-always-nodeimage N   extra TTL of Always jobs' tags (default 300)
-  --pull-secret-resync-period DUR       active jobs re-read their source pull secrets this often, so a source change
-                                        reaches its copy within it or at the job's next event (default 5m, min 1s)
   --webhook-port PORT                   HTTPS admission webhooks (default 9876; 0 = any free port)
   --webhook-host HOST                   bind address of the webhook server (default 0.0.0.0)
   --webhook-cert-dir DIR                where tls.crt/tls.key/ca.crt are written (default /tmp/kruise-controller-certs)
@@ -92,7 +88,6 @@ const FLAGS = {
   'imagepulljob-workers': { type: 'string' },
   'imagelistpulljob-workers': { type: 'string' },
   'default-ttlseconds-for-always-nodeimage': { type: 'string' },
-  'pull-secret-resync-period': { type: 'string' },
   'webhook-port': { type: 'string' },
   'webhook-host': { type: 'string' },
   'webhook-cert-dir': { type: 'string' },
@@ -154,10 +149,6 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
   const leaseDurationMs = parseDuration(values['lease-duration'] ?? '15s', 'lease-duration');
   const renewDeadlineMs = parseDuration(values['renew-deadline'] ?? '10s', 'renew-deadline');
   const retryPeriodMs = parseDuration(values['retry-period'] ?? '2s', 'retry-period');
-  const pullSecretResyncMs = parseDuration(values['pull-secret-resync-period'] ?? '5m', 'pull-secret-resync-period');
-  if (pullSecretResyncMs < 1000) {
-    throw new ControllerConfigError('--pull-secret-resync-period: must be at least 1s');
-  }
   if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > 1.2 * retryPeriodMs && retryPeriodMs > 0)) {
     throw new ControllerConfigError('--lease-duration > --renew-deadline > 1.2 x --retry-period > 0 must hold');
   }
@@ -189,7 +180,6 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
         0,
         2_678_400,
       ),
-      pullSecretResyncMs,
       webhook: {
         enabled: !values['disable-webhooks'],
         host: values['webhook-host'] ?? '0.0.0.0',

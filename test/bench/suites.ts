@@ -10,6 +10,7 @@ import { ipamSuite } from './ipam.js';
 import { kubeletLiteSuite } from './kubelet-lite.js';
 import { launchPrioritySuite } from './launch-priority.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
+import { pullSecretsSuite } from './pull-secrets.js';
 import { scaleSuite } from './scale.js';
 
 export const SUITES: readonly BenchSuite[] = [
@@ -23,4 +24,5 @@ export const SUITES: readonly BenchSuite[] = [
   persistentPodStateSuite,
   scaleSuite,
   crrSuite,
+  pullSecretsSuite,
 ];

@@ -1,9 +1,10 @@
 // imagepulljob controller: fans a job out into NodeImage tags, at most `parallelism` nodes in flight, and
 // aggregates the nodes' results into the job's status. Completion (Always), deadline, TTL deletion, the protection
-// finalizer (released with the pull-secret copies when the job completes or is deleted). Jobs naming pull secrets
-// are requeued every `secretResyncMs`, so a change of a source secret (read by name, never watched) reaches its copy.
+// finalizer (released with the pull-secret copies when the job completes, is deleted or vanishes). A job is
+// requeued when a source secret it names changes (each source has its own watch, see pullsecrets/), so the change
+// reaches its copy at once.
 import type { Logger } from 'pino';
-import { KRUISE_DAEMON_CONFIG_NAMESPACE, KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
+import { KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
 import type { ReferenceObject } from '../../api/nodeimage.js';
 import type { KubeClient } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
@@ -14,7 +15,7 @@ import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey, splitKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock, TimerHandle } from '../../util/clock.js';
+import type { Clock } from '../../util/clock.js';
 import { referencesOf, type PullSecretSync } from '../pullsecrets/secret-sync.js';
 import {
   forbiddenMessage,
@@ -53,9 +54,8 @@ export interface ImagePullJobControllerOptions {
   pods?: Informer<PodObject>;
   /** The pull-secret copies (secrets informer on kruise-daemon-config only). */
   secretCopies: Informer<SecretObject>;
+  /** Copies the jobs' pull secrets; tells which jobs to requeue when a source changes. */
   secretSync: PullSecretSync;
-  /** Requeue every active job naming pull secrets this often, to follow source changes (default 5 min). */
-  secretResyncMs?: number;
   /** The controller's own namespace, for the grant command in 403 messages (default kruise-system). */
   controllerNamespace?: string;
   /** Shared with anything else writing NodeImages: the caches must show our writes before we count. */
@@ -76,13 +76,11 @@ export interface ImagePullJobControllerOptions {
 
 /** How soon to look again while the caches have not caught up with our writes. */
 const CACHE_WAIT_MS = 100;
-export const DEFAULT_SECRET_RESYNC_MS = 5 * 60_000;
 
 export class ImagePullJobController {
   private readonly loop: ControllerLoop;
   private readonly logger: Logger;
   private readonly removers: (() => void)[] = [];
-  private resyncTimer?: TimerHandle;
 
   constructor(private readonly o: ImagePullJobControllerOptions) {
     this.logger = o.logger.child({ controller: 'imagepulljob' });
@@ -125,6 +123,8 @@ export class ImagePullJobController {
         },
         onDelete: (s) => this.enqueueCopyUsers(s),
       }),
+      // A source secret changed (or became readable, or not): the jobs naming it copy it again.
+      this.o.secretSync.onSourceChange((key) => this.loop.add(key)),
     );
     if (this.o.pods) {
       const enqueuePodJobs = (pod: PodObject): void => {
@@ -150,12 +150,9 @@ export class ImagePullJobController {
       );
     }
     this.loop.start();
-    this.scheduleSecretResync();
   }
 
   async stop(): Promise<void> {
-    this.resyncTimer?.cancel();
-    this.resyncTimer = undefined;
     for (const remove of this.removers.splice(0)) remove();
     await this.loop.stop();
   }
@@ -167,26 +164,12 @@ export class ImagePullJobController {
     }
   }
 
-  /** Every period: requeue the active jobs whose secrets are copied, so each reads its sources again. */
-  private scheduleSecretResync(): void {
-    const period = this.o.secretResyncMs ?? DEFAULT_SECRET_RESYNC_MS;
-    this.resyncTimer = this.o.clock.setTimer(() => {
-      let n = 0;
-      for (const job of this.o.jobs.list()) {
-        if (!isActiveJob(job) || job.metadata.namespace === KRUISE_DAEMON_CONFIG_NAMESPACE) continue;
-        if ((job.spec?.pullSecrets ?? []).length === 0) continue;
-        this.loop.add(objectKey(job));
-        n++;
-      }
-      if (n > 0) this.logger.debug({ jobs: n }, 'pull-secret resync');
-      this.scheduleSecretResync();
-    }, period);
-  }
-
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const job = this.o.jobs.get(key);
     if (!job) {
       this.o.jobExpectations.forget(key);
+      // Gone without its finalizer having run (removed by hand): its copies and source watches go too.
+      await this.o.secretSync.release(key);
       return;
     }
     if (!this.o.jobExpectations.satisfied(key, job.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };

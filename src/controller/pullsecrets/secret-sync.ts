@@ -2,10 +2,12 @@
 // there. One copy per source secret (deterministic name `<source>-<hash>`), shared by every job naming it; the
 // annotation imagepulljobs.kruise.io/references lists the jobs (`ns/name`, sorted). The copy follows its source's
 // data and is deleted when no job references it any more. Every write is a fresh read + checked update.
-// Least privilege: the only secrets cached are the copies (an informer on kruise-daemon-config). A source is read
-// with a named GET each time a job naming it is reconciled (job events and the periodic resync), never listed or
-// watched; 404 → missing, 403 → forbidden (the controller was not granted `get` there), both reported by the job.
+// Least privilege: the secrets cached are the copies (an informer on kruise-daemon-config) and the sources jobs name,
+// each by a watch of that one secret (source-watches.ts: fieldSelector metadata.name, so RBAC resourceNames suffice).
+// A source its watch does not know yet (first reference, failing watch) is read with a named GET: 404 → missing,
+// 403 → forbidden (the controller was not granted access there), both reported by the job.
 import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
 import {
   KRUISE_DAEMON_CONFIG_NAMESPACE,
   REFERENCE_OBJECT_MODE_BATCH,
@@ -14,15 +16,18 @@ import {
   SECRET_SOURCE_KEY_ANNOTATION,
   SECRET_SOURCE_UID_LABEL,
 } from '../../api/constants.js';
+import { isDnsSubdomainName } from '../../api/label-selector.js';
 import type { ReferenceObject } from '../../api/nodeimage.js';
 import type { KubeClient } from '../../kube/client.js';
 import { isAlreadyExists, isForbidden, isNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { CoreResources } from '../../kube/resource.js';
+import type { Clock } from '../../util/clock.js';
 import type { SecretObject } from '../resources.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
+import { SourceWatches } from './source-watches.js';
 
 /** Index of the secrets cache: the source key (`ns/name`) a copy was made from. */
 export const SOURCE_KEY_INDEX = 'sourceKey';
@@ -53,13 +58,38 @@ export interface SecretSyncResult {
 
 type SourceRead = { secret: SecretObject } | { problem: 'missing' | 'forbidden' };
 
+export interface PullSecretSyncOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
 export class PullSecretSync {
+  private readonly sources: SourceWatches;
+
   /** `copies`: the secrets informer, on namespace kruise-daemon-config only. */
   constructor(
     private readonly client: KubeClient,
     private readonly copies: Informer<SecretObject>,
     private readonly metrics: ControllerMetrics,
-  ) {}
+    options: PullSecretSyncOptions = {},
+  ) {
+    this.sources = new SourceWatches({
+      client,
+      clock: options.clock,
+      logger: options.logger,
+      onCount: (n) => metrics.secretSourceWatches.set(n),
+    });
+  }
+
+  /** `listener(jobKey)` whenever a source secret that job references changes; returns the remover. */
+  onSourceChange(listener: (jobKey: string) => void): () => void {
+    return this.sources.onChange(listener);
+  }
+
+  /** Stop every source watch. */
+  async stop(): Promise<void> {
+    await this.sources.stop();
+  }
 
   /** Make sure a copy of each named secret exists and lists `jobKey`; returns the references for NodeImages. */
   async claim(jobNamespace: string, jobKey: string, names: readonly string[]): Promise<SecretSyncResult> {
@@ -68,8 +98,14 @@ export class PullSecretSync {
       result.refs = names.map((name) => ({ namespace: KRUISE_DAEMON_CONFIG_NAMESPACE, name }));
       return result;
     }
+    const sourceKeys = new Set<string>();
     for (const name of [...new Set(names)]) {
-      const read = await this.readSource(jobNamespace, name);
+      if (!isDnsSubdomainName(name)) {
+        result.missing.push(name); // no secret can have that name
+        continue;
+      }
+      sourceKeys.add(`${jobNamespace}/${name}`);
+      const read = await this.readSource(jobNamespace, name, jobKey);
       if ('problem' in read) {
         result[read.problem].push(name);
         continue;
@@ -87,12 +123,14 @@ export class PullSecretSync {
     // Copies this job referenced but no longer names (pullSecrets are immutable, so only after odd edits).
     const keep = new Set(result.refs.map((r) => r.name));
     await this.releaseWhere(jobKey, (copy) => !keep.has(copy.metadata?.name ?? ''));
+    await this.sources.release(jobKey, sourceKeys);
     return result;
   }
 
-  /** Drop `jobKey` from every copy; a copy no job references any more is deleted. */
+  /** Drop `jobKey` from every copy and source watch; a copy or watch no job references any more goes. */
   async release(jobKey: string): Promise<void> {
     await this.releaseWhere(jobKey, () => true);
+    await this.sources.release(jobKey);
   }
 
   private async releaseWhere(jobKey: string, which: (copy: SecretObject) => boolean): Promise<void> {
@@ -127,8 +165,10 @@ export class PullSecretSync {
     }
   }
 
-  /** A named GET of the source (never a list or watch: the controller has no cluster-wide secret rights). */
-  private async readSource(namespace: string, name: string): Promise<SourceRead> {
+  /** The source as its watch knows it; while the watch does not (yet), a named GET. */
+  private async readSource(namespace: string, name: string, jobKey: string): Promise<SourceRead> {
+    const watched = this.sources.reference(namespace, name, jobKey);
+    if (watched.known) return watched.secret ? { secret: watched.secret } : { problem: 'missing' };
     try {
       return { secret: await this.client.get<SecretObject>(CoreResources.secrets, name, { namespace }) };
     } catch (err) {

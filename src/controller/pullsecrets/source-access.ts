@@ -1,7 +1,8 @@
 // Why a job's pull secret could not be copied, in words an admin can act on. The controller holds no cluster-wide
 // secret rights: it reads a source secret only where an admin bound the ClusterRole
-// kruise-controller-pull-secret-reader (secrets: get) to its service account. A 403 names the namespace and the
-// exact command that grants it; a 404 names the secrets that do not exist.
+// kruise-controller-pull-secret-reader (secrets: get, list, watch) to its service account, or granted those verbs on
+// the named secrets (resourceNames). A 403 names the namespace and the exact command that grants it; a 404 names the
+// secrets that do not exist.
 
 /** The shipped ClusterRole (deploy/controller/pull-secret-reader.yaml), bound per namespace by an admin. */
 export const PULL_SECRET_READER_CLUSTER_ROLE = 'kruise-controller-pull-secret-reader';
@@ -22,7 +23,7 @@ export interface SecretProblems {
   forbidden: readonly string[];
 }
 
-/** `kubectl create rolebinding ...` granting the controller `get` on secrets in `namespace`. */
+/** `kubectl create rolebinding ...` granting the controller get, list, watch on secrets in `namespace`. */
 export function grantCommand(namespace: string, controllerNamespace: string): string {
   return (
     `kubectl create rolebinding ${PULL_SECRET_READER_CLUSTER_ROLE} --clusterrole=${PULL_SECRET_READER_CLUSTER_ROLE} ` +

@@ -9,6 +9,7 @@ export interface ControllerMetrics {
   tagsCollected: Counter<'reason'>;
   jobs: Gauge<'kind' | 'state'>;
   secretCopies: Counter<'action'>;
+  secretSourceWatches: Gauge;
   webhookRequests: Counter<'path' | 'allowed'>;
   webhookSeconds: Histogram<'path'>;
   certificateExpiry: Gauge<'certificate'>;
@@ -59,6 +60,11 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
       name: 'kruise_controller_pull_secret_copies_total',
       help: 'Pull-secret copies in kruise-daemon-config created, updated, deleted.',
       labelNames: ['action'],
+      registers,
+    }),
+    secretSourceWatches: new Gauge({
+      name: 'kruise_controller_pull_secret_source_watches',
+      help: 'Source pull secrets watched (one watch per secret a running ImagePullJob names).',
       registers,
     }),
     webhookRequests: new Counter({

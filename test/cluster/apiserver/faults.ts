@@ -1,11 +1,18 @@
 // Fault injection for tests: failing the next N (matching) requests with a status, stalling every response.
 import { statusForCode, type ApiError } from './errors.js';
 
+/** What a rule sees of a request: method, path (no query) and query (e.g. a fieldSelector naming an object). */
+export interface FaultRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+}
+
 export interface FailRule {
   remaining: number;
   code: number;
   reason?: string;
-  match?: (req: { method: string; path: string }) => boolean;
+  match?: (req: FaultRequest) => boolean;
 }
 
 export class FaultState {
@@ -24,8 +31,8 @@ export class FaultState {
   }
 
   /** The failure this request gets, if a rule applies (the rule's count goes down). */
-  take(method: string, path: string): ApiError | undefined {
-    const rule = this.rules.find((r) => r.remaining > 0 && (!r.match || r.match({ method, path })));
+  take(method: string, path: string, query = new URLSearchParams()): ApiError | undefined {
+    const rule = this.rules.find((r) => r.remaining > 0 && (!r.match || r.match({ method, path, query })));
     if (!rule) return undefined;
     rule.remaining--;
     this.rules = this.rules.filter((r) => r.remaining > 0);

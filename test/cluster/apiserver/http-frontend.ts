@@ -66,7 +66,7 @@ export class HttpFrontend {
     const path = url.pathname;
     this.deps.requests.record(method, path, req.headers['user-agent'] ?? '');
     if (this.deps.faults.stallMs > 0) await new Promise((r) => setTimeout(r, this.deps.faults.stallMs));
-    const injected = this.deps.faults.take(method, path);
+    const injected = this.deps.faults.take(method, path, url.searchParams);
     if (injected) {
       req.resume();
       throw injected;

@@ -15,7 +15,7 @@ import { NamespaceController } from './controllers/namespace-controller.js';
 import { PodGarbageCollector } from './controllers/pod-gc.js';
 import { WorkQueue } from './controllers/work-queue.js';
 import { CRD_STORAGE_KEY } from './crd/crd-resource.js';
-import { FaultState } from './faults.js';
+import { FaultState, type FaultRequest } from './faults.js';
 import { createObject } from './handlers/create.js';
 import { HttpFrontend } from './http-frontend.js';
 import { loadSnapshot, saveSnapshot, takeSnapshot } from './persistence.js';
@@ -57,12 +57,8 @@ export interface ApiServer {
   faults: {
     /** Ends every open watch stream (clients must resume). */
     closeAllWatches(): void;
-    /** Fail the next n requests (matching `match`) with a Status of this code. */
-    failNext(
-      n: number,
-      code: number,
-      opts?: { reason?: string; match?: (req: { method: string; path: string }) => boolean },
-    ): void;
+    /** Fail the next n requests (matching `match`: method, path, query) with a Status of this code. */
+    failNext(n: number, code: number, opts?: { reason?: string; match?: (req: FaultRequest) => boolean }): void;
     /** Delay every response by ms until cleared (stall(0)). */
     stall(ms: number): void;
     /** Forget all kept events: any resume from an older resourceVersion gets 410. */

@@ -123,6 +123,33 @@ export class ControllerProcess {
     return await (await fetch(`${this.statusUrl}/metrics`)).text();
   }
 
+  /** Reconciles one controller (e.g. `imagepulljob`) has done, whatever their result. */
+  async reconciles(controller: string): Promise<number> {
+    const text = await this.metrics();
+    let sum = 0;
+    for (const m of text.matchAll(/^kruise_controller_reconciles_total\{([^}]*)\} (\d+)$/gm)) {
+      if (m[1]!.includes(`controller="${controller}"`)) sum += Number(m[2]);
+    }
+    return sum;
+  }
+
+  /**
+   * Resolves once `controller` has done no reconcile for `quietMs`: no event it reacts to is on its way, so what
+   * brings it back next is whatever the test does (or the one watch the test is about).
+   */
+  async settled(controller: string, quietMs = 500): Promise<void> {
+    let seen = -1;
+    await waitFor(
+      async () => {
+        const now = await this.reconciles(controller);
+        const quiet = now === seen;
+        seen = now;
+        return quiet;
+      },
+      { intervalMs: quietMs, message: `the ${controller} controller to settle` },
+    );
+  }
+
   async stop(deadlineMs = 15_000): Promise<void> {
     if (this.done) return;
     this.child.kill('SIGTERM');

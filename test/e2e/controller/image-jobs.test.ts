@@ -2,7 +2,7 @@
 // admission webhooks over HTTPS), three Nodes: the first served by the real agent (kruise-daemon process) on the
 // local cluster's containerd and registries, the other two by the agent's test double.
 import assert from 'node:assert/strict';
-import { ApiError } from '../../../src/kube/errors.js';
+import { ApiError, isNotFound } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import {
   IMAGE_LIST_PULL_JOBS,
@@ -13,7 +13,7 @@ import {
   type NodeImageObject,
   type SecretObject,
 } from '../../../src/controller/resources.js';
-import { AgentProcess } from '../../component/daemon/agent-process.js';
+import { AgentProcess, httpGet } from '../../component/daemon/agent-process.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 import { FakeAgent } from '../../support/fake-agent.js';
 import { waitFor } from '../../support/wait.js';
@@ -304,6 +304,65 @@ describe('kruise-controller e2e: image jobs', function () {
     const pulled = ni?.status?.imageStatuses?.[image]?.tags.find((x) => x.tag === t);
     assert.equal(pulled?.phase, 'Succeeded', 'the real agent pulled with the copied secret');
     await waitFor(async () => !(await copyOf()), { message: 'the copy to go once no running job references it' });
+  });
+
+  it('follows a rotated pull secret: a pull failing with the old password succeeds once the source is fixed', async () => {
+    const dockerConfig = (password: string): Record<string, string> => {
+      const auth = Buffer.from(`${cluster.authUser}:${password}`).toString('base64');
+      const json = JSON.stringify({ auths: { [cluster.authRegistry]: { auth } } });
+      return { '.dockerconfigjson': Buffer.from(json).toString('base64') };
+    };
+    await env.client.create<SecretObject>(CoreResources.secrets, {
+      metadata: { name: 'rotated', namespace: NS },
+      type: 'kubernetes.io/dockerconfigjson',
+      data: dockerConfig('not-the-password'),
+    });
+    const agentUrl = await realAgent.baseUrl();
+    const failedAttempts = async (): Promise<number> => {
+      const { body } = await httpGet(`${agentUrl}/metrics`);
+      return Number(/^kruise_daemon_image_pull_attempts_total\{outcome="error"\} (\d+)$/m.exec(body)?.[1] ?? NaN);
+    };
+    const failedBefore = await failedAttempts();
+    const ref = cluster.images.authBusybox1;
+    const { image, tag: t } = split(ref);
+    // A NodeImage's pull secrets are per image, shared by every job on it: the earlier job's (good) copy must not be
+    // there. Deleting that job collects its tag, and with the last tag the image entry and its references go.
+    await env.client.delete(IMAGE_PULL_JOBS, 'with-secret', { namespace: NS }).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    await waitFor(async () => !(await getNodeImage(env.client, REAL_NODE))?.spec?.images?.[image], {
+      message: `no earlier job's tag of ${image} on ${REAL_NODE}`,
+    });
+    // On the real agent's node only. Always: the image may be there already, the registry is asked anyway. Six
+    // attempts, 1+2+4+8+16 s apart.
+    await env.client.create(
+      IMAGE_PULL_JOBS,
+      job('rotated', {
+        image: ref,
+        pullSecrets: ['rotated'],
+        selector: { names: [REAL_NODE] },
+        imagePullPolicy: 'Always',
+        pullPolicy: { timeoutSeconds: 60, backoffLimit: 5 },
+      }),
+    );
+    await waitFor(async () => (await failedAttempts()) > failedBefore, {
+      timeoutMs: 30_000,
+      message: "the real agent's pull to fail with the wrong password",
+    });
+    // The controller settled (no reconcile for half a second): no event of the job or its NodeImage is on its way,
+    // so only the watch of the source can carry the fix into the copy before the agent's attempts run out.
+    await env.controller!.settled('imagepulljob');
+    const jobBefore = await getJob(env.client, NS, 'rotated');
+    const source = await env.client.get<SecretObject>(CoreResources.secrets, 'rotated', { namespace: NS });
+    await env.client.update(CoreResources.secrets, { ...source, data: dockerConfig(cluster.authPassword) });
+    // Nothing touches the job: the copy follows its source, the agent reads the copy again at its next attempt.
+    const done = await waitForJob(env.client, NS, 'rotated', (j) => !!j.status?.completionTime, 90_000);
+    assert.equal(done.status?.succeeded, 1, JSON.stringify(done.status));
+    assert.equal(done.status?.failed ?? 0, 0);
+    assert.equal(done.metadata.generation, jobBefore?.metadata.generation);
+    const ni = await getNodeImage(env.client, REAL_NODE);
+    const pulled = ni?.status?.imageStatuses?.[image]?.tags.find((x) => x.tag === t);
+    assert.equal(pulled?.phase, 'Succeeded', JSON.stringify(pulled));
   });
 
   it('runs an ImageListPullJob of two images to completion', async () => {

@@ -1,7 +1,8 @@
 // Pull-secret copies against the API emulator: one copy per source shared by jobs, kept in sync with the source
-// (read by name at each claim; the secrets informer watches kruise-daemon-config only), released job by job and
-// deleted with the last reference; missing sources reported; jobs living in kruise-daemon-config use their secrets
-// directly.
+// (each source watched on its own with fieldSelector metadata.name, which the emulator serves as kube-apiserver does;
+// the secrets informer watches kruise-daemon-config only), released job by job and deleted with the last reference,
+// the source's watch stopped with it; missing sources reported; jobs living in kruise-daemon-config use their
+// secrets directly.
 import assert from 'node:assert/strict';
 import { PullSecretSync, copyNameFor, referencesOf } from '../../../src/controller/pullsecrets/secret-sync.js';
 import type { SecretObject } from '../../../src/controller/resources.js';
@@ -21,6 +22,8 @@ describe('kruise-controller: pull-secret copies', function () {
   let client: KubeClient;
   let secrets: Informer<SecretObject>;
   let sync: PullSecretSync;
+  /** Jobs the sync asked to requeue (a source they name changed). */
+  const told: string[] = [];
 
   before(async () => {
     api = await startApiServer();
@@ -35,9 +38,11 @@ describe('kruise-controller: pull-secret copies', function () {
     secrets.start();
     await secrets.synced;
     sync = new PullSecretSync(client, secrets, controllerMetrics(createRegistry()));
+    sync.onSourceChange((job) => told.push(job));
   });
 
   after(async () => {
+    await sync?.stop();
     await secrets?.stop();
     client?.close();
     await api?.close();
@@ -74,21 +79,32 @@ describe('kruise-controller: pull-secret copies', function () {
     assert.equal(Buffer.from(c?.data?.token ?? '', 'base64').toString(), 'one');
   });
 
-  it('follows a change of the source', async () => {
+  it('follows a change of the source: its watch tells the jobs, and the next claim copies from the watch', async () => {
+    const namedGets = (): number => api.requestCount({ method: 'GET', pathPrefix: '/api/v1/namespaces/team/secrets/' });
+    await waitFor(() => told.includes('team/job-b') || undefined, { message: 'the watch of regcred to sync' });
+    const getsBefore = namedGets();
+    told.length = 0;
     const source = await client.get<SecretObject>(CoreResources.secrets, 'regcred', { namespace: 'team' });
     await client.update(CoreResources.secrets, { ...source, data: { token: Buffer.from('two').toString('base64') } });
-    assert.equal(secrets.get('team/regcred'), undefined, 'sources are not cached');
+    await waitFor(() => (told.includes('team/job-a') && told.includes('team/job-b')) || undefined);
+    assert.equal(secrets.get('team/regcred'), undefined, 'the copies informer does not cache sources');
     await sync.claim('team', 'team/job-a', ['regcred']);
     assert.equal(Buffer.from((await copy())?.data?.token ?? '', 'base64').toString(), 'two');
+    assert.equal(namedGets(), getsBefore + 1, "the test's own GET only: the sync read the watch");
   });
 
-  it('releases job by job and deletes the copy with the last reference', async () => {
+  it('releases job by job and deletes the copy with the last reference, stopping the watches of its sources', async () => {
+    const watchesBefore = api.openWatches();
     await seen((s) => referencesOf(s!).length === 2);
     await sync.release('team/job-a');
     assert.deepEqual(referencesOf((await copy())!), ['team/job-b']);
     await seen((s) => referencesOf(s!).length === 1);
+    assert.equal(api.openWatches(), watchesBefore, 'job-b still references regcred and missing');
     await sync.release('team/job-b');
     assert.equal(await copy(), undefined);
+    await waitFor(() => api.openWatches() === watchesBefore - 2 || undefined, {
+      message: 'the watches of team/regcred and team/missing to stop',
+    });
   });
 
   it('uses secrets of a job in kruise-daemon-config as they are', async () => {

@@ -117,13 +117,13 @@ describe('deploy: kruise-controller', () => {
     assert.ok(grants('Role', 'kruise-system', '', 'secrets', 'update'));
   });
 
-  it('ships the pull-secret reader ClusterRole (secrets: get only) with no binding', () => {
+  it('ships the pull-secret reader ClusterRole (secrets: get, list, watch, for the watch of each source) unbound', () => {
     const all = ['rbac.yaml', 'pull-secret-reader.yaml'].flatMap(load);
     const reader = all.filter(
       (d) => d.kind === 'ClusterRole' && d.metadata.name === 'kruise-controller-pull-secret-reader',
     );
     assert.equal(reader.length, 1);
-    assert.deepEqual(reader[0]?.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+    assert.deepEqual(reader[0]?.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch'] }]);
     const bindings = all as (Doc & { roleRef?: { name: string } })[];
     assert.ok(!bindings.some((d) => d.roleRef?.name === 'kruise-controller-pull-secret-reader'), 'no binding ships');
   });

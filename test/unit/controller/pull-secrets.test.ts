@@ -1,9 +1,10 @@
-// Pull-secret copies with least privilege, against an in-memory fake API that answers 403 where the controller was
-// not granted `get` on secrets (the emulator has no RBAC): the source is read by a named GET (never listed), a 403
-// leaves the job pulling without that secret while its status and a Warning event name the namespace and the
-// `kubectl create rolebinding` command; the periodic resync (FakeClock) carries a source change into the copy.
+// Pull-secret copies with least privilege, against an in-memory fake API serving secrets only by name (a GET, or a
+// list/watch with fieldSelector metadata.name, as RBAC resourceNames allow) and answering 403 where the controller
+// was not granted access (the emulator has no RBAC). Each source has a watch of its own while a job names it: an
+// edit, a delete, a grant or a revocation reaches the jobs without any job event (FakeClock for the watch backoff);
+// a 403 leaves the job pulling without that secret while its status and a Warning event name the namespace and the
+// `kubectl create rolebinding` command.
 import assert from 'node:assert/strict';
-import { CONTROLLER_USAGE, parseControllerCommandLine } from '../../../src/controller/options.js';
 import { ImagePullJobController } from '../../../src/controller/imagepulljob/controller.js';
 import { copyNameFor, PullSecretSync, referencesOf } from '../../../src/controller/pullsecrets/secret-sync.js';
 import { grantCommand, withSecretProblems } from '../../../src/controller/pullsecrets/source-access.js';
@@ -20,6 +21,7 @@ import { silentLogger } from '../../../src/observability/logger.js';
 import { createRegistry } from '../../../src/observability/metrics.js';
 import { FakeClock } from '../../../src/util/clock.js';
 import { waitFor } from '../../support/wait.js';
+import { FakeWatch } from '../kube/support/fake-list-watcher.js';
 
 const CONFIG_NS = 'kruise-daemon-config';
 const GRANT =
@@ -33,22 +35,58 @@ interface Call {
   name: string;
 }
 
-/** An API holding objects by resource/namespace/name; GET of a secret in a namespace in `forbidden` answers 403. */
+/** A watch on secrets the fake API serves: namespace and the name its fieldSelector asks for. */
+interface SecretWatch {
+  namespace: string;
+  name: string;
+  stream: FakeWatch;
+}
+
+/**
+ * An API holding objects by resource/namespace/name. Secrets are served as RBAC with `resourceNames` would: a named
+ * GET, or a list/watch whose fieldSelector is `metadata.name=<name>`; an unnamed list or watch throws. Any secret
+ * request in a namespace in `forbidden` answers 403.
+ */
 class FakeApi {
   readonly objects = new Map<string, KubeObject>();
   readonly calls: Call[] = [];
   /** The status of every status patch, in order. */
   readonly statuses: { message?: string }[] = [];
   readonly client: KubeClient;
+  readonly secretWatches: SecretWatch[] = [];
   private rv = 1;
 
-  constructor(private readonly forbidden: ReadonlySet<string>) {
+  constructor(readonly forbidden: Set<string>) {
     this.client = this.makeClient();
   }
 
   put<T extends KubeObject>(resource: string, obj: T): void {
     obj.metadata = { ...obj.metadata, resourceVersion: String(this.rv++) };
-    this.objects.set(`${resource}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`, structuredClone(obj));
+    const key = `${resource}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+    const existed = this.objects.has(key);
+    this.objects.set(key, structuredClone(obj));
+    if (resource === 'secrets') this.tell(existed ? 'MODIFIED' : 'ADDED', obj);
+  }
+
+  remove(resource: string, namespace: string, name: string): void {
+    const key = `${resource}/${namespace}/${name}`;
+    const old = this.objects.get(key);
+    this.objects.delete(key);
+    if (old && resource === 'secrets') {
+      this.tell('DELETED', { ...old, metadata: { ...old.metadata, resourceVersion: String(this.rv++) } });
+    }
+  }
+
+  /** Secret watches still open, as `ns/name`. */
+  openSecretWatches(): string[] {
+    return this.secretWatches.filter((w) => !w.stream.closed).map((w) => `${w.namespace}/${w.name}`);
+  }
+
+  private tell(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject): void {
+    for (const w of this.secretWatches) {
+      if (w.stream.closed || w.namespace !== obj.metadata?.namespace || w.name !== obj.metadata?.name) continue;
+      w.stream.push({ type, object: structuredClone(obj) });
+    }
   }
 
   private makeClient(): KubeClient {
@@ -69,9 +107,18 @@ class FakeApi {
         if (!o) throw fail(404, 'NotFound', 'GET', name);
         return structuredClone(o);
       },
-      list: async (rt: ResourceType) => {
-        record('list', rt, undefined, '');
-        throw new Error('the controller must not list');
+      list: async (rt: ResourceType, opts: { namespace?: string; fieldSelector?: string } = {}) => {
+        const name = this.namedSecret(rt, opts, 'list');
+        const items = [...this.objects.entries()]
+          .filter(([k]) => k === key(rt, opts.namespace, name))
+          .map(([, o]) => structuredClone(o));
+        return { metadata: { resourceVersion: String(this.rv) }, items };
+      },
+      watch: async (rt: ResourceType, opts: { namespace?: string; fieldSelector?: string; signal?: AbortSignal }) => {
+        const name = this.namedSecret(rt, opts, 'watch');
+        const stream = new FakeWatch(opts);
+        this.secretWatches.push({ namespace: opts.namespace ?? '', name, stream });
+        return stream;
       },
       create: async (rt: ResourceType, obj: KubeObject) => {
         record('create', rt, obj.metadata?.namespace, obj.metadata?.name ?? '');
@@ -99,6 +146,24 @@ class FakeApi {
         return { ...o, metadata: { ...o?.metadata, resourceVersion: undefined }, status: body.status };
       },
     } as unknown as KubeClient;
+  }
+
+  /** The name a secrets list/watch is for (RBAC `resourceNames` see it only through this field selector). */
+  private namedSecret(rt: ResourceType, opts: { namespace?: string; fieldSelector?: string }, verb: string): string {
+    const name = /^metadata\.name=([a-z0-9.-]+)$/.exec(opts.fieldSelector ?? '')?.[1];
+    this.calls.push({ verb, resource: rt.resource, namespace: opts.namespace, name: name ?? '' });
+    if (rt.resource !== 'secrets' || !opts.namespace || !name) {
+      throw new Error(`the controller must not ${verb} ${rt.resource} unnamed (${JSON.stringify(opts)})`);
+    }
+    if (this.forbidden.has(opts.namespace)) {
+      throw ApiError.fromResponse(
+        403,
+        JSON.stringify({ kind: 'Status', code: 403, reason: 'Forbidden', message: `secrets "${name}" is forbidden` }),
+        verb.toUpperCase(),
+        `/api/v1/namespaces/${opts.namespace}/secrets`,
+      );
+    }
+    return name;
   }
 
   /** The copies in kruise-daemon-config, as the namespace-scoped informer would cache them. */
@@ -158,7 +223,7 @@ interface Recorded {
   message: string;
 }
 
-function setup(jobs: ImagePullJobObject[], forbidden: string[], resyncMs?: number) {
+function setup(jobs: ImagePullJobObject[], forbidden: string[]) {
   const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const api = new FakeApi(new Set(forbidden));
   const events: Recorded[] = [];
@@ -168,13 +233,13 @@ function setup(jobs: ImagePullJobObject[], forbidden: string[], resyncMs?: numbe
     [...api.objects.entries()].filter(([k]) => k.startsWith('nodeimages/')).map(([, o]) => o as NodeImageObject),
   );
   const metrics = controllerMetrics(createRegistry());
+  const sync = new PullSecretSync(api.client, copies, metrics, { clock, logger: silentLogger });
   const controller = new ImagePullJobController({
     client: api.client,
     jobs: cacheOf(() => jobs),
     nodeImages,
     secretCopies: copies,
-    secretSync: new PullSecretSync(api.client, copies, metrics),
-    secretResyncMs: resyncMs,
+    secretSync: sync,
     nodeImageExpectations: new ResourceVersionExpectations(clock),
     jobExpectations: new ResourceVersionExpectations(clock),
     events: {
@@ -185,28 +250,63 @@ function setup(jobs: ImagePullJobObject[], forbidden: string[], resyncMs?: numbe
     metrics,
     workers: 1,
   });
-  return { clock, api, events, controller };
+  stops.push(() => sync.stop());
+  return { clock, api, events, controller, sync };
+}
+
+/** What setup() and syncOver() started that a test does not stop itself (the source watches). */
+const stops: (() => Promise<void>)[] = [];
+
+/** A PullSecretSync of its own over `api` (a fake clock: its watches' retries wait for nothing real). */
+function syncOver(api: FakeApi): PullSecretSync {
+  const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
+  const sync = new PullSecretSync(
+    api.client,
+    cacheOf(() => api.copies()),
+    controllerMetrics(createRegistry()),
+    { clock, logger: silentLogger },
+  );
+  stops.push(() => sync.stop());
+  return sync;
 }
 
 describe('pull secrets: least privilege', () => {
-  it('reads a source by a named GET and never lists secrets', async () => {
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop();
+  });
+
+  it('reads a source by name only: a GET until its watch has synced, a list and watch of that one secret', async () => {
     const { api, controller } = setup([job('team', 'j', ['regcred'])], []);
     api.put('secrets', secret('team', 'regcred', 'one'));
     await controller.reconcile('team/j');
-    assert.equal(api.sourceGets('team', 'regcred'), 1);
-    assert.ok(!api.calls.some((c) => c.verb === 'list'));
+    assert.equal(api.sourceGets('team', 'regcred'), 1, 'the first claim does not wait for the watch');
+    await waitFor(() => api.openSecretWatches().length === 1 || undefined, { timeoutMs: 2_000 });
+    await controller.reconcile('team/j');
+    assert.equal(api.sourceGets('team', 'regcred'), 1, 'then the watch answers');
+    const secretCalls = api.calls.filter((c) => c.resource === 'secrets' && c.namespace !== CONFIG_NS);
+    assert.deepEqual(secretCalls.map((c) => `${c.verb} ${c.namespace}/${c.name}`).sort(), [
+      'get team/regcred',
+      'list team/regcred',
+      'watch team/regcred',
+    ]);
     const copy = api.copies().find((c) => c.metadata?.name === copyNameFor('team', 'regcred'));
     assert.deepEqual(referencesOf(copy!), ['team/j']);
+  });
+
+  it('treats a name no secret can have as missing, without asking the API', async () => {
+    const { api, events, controller } = setup([job('team', 'j', ['Bad,Name=x'])], []);
+    await controller.reconcile('team/j');
+    assert.deepEqual(
+      events.map((e) => e.message),
+      ['pull secrets not found in namespace team: Bad,Name=x'],
+    );
+    assert.ok(!api.calls.some((c) => c.resource === 'secrets'));
   });
 
   it('on 403 reports the namespace and the grant command in the status and a Warning event; the rest carries on', async () => {
     const jobs = [job('locked', 'j', ['regcred', 'other'])];
     const { api, events, controller } = setup(jobs, ['locked']);
-    const sync = new PullSecretSync(
-      api.client,
-      cacheOf(() => api.copies()),
-      controllerMetrics(createRegistry()),
-    );
+    const sync = syncOver(api);
     const result = await sync.claim('locked', 'locked/j', ['regcred', 'other']);
     assert.deepEqual(result, { refs: [], missing: [], forbidden: ['regcred', 'other'] });
     assert.deepEqual(api.copies(), [], 'nothing copied');
@@ -250,63 +350,140 @@ describe('pull secrets: least privilege', () => {
     // Same objects, now behind a 403.
     const revoked = new FakeApi(new Set(['team']));
     for (const [k, o] of open.api.objects) revoked.objects.set(k, o);
-    const sync = new PullSecretSync(
-      revoked.client,
-      cacheOf(() => revoked.copies()),
-      controllerMetrics(createRegistry()),
-    );
+    const sync = syncOver(revoked);
     const result = await sync.claim('team', 'team/j', ['regcred']);
     assert.deepEqual(result.forbidden, ['regcred']);
     assert.deepEqual(revoked.copies(), []);
   });
 
-  it('resyncs active jobs periodically (FakeClock): a source change reaches the copy within the period', async () => {
-    const jobs = [job('team', 'j', ['regcred']), job(CONFIG_NS, 'own', ['local'])];
-    const done = job('team', 'done', ['regcred']);
-    done.status = { completionTime: '2026-01-01T00:00:00Z', desired: 0 };
-    jobs.push(done);
-    const { api, clock, controller } = setup(jobs, [], 60_000);
-    api.put('secrets', secret('team', 'regcred', 'one'));
-    await controller.reconcile('team/j');
-    const copyKey = `secrets/${CONFIG_NS}/${copyNameFor('team', 'regcred')}`;
-    const token = (): string =>
-      Buffer.from((api.objects.get(copyKey) as SecretObject).data?.['.dockerconfigjson'] ?? '', 'base64').toString();
-    assert.equal(token(), 'one');
-    const before = api.sourceGets('team', 'regcred');
+  const tokenOf = (api: FakeApi, namespace: string, name: string): string | undefined => {
+    const copy = api.objects.get(`secrets/${CONFIG_NS}/${copyNameFor(namespace, name)}`) as SecretObject | undefined;
+    const data = copy?.data?.['.dockerconfigjson'];
+    return data === undefined ? undefined : Buffer.from(data, 'base64').toString();
+  };
 
+  it('follows an edit of the source by watching it: the copy changes with no job event and no resync', async () => {
+    const { api, controller } = setup([job('team', 'j', ['regcred'])], []);
+    api.put('secrets', secret('team', 'regcred', 'one'));
     controller.start();
     try {
-      const source = api.objects.get('secrets/team/regcred') as SecretObject;
-      api.put('secrets', { ...source, data: { '.dockerconfigjson': Buffer.from('two').toString('base64') } });
-      await clock.advance(59_000);
-      assert.equal(api.sourceGets('team', 'regcred'), before, 'nothing before the period');
-      assert.equal(token(), 'one');
-      await clock.advance(1_000);
-      await waitFor(() => token() === 'two' || undefined);
-      // Only the active job outside kruise-daemon-config re-read its source; the completed one did not.
-      assert.equal(api.sourceGets('team', 'regcred'), before + 1);
-      assert.equal(api.sourceGets(CONFIG_NS, 'local'), 0);
-      await clock.advance(60_000);
-      await waitFor(() => api.sourceGets('team', 'regcred') === before + 2 || undefined);
+      await controller.reconcile('team/j');
+      assert.equal(tokenOf(api, 'team', 'regcred'), 'one');
+      await waitFor(() => api.openSecretWatches().includes('team/regcred') || undefined, { timeoutMs: 2_000 });
+      for (const token of ['two', 'three']) {
+        api.put('secrets', secret('team', 'regcred', token));
+        await waitFor(() => tokenOf(api, 'team', 'regcred') === token || undefined, {
+          timeoutMs: 2_000,
+          message: `the copy to carry ${token}`,
+        });
+      }
     } finally {
       await controller.stop();
     }
-    assert.equal(clock.pendingTimers(), 0, 'stop cancels the resync timer');
+    // Only the secret itself: a list and watches with fieldSelector metadata.name=regcred in its namespace.
+    const secretCalls = api.calls.filter((c) => c.resource === 'secrets' && c.namespace !== CONFIG_NS);
+    assert.ok(
+      secretCalls.every((c) => c.namespace === 'team' && c.name === 'regcred'),
+      JSON.stringify(secretCalls),
+    );
+    assert.ok(secretCalls.some((c) => c.verb === 'watch'));
   });
 
-  it('takes the resync period from --pull-secret-resync-period (default 5m, at least 1s)', () => {
-    const period = (args: string[]): number | undefined => {
-      const parsed = parseControllerCommandLine(args, {});
-      return parsed.kind === 'run' ? parsed.options.pullSecretResyncMs : undefined;
-    };
-    assert.equal(period([]), 300_000);
-    assert.equal(period(['--pull-secret-resync-period', '30s']), 30_000);
-    assert.throws(
-      () => period(['--pull-secret-resync-period', '500ms']),
-      /--pull-secret-resync-period: must be at least 1s/,
-    );
-    assert.throws(() => period(['--pull-secret-resync-period', 'soon']), /--pull-secret-resync-period/);
-    assert.match(CONTROLLER_USAGE, /--pull-secret-resync-period DUR/);
+  it('watches a source while a job references it: one watch for two jobs, stopped when the last lets go', async () => {
+    const a = job('team', 'a', ['regcred']);
+    const b = job('team', 'b', ['regcred']);
+    const { api, controller } = setup([a, b], []);
+    api.put('secrets', secret('team', 'regcred', 'one'));
+    controller.start();
+    try {
+      await controller.reconcile('team/a');
+      await controller.reconcile('team/b');
+      await waitFor(() => api.openSecretWatches().length === 1 || undefined, { timeoutMs: 2_000 });
+      a.status = { completionTime: '2026-01-01T00:00:00Z', desired: 0 };
+      await controller.reconcile('team/a');
+      assert.deepEqual(api.openSecretWatches(), ['team/regcred'], 'b still references it');
+      b.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+      await controller.reconcile('team/b');
+      await waitFor(() => api.openSecretWatches().length === 0 || undefined, { timeoutMs: 2_000 });
+      assert.equal(tokenOf(api, 'team', 'regcred'), undefined, 'the copy went with the last reference');
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it('lets go of the copy and the watch of a job that vanished without its finalizer running', async () => {
+    const jobs = [job('team', 'j', ['regcred'])];
+    const { api, controller } = setup(jobs, []);
+    api.put('secrets', secret('team', 'regcred', 'one'));
+    controller.start();
+    try {
+      await controller.reconcile('team/j');
+      await waitFor(() => api.openSecretWatches().length === 1 || undefined, { timeoutMs: 2_000 });
+      jobs.pop();
+      await controller.reconcile('team/j');
+      assert.equal(tokenOf(api, 'team', 'regcred'), undefined);
+      await waitFor(() => api.openSecretWatches().length === 0 || undefined, { timeoutMs: 2_000 });
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it('follows a source deleted and created again: the job reports it missing, then the copy comes back', async () => {
+    const { api, events, controller } = setup([job('team', 'j', ['regcred'])], []);
+    api.put('secrets', secret('team', 'regcred', 'one'));
+    controller.start();
+    try {
+      await controller.reconcile('team/j');
+      await waitFor(() => api.openSecretWatches().length === 1 || undefined, { timeoutMs: 2_000 });
+      api.remove('secrets', 'team', 'regcred');
+      await waitFor(() => events.some((e) => e.reason === 'PullSecretNotFound') || undefined, { timeoutMs: 2_000 });
+      assert.equal(tokenOf(api, 'team', 'regcred'), undefined, 'the copy of a deleted source goes');
+      api.put('secrets', secret('team', 'regcred', 'two'));
+      await waitFor(() => tokenOf(api, 'team', 'regcred') === 'two' || undefined, { timeoutMs: 2_000 });
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it('on a 403 keeps the status message and event; once granted, the copy comes within the watch backoff', async () => {
+    const { api, clock, events, controller } = setup([job('locked', 'j', ['regcred'])], ['locked']);
+    api.put('secrets', secret('locked', 'regcred', 'one'));
+    controller.start();
+    try {
+      await controller.reconcile('locked/j');
+      assert.ok(events.some((e) => e.reason === 'PullSecretForbidden'));
+      assert.match(api.statuses.at(-1)?.message ?? '', /may not read pull secrets regcred in namespace locked/);
+      await waitFor(() => api.calls.some((c) => c.verb === 'list' && c.namespace === 'locked') || undefined, {
+        timeoutMs: 2_000,
+      });
+      api.forbidden.delete('locked'); // an admin binds the reader ClusterRole in "locked"
+      for (let waited = 0; waited <= 30_000 && tokenOf(api, 'locked', 'regcred') === undefined; waited += 1_000) {
+        await clock.advance(1_000);
+      }
+      await waitFor(() => tokenOf(api, 'locked', 'regcred') === 'one' || undefined, { timeoutMs: 2_000 });
+      await waitFor(() => !/may not read/.test(api.statuses.at(-1)?.message ?? '') || undefined, { timeoutMs: 2_000 });
+    } finally {
+      await controller.stop();
+    }
+  });
+
+  it('a grant revoked while watching: the next watch answers 403, the job reports it and lets go of the copy', async () => {
+    const { api, clock, events, controller } = setup([job('team', 'j', ['regcred'])], []);
+    api.put('secrets', secret('team', 'regcred', 'one'));
+    controller.start();
+    try {
+      await controller.reconcile('team/j');
+      await waitFor(() => api.openSecretWatches().length === 1 || undefined, { timeoutMs: 2_000 });
+      assert.equal(tokenOf(api, 'team', 'regcred'), 'one');
+      api.forbidden.add('team');
+      for (const w of api.secretWatches) w.stream.end(); // the server ends the stream; the informer watches again
+      await clock.advance(1_000); // (after a pause: the stream carried no event)
+      await waitFor(() => events.some((e) => e.reason === 'PullSecretForbidden') || undefined, { timeoutMs: 2_000 });
+      await waitFor(() => tokenOf(api, 'team', 'regcred') === undefined || undefined, { timeoutMs: 2_000 });
+      assert.match(api.statuses.at(-1)?.message ?? '', /may not read pull secrets regcred in namespace team/);
+    } finally {
+      await controller.stop();
+    }
   });
 
   it('words the status message and grant command', () => {
