@@ -1,8 +1,8 @@
 // The per-container state machine of a CRR and the step the agent takes next, as pure functions of the CRR, the
 // pod's containers in the runtime and the pod's status in the cache. OpenKruise's rules (reference §1.6.4, §8.3/4)
 // with two differences: readiness comes from the pod status the agent watches (not from the manager's snapshot
-// annotation), and with forceRecreate the state of a container is written (phase Recreating, isKilled) *before* it
-// is stopped, so an agent killed mid-CRR never stops the same container twice (without forceRecreate the runtime
+// annotation), and the state of a container is written (phase Recreating, isKilled) *before* it is stopped, so with
+// forceRecreate an agent killed mid-CRR never stops the same container twice (without forceRecreate the runtime
 // shows a stopped container as exited or replaced, which no restart can mistake).
 import type {
   ContainerRecreateRequest,
