@@ -23,6 +23,8 @@ export interface ControllerOptions {
   identity: string;
   nodeImageCreationDelayMs: number;
   nodeImageResponseTimeoutMs: number;
+  /** A CRR no agent has given a phase this long after its creation is completed (OpenKruise: 1 min, fixed). */
+  crrResponseTimeoutMs: number;
   nodeImageWorkers: number;
   imagePullJobWorkers: number;
   imageListPullJobWorkers: number;
@@ -60,6 +62,8 @@ Flags (a flag wins over its environment variable):
   --lease-duration DUR                  (default 15s)   --renew-deadline DUR (10s)   --retry-period DUR (2s)
   --nodeimage-creation-delay DUR        Ready time before a Node gets its NodeImage (default 30s)
   --nodeimage-response-timeout DUR      a tag with no status this long after createdAt fails (default 10m)
+  --crr-response-timeout DUR            a ContainerRecreateRequest no agent picked up this long after its creation
+                                        is completed with "daemon has not responded for a long time" (default 1m)
   --nodeimage-workers N                 (default 3)  --imagepulljob-workers N (3)  --imagelistpulljob-workers N (3)
   --default-ttlseconds-for-always-nodeimage N   extra TTL of Always jobs' tags (default 300)
   --pull-secret-resync-period DUR       active jobs re-read their source pull secrets this often, so a source change
@@ -88,6 +92,7 @@ const FLAGS = {
   'retry-period': { type: 'string' },
   'nodeimage-creation-delay': { type: 'string' },
   'nodeimage-response-timeout': { type: 'string' },
+  'crr-response-timeout': { type: 'string' },
   'nodeimage-workers': { type: 'string' },
   'imagepulljob-workers': { type: 'string' },
   'imagelistpulljob-workers': { type: 'string' },
@@ -155,6 +160,8 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
   const renewDeadlineMs = parseDuration(values['renew-deadline'] ?? '10s', 'renew-deadline');
   const retryPeriodMs = parseDuration(values['retry-period'] ?? '2s', 'retry-period');
   const pullSecretResyncMs = parseDuration(values['pull-secret-resync-period'] ?? '5m', 'pull-secret-resync-period');
+  const crrResponseTimeoutMs = parseDuration(values['crr-response-timeout'] ?? '1m', 'crr-response-timeout');
+  if (crrResponseTimeoutMs < 1000) throw new ControllerConfigError('--crr-response-timeout: must be at least 1s');
   if (pullSecretResyncMs < 1000) {
     throw new ControllerConfigError('--pull-secret-resync-period: must be at least 1s');
   }
@@ -179,6 +186,7 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
         values['nodeimage-response-timeout'] ?? '10m',
         'nodeimage-response-timeout',
       ),
+      crrResponseTimeoutMs,
       nodeImageWorkers: integer(values['nodeimage-workers'], 'nodeimage-workers', 3, 1, 64),
       imagePullJobWorkers: integer(values['imagepulljob-workers'], 'imagepulljob-workers', 3, 1, 64),
       imageListPullJobWorkers: integer(values['imagelistpulljob-workers'], 'imagelistpulljob-workers', 3, 1, 64),

@@ -19,11 +19,14 @@ import {
   SLEEP_FOREVER,
   startCrrStack,
   waitCompleted,
+  type CrrObject,
   type CrrStack,
   type PodObject,
 } from './stack.js';
 
 const NODE = 'crr-node';
+/** The controller completes a CRR no agent has given a phase within this (default 1 min): short, to meet it here. */
+const RESPONSE_TIMEOUT_SECONDS = 5;
 
 describe('ContainerRecreateRequest e2e', function () {
   this.timeout(180_000);
@@ -32,7 +35,7 @@ describe('ContainerRecreateRequest e2e', function () {
   let seq = 0;
 
   before(async () => {
-    stack = await startCrrStack(NODE);
+    stack = await startCrrStack(NODE, {}, ['--crr-response-timeout', `${RESPONSE_TIMEOUT_SECONDS}s`]);
     image = stack.cluster.images.busybox1;
   });
   after(async () => {
@@ -358,5 +361,51 @@ describe('ContainerRecreateRequest e2e', function () {
     const after = (await getPod(stack.client, before.metadata!.name!))!;
     assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
     assert.notEqual(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
+  });
+  /** Poll the CRR until it is Completed and then `settle` holds, recording every status seen (in order). */
+  async function followCrr(name: string, settle: () => Promise<boolean>): Promise<CrrObject['status'][]> {
+    const seen: CrrObject['status'][] = [];
+    const look = async (): Promise<CrrObject | undefined> => {
+      const crr = await getCrr(stack.client, name);
+      if (JSON.stringify(crr?.status) !== JSON.stringify(seen.at(-1))) seen.push(crr?.status);
+      return crr;
+    };
+    await waitFor(async () => (await look())?.status?.phase === 'Completed', {
+      timeoutMs: 90_000,
+      message: `CRR ${name} Completed`,
+    });
+    await waitFor(async () => (await look()) !== undefined && (await settle()), {
+      timeoutMs: 60_000,
+      message: `CRR ${name}: the recreated container back`,
+    });
+    return seen;
+  }
+
+  it('a preStop hook longer than the no-response timeout: Recreating all along, completed once, never changed after', async () => {
+    const hookSeconds = RESPONSE_TIMEOUT_SECONDS + 3;
+    const before = await runPod(
+      stack.client,
+      pod([{ name: 'app', preStop: ['sh', '-c', `sleep ${hookSeconds}`] }], { grace: 30 }),
+    );
+    const name = `crr-long-prestop-${seq}`;
+    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    const oldId = containerStatus(before, 'app').containerID;
+    const seen = await followCrr(name, async () => {
+      const p = await getPod(stack.client, before.metadata!.name!);
+      const app = p && containerStatus(p, 'app');
+      return Boolean(app && app.containerID !== oldId && app.ready);
+    });
+    const phases = seen.map((s) => s?.phase ?? '');
+    assert.deepEqual(
+      phases.filter((p, i) => p !== phases[i - 1]),
+      ['', 'Recreating', 'Completed'].slice(phases[0] === '' ? 0 : 1),
+      `phases: ${JSON.stringify(seen)}`,
+    );
+    const running = seen.find((s) => s?.phase === 'Recreating');
+    assert.match(running?.containerRecreateStates?.[0]?.message ?? '', /running the preStop hook/);
+    const completed = seen.filter((s) => s?.phase === 'Completed');
+    assert.equal(completed.length, 1, `the completed status never changed: ${JSON.stringify(completed)}`);
+    assert.equal(completed[0]?.message, undefined, 'not completed for want of an answer');
+    assert.deepEqual(completed[0]?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
   });
 });

@@ -8,9 +8,11 @@ import {
   MESSAGE_NO_RESPONSE,
   MESSAGE_POD_GONE,
   newCrrInformer,
+  RESPONSE_TIMEOUT_MS,
   type CrrObject,
   type PodObject,
 } from '../../../src/controller/containerrecreate/controller.js';
+import { CONTROLLER_USAGE, parseControllerCommandLine } from '../../../src/controller/options.js';
 import { CoreResources, Informer, isNotFound, type KubeClient } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { FakeClock, systemClock } from '../../../src/util/clock.js';
@@ -203,5 +205,15 @@ describe('CRR housekeeping (controller, emulator)', function () {
       await stale.stop();
     }
     assert.deepEqual((await get(crr.metadata!.name!))?.status, agentDone);
+  });
+  it("takes the no-response timeout from --crr-response-timeout (default 1m, OpenKruise's; at least 1s)", () => {
+    const timeout = (args: string[]): number | undefined => {
+      const parsed = parseControllerCommandLine(args, {});
+      return parsed.kind === 'run' ? parsed.options.crrResponseTimeoutMs : undefined;
+    };
+    assert.equal(timeout([]), RESPONSE_TIMEOUT_MS);
+    assert.equal(timeout(['--crr-response-timeout', '5s']), 5_000);
+    assert.throws(() => timeout(['--crr-response-timeout', '500ms']), /--crr-response-timeout: must be at least 1s/);
+    assert.match(CONTROLLER_USAGE, /--crr-response-timeout DUR/);
   });
 });
