@@ -21,6 +21,7 @@ import {
   type ContainerRecreateRequest,
   type ContainerRecreateRequestStatus,
 } from '../../api/containerrecreaterequest.js';
+import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart-policy.js';
 import type { WirePod } from '../../api/wire.js';
 import {
   errorMessage,
@@ -226,7 +227,7 @@ export class CrrController {
 
     const pod = pods.get(podKey);
     const podUid = picked.metadata?.labels?.[CRR_POD_UID_LABEL] ?? '';
-    const problem = executionProblem(picked);
+    const problem = executionProblem(picked) ?? restartProblem(picked, pod);
     if (problem) {
       log.warn({ problem }, 'cannot execute this ContainerRecreateRequest; completing it');
       this.options.metrics.completed.inc({ result: 'invalid' });
@@ -371,6 +372,16 @@ function stoppingMessage(preStop: boolean, graceSeconds: number): string {
   return preStop
     ? `running the preStop hook, then stopping the container (grace period ${graceSeconds} s)`
     : `stopping the container (grace period ${graceSeconds} s)`;
+}
+
+/** Why kubelet would not start a container of the CRR again (restartPolicy), from the cached pod if it is the CRR's. */
+function restartProblem(crr: CrrObject, pod: WirePod | undefined): string | undefined {
+  if (!pod || pod.metadata?.uid !== crr.metadata?.labels?.[CRR_POD_UID_LABEL]) return undefined;
+  for (const c of crr.spec.containers) {
+    const problem = restartPolicyProblem(pod, c.name);
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 /** The pod's containers as kubelet reports them, if the cached pod is the CRR's (same uid). */

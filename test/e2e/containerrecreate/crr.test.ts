@@ -48,6 +48,7 @@ describe('ContainerRecreateRequest e2e', function () {
       annotations?: Record<string, string>;
       readinessGates?: Array<{ conditionType: string }>;
       grace?: number;
+      restartPolicy?: string;
     } = {},
   ): PodObject {
     return {
@@ -58,6 +59,7 @@ describe('ContainerRecreateRequest e2e', function () {
         nodeName: NODE,
         terminationGracePeriodSeconds: extra.grace ?? 5,
         readinessGates: extra.readinessGates,
+        restartPolicy: extra.restartPolicy,
         containers: containers.map((c) => ({
           name: c.name,
           image,
@@ -407,5 +409,17 @@ describe('ContainerRecreateRequest e2e', function () {
     assert.equal(completed.length, 1, `the completed status never changed: ${JSON.stringify(completed)}`);
     assert.equal(completed[0]?.message, undefined, 'not completed for want of an answer');
     assert.deepEqual(completed[0]?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+  });
+
+  it('denies a CRR for a pod with restartPolicy Never: kubelet would not start the container again', async () => {
+    const never = await runPod(stack.client, pod([{ name: 'app' }], { restartPolicy: 'Never' }));
+    await assert.rejects(
+      createCrr(stack.client, `crr-never-${seq}`, { podName: never.metadata!.name!, containers: [{ name: 'app' }] }),
+      (err: unknown) =>
+        err instanceof ApiError &&
+        err.message.includes(
+          "spec.containers[0].name: not allowed to recreate container app: the Pod's restartPolicy is Never",
+        ),
+    );
   });
 });

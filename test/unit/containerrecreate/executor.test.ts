@@ -207,4 +207,16 @@ describe('CRR executor (emulator + fake runtime)', function () {
     assert.deepEqual(runtime.stops(), [], 'no stop');
     assert.deepEqual((await getCrr(crr.metadata!.name!)).status, completedStatus, 'the completed status unchanged');
   });
+
+  it('a CRR for a pod with restartPolicy Never is completed at once with a message, nothing stopped', async () => {
+    const pod = await makePod(['app'], { restartPolicy: 'Never' });
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    assert.equal(
+      done.status?.message,
+      "not allowed to recreate container app: the Pod's restartPolicy is Never, so kubelet never starts it again once stopped",
+    );
+    assert.deepEqual(runtime.stops(), []);
+  });
 });
