@@ -393,6 +393,9 @@ export function reportedContainers(pod: WirePod | undefined, podUid: string): Ma
       id: parseContainerId(cs.containerID)?.id,
       ready: cs.ready === true,
       running: cs.state?.running !== undefined && cs.state.running !== null,
+      waiting: cs.state?.waiting?.reason
+        ? { reason: cs.state.waiting.reason, message: cs.state.waiting.message }
+        : undefined,
     });
   }
   return reported;

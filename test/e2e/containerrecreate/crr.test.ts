@@ -422,4 +422,36 @@ describe('ContainerRecreateRequest e2e', function () {
         ),
     );
   });
+
+  it("a second CRR of a container soon after the first waits out kubelet's crash-loop backoff, and says so", async () => {
+    const before = await runPod(stack.client, pod([{ name: 'app' }]));
+    const podName = before.metadata!.name!;
+    const first = `crr-again-1-${seq}`;
+    await createCrr(stack.client, first, { podName, containers: [{ name: 'app' }] });
+    await waitCompleted(stack.client, first);
+    const again = `crr-again-2-${seq}`;
+    await createCrr(stack.client, again, { podName, containers: [{ name: 'app' }] });
+    const waiting = await waitFor(
+      () =>
+        getCrr(stack.client, again).then((c) =>
+          c?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? c : undefined,
+        ),
+      { timeoutMs: 30_000, message: 'the second CRR naming the backoff' },
+    );
+    assert.equal(waiting.status?.phase, 'Recreating');
+    assert.match(
+      waiting.status!.containerRecreateStates![0]!.message!,
+      /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app pod=/,
+    );
+    const done = await waitCompleted(stack.client, again);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    const events = await stack.client.list<KubeObject & { reason?: string; involvedObject?: { name?: string } }>(
+      CoreResources.events,
+      { namespace: NAMESPACE },
+    );
+    assert.ok(
+      events.items.some((e) => e.reason === 'BackOff' && e.involvedObject?.name === podName),
+      "kubelet's BackOff event on the pod",
+    );
+  });
 });

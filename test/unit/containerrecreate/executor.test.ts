@@ -219,4 +219,35 @@ describe('CRR executor (emulator + fake runtime)', function () {
     );
     assert.deepEqual(runtime.stops(), []);
   });
+
+  it('while kubelet holds the stopped container in CrashLoopBackOff, its state says so', async () => {
+    const pod = await makePod(['app']);
+    runtime.recreate = false; // kubelet backs off: no new instance yet
+    node.waiting.set('app', {
+      reason: 'CrashLoopBackOff',
+      message: `back-off 10s restarting failed container=app pod=${pod.metadata!.name!}_${NS}(${pod.metadata!.uid!})`,
+    });
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const name = crr.metadata!.name!;
+    const waiting = await waitFor(
+      () =>
+        getCrr(name).then((c) =>
+          c.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? c : undefined,
+        ),
+      { message: 'the state names the backoff' },
+    );
+    assert.equal(waiting.status?.phase, 'Recreating');
+    assert.match(
+      waiting.status!.containerRecreateStates![0]!.message!,
+      /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app /,
+    );
+    // the backoff is over: kubelet starts the next instance
+    node.waiting.clear();
+    const old = runtime.current(pod.metadata!.uid!, 'app')!;
+    runtime.add(pod.metadata!.uid!, 'app').restartCount = old.restartCount + 1;
+    await node.reportStatus(pod);
+    const done = await waitFor(completed(name), { message: 'CRR completed' });
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+  });
 });

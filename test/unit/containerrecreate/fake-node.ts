@@ -24,6 +24,9 @@ export const NS = 'default';
 let seq = 0;
 
 export class FakeNode {
+  /** What kubelet says about a container it has not started again (CrashLoopBackOff, ...), by name. */
+  readonly waiting = new Map<string, { reason: string; message: string }>();
+
   constructor(
     readonly client: KubeClient,
     readonly runtime: FakeContainerRuntime,
@@ -46,7 +49,9 @@ export class FakeNode {
         state:
           cur.state === 'CONTAINER_RUNNING'
             ? { running: { startedAt: '2026-01-01T00:00:00Z' } }
-            : { terminated: { exitCode: 0 } },
+            : this.waiting.has(c.name)
+              ? { waiting: this.waiting.get(c.name) }
+              : { terminated: { exitCode: 0 } },
       };
     });
     await this.client.patch(
