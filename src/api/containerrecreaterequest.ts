@@ -86,3 +86,8 @@ export interface ContainerRecreateRequest {
   spec: ContainerRecreateRequestSpec;
   status?: ContainerRecreateRequestStatus;
 }
+
+/** A finished CRR (Completed, with a completionTime) is never written again by the agent or the controller. */
+export function crrFinished(status: ContainerRecreateRequestStatus | undefined): boolean {
+  return status?.phase === 'Completed' || Boolean(status?.completionTime);
+}

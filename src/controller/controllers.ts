@@ -46,6 +46,8 @@ import type { ControllerMetrics } from './shared/metrics.js';
 export interface ControllerSettings {
   nodeImageCreationDelayMs: number;
   nodeImageResponseTimeoutMs: number;
+  /** --crr-response-timeout (default 1 min, OpenKruise's). */
+  crrResponseTimeoutMs?: number;
   nodeImageWorkers: number;
   imagePullJobWorkers: number;
   imageListPullJobWorkers: number;
@@ -151,6 +153,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     clock,
     logger,
     kubeMetrics,
+    responseTimeoutMs: settings.crrResponseTimeoutMs,
   });
   const ppsController = new PersistentPodStateController({
     ...base,

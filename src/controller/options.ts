@@ -23,6 +23,8 @@ export interface ControllerOptions {
   identity: string;
   nodeImageCreationDelayMs: number;
   nodeImageResponseTimeoutMs: number;
+  /** A CRR no agent has given a phase this long after its creation is completed (OpenKruise: 1 min, fixed). */
+  crrResponseTimeoutMs: number;
   nodeImageWorkers: number;
   imagePullJobWorkers: number;
   imageListPullJobWorkers: number;
@@ -58,6 +60,8 @@ Flags (a flag wins over its environment variable):
   --lease-duration DUR                  (default 15s)   --renew-deadline DUR (10s)   --retry-period DUR (2s)
   --nodeimage-creation-delay DUR        Ready time before a Node gets its NodeImage (default 30s)
   --nodeimage-response-timeout DUR      a tag with no status this long after createdAt fails (default 10m)
+  --crr-response-timeout DUR            a ContainerRecreateRequest no agent picked up this long after its creation
+                                        is completed with "daemon has not responded for a long time" (default 1m)
   --nodeimage-workers N                 (default 3)  --imagepulljob-workers N (3)  --imagelistpulljob-workers N (3)
   --default-ttlseconds-for-always-nodeimage N   extra TTL of Always jobs' tags (default 300)
   --webhook-port PORT                   HTTPS admission webhooks (default 9876; 0 = any free port)
@@ -84,6 +88,7 @@ const FLAGS = {
   'retry-period': { type: 'string' },
   'nodeimage-creation-delay': { type: 'string' },
   'nodeimage-response-timeout': { type: 'string' },
+  'crr-response-timeout': { type: 'string' },
   'nodeimage-workers': { type: 'string' },
   'imagepulljob-workers': { type: 'string' },
   'imagelistpulljob-workers': { type: 'string' },
@@ -149,6 +154,8 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
   const leaseDurationMs = parseDuration(values['lease-duration'] ?? '15s', 'lease-duration');
   const renewDeadlineMs = parseDuration(values['renew-deadline'] ?? '10s', 'renew-deadline');
   const retryPeriodMs = parseDuration(values['retry-period'] ?? '2s', 'retry-period');
+  const crrResponseTimeoutMs = parseDuration(values['crr-response-timeout'] ?? '1m', 'crr-response-timeout');
+  if (crrResponseTimeoutMs < 1000) throw new ControllerConfigError('--crr-response-timeout: must be at least 1s');
   if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > 1.2 * retryPeriodMs && retryPeriodMs > 0)) {
     throw new ControllerConfigError('--lease-duration > --renew-deadline > 1.2 x --retry-period > 0 must hold');
   }
@@ -170,6 +177,7 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
         values['nodeimage-response-timeout'] ?? '10m',
         'nodeimage-response-timeout',
       ),
+      crrResponseTimeoutMs,
       nodeImageWorkers: integer(values['nodeimage-workers'], 'nodeimage-workers', 3, 1, 64),
       imagePullJobWorkers: integer(values['imagepulljob-workers'], 'imagepulljob-workers', 3, 1, 64),
       imageListPullJobWorkers: integer(values['imagelistpulljob-workers'], 'imagelistpulljob-workers', 3, 1, 64),

@@ -8,6 +8,7 @@ import { load as loadYaml } from 'js-yaml';
 import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
 import { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/object.js';
+import type { Clock } from '../../src/util/clock.js';
 import { packageRoot } from '../../src/util/repo-root.js';
 import { startApiServer, writeKubeconfig, type ApiServer } from '../cluster/apiserver/index.js';
 import { waitFor } from './wait.js';
@@ -22,9 +23,9 @@ export interface EmulatorWithCrds {
 }
 
 export async function startEmulatorWithCrds(
-  options: { applyCrds?: boolean; userAgent?: string } = {},
+  options: { applyCrds?: boolean; userAgent?: string; clock?: Clock } = {},
 ): Promise<EmulatorWithCrds> {
-  const api = await startApiServer({ bookmarkIntervalMs: 5_000 });
+  const api = await startApiServer({ bookmarkIntervalMs: 5_000, clock: options.clock });
   const dir = await mkdtemp(join(tmpdir(), 'kd-emulator-'));
   const kubeconfig = join(dir, 'kubeconfig');
   await writeKubeconfig(kubeconfig, api.url);

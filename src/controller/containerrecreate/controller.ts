@@ -6,7 +6,7 @@
 // agent waits on. Readiness of the new containers is read by the agent from the pod itself, so no status
 // snapshot is written here.
 import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../api/constants.js';
-import type { ContainerRecreateRequest } from '../../api/containerrecreaterequest.js';
+import { crrFinished, type ContainerRecreateRequest } from '../../api/containerrecreaterequest.js';
 import type { WirePod } from '../../api/wire.js';
 import {
   byLabel,
@@ -203,7 +203,9 @@ export class CrrHousekeeper {
       { crr: `${crr.metadata?.namespace}/${crr.metadata?.name}`, message },
       'completing ContainerRecreateRequest',
     );
+    // conditional on the CRR read; after a conflict, a CRR the agent finished meanwhile is left as it is
     await patchStatus(this.options.client, CRR_RESOURCE, crr, (draft) => {
+      if (crrFinished(draft.status)) return;
       draft.status = {
         ...(draft.status ?? { phase: '' }),
         phase: 'Completed',

@@ -4,6 +4,8 @@
 // container is recreated, started and ready (pod status in the node's pod cache) or failed; then Completed.
 // Level-triggered: each round recomputes from the CRR cache, the pod cache and the runtime; a round that waits
 // (for the cache to catch up with our own write, for a container, for the unready grace period) always requeues.
+// Every status write is conditional on the CRR read; a CRR found finished (the controller completed it on a deadline,
+// a gone pod or no response) is never written again.
 import {
   CONTAINER_RECREATE_REQUEST,
   CRR_ACTIVE_LABEL,
@@ -14,9 +16,15 @@ import {
   KRUISE_GROUP,
   V1ALPHA1,
 } from '../../api/constants.js';
-import type { ContainerRecreateRequest, ContainerRecreateRequestStatus } from '../../api/containerrecreaterequest.js';
+import {
+  crrFinished,
+  type ContainerRecreateRequest,
+  type ContainerRecreateRequestStatus,
+} from '../../api/containerrecreaterequest.js';
+import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart-policy.js';
 import type { WirePod } from '../../api/wire.js';
 import {
+  errorMessage,
   EventRecorder,
   Informer,
   patchStatus,
@@ -217,7 +225,9 @@ export class CrrController {
     }
     const log = logger.child({ crr: `${picked.metadata?.namespace}/${picked.metadata?.name}`, pod: podKey });
 
-    const problem = executionProblem(picked);
+    const pod = pods.get(podKey);
+    const podUid = picked.metadata?.labels?.[CRR_POD_UID_LABEL] ?? '';
+    const problem = executionProblem(picked) ?? restartProblem(picked, pod);
     if (problem) {
       log.warn({ problem }, 'cannot execute this ContainerRecreateRequest; completing it');
       this.options.metrics.completed.inc({ result: 'invalid' });
@@ -225,8 +235,8 @@ export class CrrController {
       return;
     }
 
-    const grace = picked.spec.strategy?.unreadyGracePeriodSeconds;
-    if (grace !== undefined && grace !== null) {
+    const unreadyGrace = picked.spec.strategy?.unreadyGracePeriodSeconds;
+    if (unreadyGrace !== undefined && unreadyGrace !== null) {
       const acquired = picked.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY];
       if (!acquired) {
         if (picked.status?.phase !== 'Recreating') await this.writeStatus(picked, { phase: 'Recreating' });
@@ -241,7 +251,7 @@ export class CrrController {
         });
         return;
       }
-      const left = at + grace * 1000 - clock.now();
+      const left = at + unreadyGrace * 1000 - clock.now();
       if (left > 0) {
         if (picked.status?.phase !== 'Recreating') await this.writeStatus(picked, { phase: 'Recreating' });
         return { requeueAfter: left + 100 };
@@ -249,8 +259,6 @@ export class CrrController {
     }
 
     this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
-    const podUid = picked.metadata!.labels![CRR_POD_UID_LABEL]!;
-    const pod = pods.get(podKey);
     // start times matter only for instances that replaced the one the CRR was made for
     const contextIds = new Map(
       picked.spec.containers.map((c) => [c.name, parseContainerId(c.statusContext?.containerID)?.id]),
@@ -286,13 +294,21 @@ export class CrrController {
       return step.recheckMs ? { requeueAfter: step.recheckMs } : undefined;
     }
 
-    // kill. With forceRecreate the intent (Recreating, isKilled) is written first: only the record tells a restarted
-    // agent that the container it sees is already the replacement. Otherwise the runtime tells (the container is
-    // exited, or a newer one runs), so the stop goes out first and the state is written after it.
-    const force = picked.spec.strategy?.forceRecreate === true;
-    let current = picked;
-    if (force) current = await this.writeStatus(picked, { phase: 'Recreating', containerRecreateStates: step.states });
+    // kill. The phase and every container's state (this one Recreating, isKilled, with what it is doing) are written
+    // before the preStop hook begins, so a long hook shows as progress and is never taken for an absent agent; the
+    // write is conditional on the CRR we read, so a CRR the controller completed meanwhile is not stopped. A restarted
+    // agent tells from the runtime whether the stop happened (the instance exited or was replaced; with forceRecreate
+    // the isKilled record is what tells).
     const spec = picked.spec.containers.find((c) => c.name === step.container)!;
+    const grace = picked.spec.strategy?.terminationGracePeriodSeconds ?? CRR_DEFAULT_TERMINATION_GRACE_SECONDS;
+    const stopping = step.states.map((s) =>
+      s.name === step.container ? { ...s, message: stoppingMessage(spec.preStop !== undefined, grace) } : s,
+    );
+    const current = await this.writeStatus(picked, { phase: 'Recreating', containerRecreateStates: stopping });
+    if (crrFinished(current.status)) {
+      log.info({ container: step.container }, 'ContainerRecreateRequest completed meanwhile; not stopping');
+      return;
+    }
     const uid = picked.metadata?.uid ?? '';
     const arrival = this.arrivals.get(uid);
     if (arrival !== undefined) {
@@ -316,14 +332,13 @@ export class CrrController {
         containerName: step.container,
         preStop: spec.preStop,
         ports: spec.ports,
-        gracePeriodSeconds:
-          picked.spec.strategy?.terminationGracePeriodSeconds ?? CRR_DEFAULT_TERMINATION_GRACE_SECONDS,
+        gracePeriodSeconds: grace,
         message: `Stopping container ${step.container} by ContainerRecreateRequest ${picked.metadata?.name}`,
       });
       this.options.metrics.containersStopped.inc({ result: 'ok' });
     } catch (err) {
       this.options.metrics.containersStopped.inc({ result: 'error' });
-      const message = `kill container error: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `kill container error: ${errorMessage(err)}`;
       log.warn({ container: step.container, err: message }, 'could not stop container');
       states = step.states.map((s) => (s.name === step.container ? { name: s.name, phase: 'Failed', message } : s));
     }
@@ -331,10 +346,15 @@ export class CrrController {
     return { requeueAfter: CACHE_WAIT_MS };
   }
 
-  /** Merge-patch these status fields (whole containerRecreateStates array) and expect the cache to catch up. */
+  /**
+   * Merge-patch these status fields (whole containerRecreateStates array), conditional on `crr`'s resourceVersion,
+   * and expect the cache to catch up. After a conflict the fresh CRR is written only if it is not finished: the
+   * result is then that finished CRR, unchanged.
+   */
   private async writeStatus(crr: CrrObject, fields: Partial<ContainerRecreateRequestStatus>): Promise<CrrObject> {
     const before = crr.metadata?.resourceVersion;
     const result = await patchStatus(client(this.options), CRR_RESOURCE, crr, (draft) => {
+      if (crrFinished(draft.status)) return;
       draft.status = { ...(draft.status ?? { phase: '' }), ...fields };
       if (draft.status.message === '') delete draft.status.message;
     });
@@ -347,6 +367,23 @@ function client(options: CrrControllerOptions): KubeClient {
   return options.client;
 }
 
+/** What the CRR's state says while its container is being stopped. */
+function stoppingMessage(preStop: boolean, graceSeconds: number): string {
+  return preStop
+    ? `running the preStop hook, then stopping the container (grace period ${graceSeconds} s)`
+    : `stopping the container (grace period ${graceSeconds} s)`;
+}
+
+/** Why kubelet would not start a container of the CRR again (restartPolicy), from the cached pod if it is the CRR's. */
+function restartProblem(crr: CrrObject, pod: WirePod | undefined): string | undefined {
+  if (!pod || pod.metadata?.uid !== crr.metadata?.labels?.[CRR_POD_UID_LABEL]) return undefined;
+  for (const c of crr.spec.containers) {
+    const problem = restartPolicyProblem(pod, c.name);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
 /** The pod's containers as kubelet reports them, if the cached pod is the CRR's (same uid). */
 export function reportedContainers(pod: WirePod | undefined, podUid: string): Map<string, ReportedContainer> {
   const reported = new Map<string, ReportedContainer>();
@@ -356,6 +393,9 @@ export function reportedContainers(pod: WirePod | undefined, podUid: string): Ma
       id: parseContainerId(cs.containerID)?.id,
       ready: cs.ready === true,
       running: cs.state?.running !== undefined && cs.state.running !== null,
+      waiting: cs.state?.waiting?.reason
+        ? { reason: cs.state.waiting.reason, message: cs.state.waiting.message }
+        : undefined,
     });
   }
   return reported;

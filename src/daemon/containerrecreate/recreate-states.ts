@@ -1,9 +1,10 @@
 // The per-container state machine of a CRR and the step the agent takes next, as pure functions of the CRR, the
 // pod's containers in the runtime and the pod's status in the cache. OpenKruise's rules (reference §1.6.4, §8.3/4)
-// with two differences: readiness comes from the pod status the agent watches (not from the manager's snapshot
-// annotation), and with forceRecreate the state of a container is written (phase Recreating, isKilled) *before* it
-// is stopped, so an agent killed mid-CRR never stops the same container twice (without forceRecreate the runtime
-// shows a stopped container as exited or replaced, which no restart can mistake).
+// with three differences: readiness comes from the pod status the agent watches (not from the manager's snapshot
+// annotation); the state of a container is written (phase Recreating, isKilled) *before* it is stopped, so with
+// forceRecreate an agent killed mid-CRR never stops the same container twice (without forceRecreate the runtime
+// shows a stopped container as exited or replaced, which no restart can mistake); and a container kubelet holds
+// waiting (CrashLoopBackOff after a recent restart, ...) says so in its state's message.
 import type {
   ContainerRecreateRequest,
   ContainerRecreateRequestContainerRecreateState as RecreateState,
@@ -17,6 +18,18 @@ export interface ReportedContainer {
   id?: string;
   ready: boolean;
   running: boolean;
+  /** kubelet's reason (and message) for a container it has not started (yet). */
+  waiting?: { reason: string; message?: string };
+}
+
+/** Waiting reasons that are a normal step of a start, not worth a message. */
+const ORDINARY_WAITING = new Set(['ContainerCreating', 'PodInitializing']);
+
+/** Why kubelet has not started the container again, when it says so (e.g. CrashLoopBackOff after a recent restart). */
+export function waitingMessage(seen: ReportedContainer | undefined): string | undefined {
+  const waiting = seen?.waiting;
+  if (!waiting || ORDINARY_WAITING.has(waiting.reason)) return undefined;
+  return `kubelet has not started the container again: ${waiting.reason}${waiting.message ? ` (${waiting.message})` : ''}`;
 }
 
 export const NOT_FOUND_ON_NODE = 'not found container on Node';
@@ -41,7 +54,10 @@ export function currentStates(input: StateInputs): RecreateState[] {
     if (prev && (prev.phase === 'Succeeded' || prev.phase === 'Failed')) return prev;
     const current = runtime.get(c.name);
     if (!current) return { name: c.name, phase: 'Pending', ...killed, message: NOT_FOUND_ON_NODE };
-    if (current.state === 'exited') return { name: c.name, phase: 'Recreating', ...killed };
+    if (current.state === 'exited') {
+      const message = waitingMessage(reported.get(c.name));
+      return { name: c.name, phase: 'Recreating', ...killed, ...(message ? { message } : {}) };
+    }
     if (force && !prev?.isKilled) return { name: c.name, phase: 'Pending' };
     const context = c.statusContext;
     const contextId = parseContainerId(context?.containerID)?.id;

@@ -19,11 +19,14 @@ import {
   SLEEP_FOREVER,
   startCrrStack,
   waitCompleted,
+  type CrrObject,
   type CrrStack,
   type PodObject,
 } from './stack.js';
 
 const NODE = 'crr-node';
+/** The controller completes a CRR no agent has given a phase within this (default 1 min): short, to meet it here. */
+const RESPONSE_TIMEOUT_SECONDS = 5;
 
 describe('ContainerRecreateRequest e2e', function () {
   this.timeout(180_000);
@@ -32,7 +35,7 @@ describe('ContainerRecreateRequest e2e', function () {
   let seq = 0;
 
   before(async () => {
-    stack = await startCrrStack(NODE);
+    stack = await startCrrStack(NODE, {}, ['--crr-response-timeout', `${RESPONSE_TIMEOUT_SECONDS}s`]);
     image = stack.cluster.images.busybox1;
   });
   after(async () => {
@@ -45,6 +48,7 @@ describe('ContainerRecreateRequest e2e', function () {
       annotations?: Record<string, string>;
       readinessGates?: Array<{ conditionType: string }>;
       grace?: number;
+      restartPolicy?: string;
     } = {},
   ): PodObject {
     return {
@@ -55,6 +59,7 @@ describe('ContainerRecreateRequest e2e', function () {
         nodeName: NODE,
         terminationGracePeriodSeconds: extra.grace ?? 5,
         readinessGates: extra.readinessGates,
+        restartPolicy: extra.restartPolicy,
         containers: containers.map((c) => ({
           name: c.name,
           image,
@@ -358,5 +363,95 @@ describe('ContainerRecreateRequest e2e', function () {
     const after = (await getPod(stack.client, before.metadata!.name!))!;
     assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
     assert.notEqual(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
+  });
+  /** Poll the CRR until it is Completed and then `settle` holds, recording every status seen (in order). */
+  async function followCrr(name: string, settle: () => Promise<boolean>): Promise<CrrObject['status'][]> {
+    const seen: CrrObject['status'][] = [];
+    const look = async (): Promise<CrrObject | undefined> => {
+      const crr = await getCrr(stack.client, name);
+      if (JSON.stringify(crr?.status) !== JSON.stringify(seen.at(-1))) seen.push(crr?.status);
+      return crr;
+    };
+    await waitFor(async () => (await look())?.status?.phase === 'Completed', {
+      timeoutMs: 90_000,
+      message: `CRR ${name} Completed`,
+    });
+    await waitFor(async () => (await look()) !== undefined && (await settle()), {
+      timeoutMs: 60_000,
+      message: `CRR ${name}: the recreated container back`,
+    });
+    return seen;
+  }
+
+  it('a preStop hook longer than the no-response timeout: Recreating all along, completed once, never changed after', async () => {
+    const hookSeconds = RESPONSE_TIMEOUT_SECONDS + 3;
+    const before = await runPod(
+      stack.client,
+      pod([{ name: 'app', preStop: ['sh', '-c', `sleep ${hookSeconds}`] }], { grace: 30 }),
+    );
+    const name = `crr-long-prestop-${seq}`;
+    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    const oldId = containerStatus(before, 'app').containerID;
+    const seen = await followCrr(name, async () => {
+      const p = await getPod(stack.client, before.metadata!.name!);
+      const app = p && containerStatus(p, 'app');
+      return Boolean(app && app.containerID !== oldId && app.ready);
+    });
+    const phases = seen.map((s) => s?.phase ?? '');
+    assert.deepEqual(
+      phases.filter((p, i) => p !== phases[i - 1]),
+      ['', 'Recreating', 'Completed'].slice(phases[0] === '' ? 0 : 1),
+      `phases: ${JSON.stringify(seen)}`,
+    );
+    const running = seen.find((s) => s?.phase === 'Recreating');
+    assert.match(running?.containerRecreateStates?.[0]?.message ?? '', /running the preStop hook/);
+    const completed = seen.filter((s) => s?.phase === 'Completed');
+    assert.equal(completed.length, 1, `the completed status never changed: ${JSON.stringify(completed)}`);
+    assert.equal(completed[0]?.message, undefined, 'not completed for want of an answer');
+    assert.deepEqual(completed[0]?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+  });
+
+  it('denies a CRR for a pod with restartPolicy Never: kubelet would not start the container again', async () => {
+    const never = await runPod(stack.client, pod([{ name: 'app' }], { restartPolicy: 'Never' }));
+    await assert.rejects(
+      createCrr(stack.client, `crr-never-${seq}`, { podName: never.metadata!.name!, containers: [{ name: 'app' }] }),
+      (err: unknown) =>
+        err instanceof ApiError &&
+        err.message.includes(
+          "spec.containers[0].name: not allowed to recreate container app: the Pod's restartPolicy is Never",
+        ),
+    );
+  });
+
+  it("a second CRR of a container soon after the first waits out kubelet's crash-loop backoff, and says so", async () => {
+    const before = await runPod(stack.client, pod([{ name: 'app' }]));
+    const podName = before.metadata!.name!;
+    const first = `crr-again-1-${seq}`;
+    await createCrr(stack.client, first, { podName, containers: [{ name: 'app' }] });
+    await waitCompleted(stack.client, first);
+    const again = `crr-again-2-${seq}`;
+    await createCrr(stack.client, again, { podName, containers: [{ name: 'app' }] });
+    const waiting = await waitFor(
+      () =>
+        getCrr(stack.client, again).then((c) =>
+          c?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? c : undefined,
+        ),
+      { timeoutMs: 30_000, message: 'the second CRR naming the backoff' },
+    );
+    assert.equal(waiting.status?.phase, 'Recreating');
+    assert.match(
+      waiting.status!.containerRecreateStates![0]!.message!,
+      /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app pod=/,
+    );
+    const done = await waitCompleted(stack.client, again);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    const events = await stack.client.list<KubeObject & { reason?: string; involvedObject?: { name?: string } }>(
+      CoreResources.events,
+      { namespace: NAMESPACE },
+    );
+    assert.ok(
+      events.items.some((e) => e.reason === 'BackOff' && e.involvedObject?.name === podName),
+      "kubelet's BackOff event on the pod",
+    );
   });
 });

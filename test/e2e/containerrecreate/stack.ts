@@ -37,10 +37,14 @@ export interface CrrStack {
   close(): Promise<void>;
 }
 
-export async function startCrrStack(node: string, agentEnv: Record<string, string> = {}): Promise<CrrStack> {
+export async function startCrrStack(
+  node: string,
+  agentEnv: Record<string, string> = {},
+  controllerArgs: string[] = [],
+): Promise<CrrStack> {
   const cluster = await useCluster();
   const env = await startControllerEnv();
-  await env.startController();
+  await env.startController(controllerArgs);
   const cri = new CriClient({ socket: cluster.runtimeSocket });
   const kubelet = await startE2eKubeletLite({ cluster, kubeconfig: env.kubeconfig, nodes: [node], dir: env.dir });
   const startAgent = async (): Promise<AgentProcess> => {

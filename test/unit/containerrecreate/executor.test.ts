@@ -2,21 +2,19 @@
 // below turns into new container instances reported in the pod status.
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import { CRR_ACTIVE_LABEL, CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../../src/api/constants.js';
-import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
 import { CRR_RESOURCE, CrrController, type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
 import { crrMetrics } from '../../../src/daemon/containerrecreate/metrics.js';
 import { NodePods } from '../../../src/daemon/node-pods.js';
-import { CoreResources, type KubeClient, type KubeObject } from '../../../src/kube/index.js';
+import type { KubeClient, KubeObject, ListWatcher } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { systemClock } from '../../../src/util/clock.js';
 import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
 import { waitFor } from '../../support/wait.js';
+import { FakeNode, frozenSource, NS } from './fake-node.js';
 import { FakeContainerRuntime } from './fake-runtime.js';
 
 const NODE = 'node-a';
-const NS = 'default';
 
 class NoEvents {
   readonly reasons: string[] = [];
@@ -31,7 +29,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
   let runtime: FakeContainerRuntime;
   let pods: NodePods;
   let controller: CrrController | undefined;
-  let seq = 0;
+  let node: FakeNode;
 
   before(async () => {
     env = await startEmulatorWithCrds();
@@ -42,6 +40,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
   });
   beforeEach(() => {
     runtime = new FakeContainerRuntime();
+    node = new FakeNode(client, runtime, NODE);
     pods = new NodePods({ nodeName: NODE, source: client });
     pods.start();
   });
@@ -51,10 +50,11 @@ describe('CRR executor (emulator + fake runtime)', function () {
     await pods.stop();
   });
 
-  function startController(): CrrController {
+  function startController(crrSource?: ListWatcher<CrrObject>): CrrController {
     controller = new CrrController({
       nodeName: NODE,
       client,
+      crrSource,
       pods,
       runtime: () => Promise.resolve(runtime),
       clock: systemClock,
@@ -67,89 +67,8 @@ describe('CRR executor (emulator + fake runtime)', function () {
     return controller;
   }
 
-  /** What kubelet would report: the newest instance of each container, running and ready. */
-  async function reportStatus(pod: WirePod): Promise<void> {
-    const uid = pod.metadata!.uid!;
-    const containerStatuses = pod.spec!.containers.map((c) => {
-      const cur = runtime.current(uid, c.name)!;
-      return {
-        name: c.name,
-        image: 'busybox',
-        imageID: '',
-        containerID: `containerd://${cur.id}`,
-        restartCount: cur.restartCount,
-        ready: cur.state === 'CONTAINER_RUNNING',
-        started: true,
-        state:
-          cur.state === 'CONTAINER_RUNNING'
-            ? { running: { startedAt: '2026-01-01T00:00:00Z' } }
-            : { terminated: { exitCode: 0 } },
-      };
-    });
-    await client.patch(
-      CoreResources.pods,
-      pod.metadata!.name!,
-      { status: { phase: 'Running', podIP: '10.0.0.9', containerStatuses } },
-      { type: 'merge', namespace: NS, subresource: 'status' },
-    );
-  }
-
-  async function makePod(names: string[]): Promise<WirePod> {
-    const pod = await client.create<WirePod>(
-      CoreResources.pods,
-      {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name: `p${++seq}`, namespace: NS },
-        spec: { nodeName: NODE, containers: names.map((n) => ({ name: n, image: 'busybox' })) },
-      },
-      { namespace: NS },
-    );
-    for (const n of names) runtime.add(pod.metadata!.uid!, n);
-    await reportStatus(pod);
-    // the fake kubelet: every stop is followed by a status report of the new instance
-    const stop = runtime.stopContainer.bind(runtime);
-    runtime.stopContainer = async (req, opts) => {
-      const res = await stop(req, opts);
-      const current = await client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
-      if (current.spec!.containers.some((c) => runtime.current(current.metadata!.uid!, c.name)))
-        await reportStatus(current).catch(() => undefined);
-      return res;
-    };
-    return client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
-  }
-
-  async function makeCrr(
-    pod: WirePod,
-    names: string[],
-    strategy: ContainerRecreateRequest['spec']['strategy'] = {},
-    ctx = true,
-  ): Promise<CrrObject> {
-    const statuses = pod.status?.containerStatuses ?? [];
-    return client.create<CrrObject>(
-      CRR_RESOURCE,
-      {
-        apiVersion: 'apps.kruise.io/v1alpha1',
-        kind: 'ContainerRecreateRequest',
-        metadata: {
-          name: `crr${++seq}`,
-          namespace: NS,
-          labels: { [CRR_NODE_NAME_LABEL]: NODE, [CRR_ACTIVE_LABEL]: 'true', [CRR_POD_UID_LABEL]: pod.metadata!.uid! },
-        },
-        spec: {
-          podName: pod.metadata!.name!,
-          containers: names.map((n) => {
-            const cs = statuses.find((s) => s.name === n)!;
-            return ctx
-              ? { name: n, statusContext: { containerID: cs.containerID!, restartCount: cs.restartCount } }
-              : { name: n };
-          }),
-          strategy: { failurePolicy: 'Fail', terminationGracePeriodSeconds: 1, ...strategy },
-        },
-      },
-      { namespace: NS },
-    );
-  }
+  const makePod = (...args: Parameters<FakeNode['makePod']>): Promise<WirePod> => node.makePod(...args);
+  const makeCrr = (...args: Parameters<FakeNode['makeCrr']>): Promise<CrrObject> => node.makeCrr(...args);
 
   const getCrr = (name: string): Promise<CrrObject> => client.get<CrrObject>(CRR_RESOURCE, name, { namespace: NS });
   const completed = (name: string) => () => getCrr(name).then((c) => (c.status?.phase === 'Completed' ? c : undefined));
@@ -226,7 +145,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
   it('a CRR without statusContext is completed with a message saying why', async () => {
     const pod = await makePod(['app']);
     startController();
-    const crr = await makeCrr(pod, ['app'], {}, false);
+    const crr = await makeCrr(pod, ['app'], {}, { ctx: false });
     const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
     assert.match(done.status?.message ?? '', /statusContext\.containerID/);
     assert.deepEqual(runtime.stops(), []);
@@ -265,5 +184,70 @@ describe('CRR executor (emulator + fake runtime)', function () {
     await waitFor(() => runtime.stops().length === 1, { message: 'stopped after the grace period' });
     assert.ok(Date.now() - Math.floor(acquiredAt / 1000) * 1000 >= 1000, 'not before the grace period');
     await waitFor(completed(name), { message: 'CRR completed' });
+  });
+  it('never stops a container of a CRR completed meanwhile, nor writes that CRR again (its cache is stale)', async () => {
+    const pod = await makePod(['app']);
+    const crr = await makeCrr(pod, ['app']);
+    // the controller completed it (no agent had answered); this agent's watch still shows it new
+    const completedStatus = {
+      phase: 'Completed',
+      completionTime: '2026-01-01T00:01:00Z',
+      message: 'daemon has not responded for a long time',
+    };
+    await client.patch(
+      CRR_RESOURCE,
+      crr.metadata!.name!,
+      { status: completedStatus },
+      { type: 'merge', namespace: NS, subresource: 'status' },
+    );
+    const agent = startController(frozenSource([crr]));
+    await pods.synced;
+    await waitFor(() => agent.checkSynced() === undefined, { message: 'the stale cache synced' });
+    await agent.reconcile(`${NS}/${pod.metadata!.name!}`);
+    assert.deepEqual(runtime.stops(), [], 'no stop');
+    assert.deepEqual((await getCrr(crr.metadata!.name!)).status, completedStatus, 'the completed status unchanged');
+  });
+
+  it('a CRR for a pod with restartPolicy Never is completed at once with a message, nothing stopped', async () => {
+    const pod = await makePod(['app'], { restartPolicy: 'Never' });
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    assert.equal(
+      done.status?.message,
+      "not allowed to recreate container app: the Pod's restartPolicy is Never, so kubelet never starts it again once stopped",
+    );
+    assert.deepEqual(runtime.stops(), []);
+  });
+
+  it('while kubelet holds the stopped container in CrashLoopBackOff, its state says so', async () => {
+    const pod = await makePod(['app']);
+    runtime.recreate = false; // kubelet backs off: no new instance yet
+    node.waiting.set('app', {
+      reason: 'CrashLoopBackOff',
+      message: `back-off 10s restarting failed container=app pod=${pod.metadata!.name!}_${NS}(${pod.metadata!.uid!})`,
+    });
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const name = crr.metadata!.name!;
+    const waiting = await waitFor(
+      () =>
+        getCrr(name).then((c) =>
+          c.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? c : undefined,
+        ),
+      { message: 'the state names the backoff' },
+    );
+    assert.equal(waiting.status?.phase, 'Recreating');
+    assert.match(
+      waiting.status!.containerRecreateStates![0]!.message!,
+      /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app /,
+    );
+    // the backoff is over: kubelet starts the next instance
+    node.waiting.clear();
+    const old = runtime.current(pod.metadata!.uid!, 'app')!;
+    runtime.add(pod.metadata!.uid!, 'app').restartCount = old.restartCount + 1;
+    await node.reportStatus(pod);
+    const done = await waitFor(completed(name), { message: 'CRR completed' });
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
   });
 });

@@ -8,14 +8,17 @@ import {
   MESSAGE_NO_RESPONSE,
   MESSAGE_POD_GONE,
   newCrrInformer,
+  RESPONSE_TIMEOUT_MS,
   type CrrObject,
   type PodObject,
 } from '../../../src/controller/containerrecreate/controller.js';
+import { CONTROLLER_USAGE, parseControllerCommandLine } from '../../../src/controller/options.js';
 import { CoreResources, Informer, isNotFound, type KubeClient } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { systemClock } from '../../../src/util/clock.js';
+import { FakeClock, systemClock } from '../../../src/util/clock.js';
 import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
 import { waitFor } from '../../support/wait.js';
+import { frozenSource } from './fake-node.js';
 
 const NS = 'default';
 
@@ -170,5 +173,47 @@ describe('CRR housekeeping (controller, emulator)', function () {
     const after = released.status?.conditions?.find((c) => c.type === 'KruisePodReady');
     assert.equal(after?.status, 'True');
     assert.equal(after?.message, '[]');
+  });
+  it('does not complete again, from a stale cache, a CRR the agent completed meanwhile', async () => {
+    const pod = await makePod();
+    const crr = await makeCrr(pod, { activeDeadlineSeconds: 3 }, 'Recreating');
+    const agentDone = {
+      phase: 'Completed',
+      completionTime: crr.metadata!.creationTimestamp!,
+      containerRecreateStates: [{ name: 'app', phase: 'Succeeded', isKilled: true }],
+    };
+    await client.patch(
+      CRR_RESOURCE,
+      crr.metadata!.name!,
+      { status: agentDone },
+      { type: 'merge', namespace: NS, subresource: 'status' },
+    );
+    // a housekeeper whose cache still holds the Recreating CRR, past its deadline
+    const stale = new Informer<CrrObject>(CRR_RESOURCE, frozenSource([crr]), { name: 'stale-crrs' });
+    stale.start();
+    await stale.synced;
+    const late = new CrrHousekeeper({
+      client,
+      crrs: stale,
+      pods,
+      clock: new FakeClock(Date.parse(crr.metadata!.creationTimestamp!) + 10_000),
+      logger: silentLogger,
+    });
+    try {
+      await late.reconcile(`${NS}/${crr.metadata!.name!}`);
+    } finally {
+      await stale.stop();
+    }
+    assert.deepEqual((await get(crr.metadata!.name!))?.status, agentDone);
+  });
+  it("takes the no-response timeout from --crr-response-timeout (default 1m, OpenKruise's; at least 1s)", () => {
+    const timeout = (args: string[]): number | undefined => {
+      const parsed = parseControllerCommandLine(args, {});
+      return parsed.kind === 'run' ? parsed.options.crrResponseTimeoutMs : undefined;
+    };
+    assert.equal(timeout([]), RESPONSE_TIMEOUT_MS);
+    assert.equal(timeout(['--crr-response-timeout', '5s']), 5_000);
+    assert.throws(() => timeout(['--crr-response-timeout', '500ms']), /--crr-response-timeout: must be at least 1s/);
+    assert.match(CONTROLLER_USAGE, /--crr-response-timeout DUR/);
   });
 });

@@ -50,6 +50,34 @@ const reportedOf = (entries: Record<string, ReportedContainer>): Map<string, Rep
   new Map(Object.entries(entries));
 
 describe('CRR container states', () => {
+  it('a stopped container kubelet holds waiting says why in its state; an ordinary start says nothing', () => {
+    const exited = runtimeOf(rc('a', 'old-a', { state: 'exited' }));
+    const waiting = (reason: string, message?: string): Map<string, ReportedContainer> =>
+      reportedOf({ a: { id: 'old-a', ready: false, running: false, waiting: { reason, message } } });
+    const backOff = currentStates({
+      crr: crr(['a'], {}, [{ name: 'a', phase: 'Recreating', isKilled: true }]),
+      runtime: exited,
+      reported: waiting('CrashLoopBackOff', 'back-off 10s restarting failed container=a pod=p_ns(u)'),
+      nowMs: NOW,
+    });
+    assert.deepEqual(backOff, [
+      {
+        name: 'a',
+        phase: 'Recreating',
+        isKilled: true,
+        message:
+          'kubelet has not started the container again: CrashLoopBackOff (back-off 10s restarting failed container=a pod=p_ns(u))',
+      },
+    ]);
+    const creating = currentStates({
+      crr: crr(['a'], {}, [{ name: 'a', phase: 'Recreating', isKilled: true }]),
+      runtime: exited,
+      reported: waiting('ContainerCreating'),
+      nowMs: NOW,
+    });
+    assert.deepEqual(creating, [{ name: 'a', phase: 'Recreating', isKilled: true }]);
+  });
+
   it('a container still the one of statusContext is Pending; its kill is the next step', () => {
     const input = { crr: crr(['a']), runtime: runtimeOf(rc('a', 'old-a')), reported: new Map(), nowMs: NOW };
     assert.deepEqual(currentStates(input), [{ name: 'a', phase: 'Pending' }]);

@@ -1,5 +1,6 @@
 // The CRR admission handler (OpenKruise's /mutate-apps-kruise-io-containerrecreaterequest, create and update):
-// defaults and read-only fields from the pod on create, immutability on update; denials name the field.
+// defaults and read-only fields from the pod on create, immutability on update; denials name the field. A container
+// kubelet would not start again once stopped (restartPolicy Never/OnFailure) is denied, unlike OpenKruise.
 import type { ContainerRecreateRequest } from '../../../api/containerrecreaterequest.js';
 import {
   defaultAndCheckCrrSpec,
@@ -9,6 +10,7 @@ import {
   type NodeLookup,
   type PodLookup,
 } from '../../../api/containerrecreaterequest-admission.js';
+import { checkCrrRestartPolicy } from '../../../api/containerrecreaterequest-restart-policy.js';
 import { formatFieldErrors, type FieldError } from '../../../api/field-errors.js';
 import type { WireNode, WirePod } from '../../../api/wire.js';
 import { isNotFound } from '../../../kube/errors.js';
@@ -75,6 +77,8 @@ export function crrAdmissionHandler(reader: CrrObjectReader): AdmissionHandler {
     }
     const podErrors = fillCrrFromPod(crr, pod);
     if (podErrors.length > 0) return deny(podErrors);
+    const restartPolicyErrors = pod.found ? checkCrrRestartPolicy(crr, pod.pod) : [];
+    if (restartPolicyErrors.length > 0) return deny(restartPolicyErrors);
     const nodeName = pod.found ? (pod.pod.spec?.nodeName ?? '') : '';
     let node: NodeLookup;
     try {

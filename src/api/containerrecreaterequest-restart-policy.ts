@@ -1,0 +1,37 @@
+// Whether kubelet would start a container again once a CRR has stopped it. kubelet restarts a stopped regular
+// container only under restartPolicy Always: with Never it never does, with OnFailure only after a non-zero exit
+// (a container stopped with SIGTERM often exits 0). The policy of a container is its own `restartPolicy` (container
+// restart rules, KEP-5307) or else the pod's (default Always). OpenKruise checks none of this: its CRR then waits
+// until activeDeadlineSeconds, or forever; we deny it at admission and the agent completes such a CRR at once.
+import type { ContainerRecreateRequest } from './containerrecreaterequest.js';
+import type { FieldError } from './field-errors.js';
+import type { WirePod } from './wire.js';
+
+/** The restart policy kubelet applies to the regular container `name` of `pod`, and whose it is. */
+export function containerRestartPolicy(pod: WirePod, name: string): { policy: string; of: 'container' | 'Pod' } {
+  const own = (pod.spec?.containers ?? []).find((c) => c.name === name)?.restartPolicy;
+  if (own) return { policy: own, of: 'container' };
+  return { policy: pod.spec?.restartPolicy || 'Always', of: 'Pod' };
+}
+
+/** Why kubelet would not start `name` again after the CRR stops it, or undefined when it would. */
+export function restartPolicyProblem(pod: WirePod, name: string): string | undefined {
+  const { policy, of } = containerRestartPolicy(pod, name);
+  if (policy === 'Always') return undefined;
+  const whose = of === 'Pod' ? `the Pod's restartPolicy is ${policy}` : `its own restartPolicy is ${policy}`;
+  const why =
+    policy === 'OnFailure'
+      ? 'kubelet starts it again only after a non-zero exit, and a container stopped with SIGTERM may exit 0'
+      : 'kubelet never starts it again once stopped';
+  return `not allowed to recreate container ${name}: ${whose}, so ${why}`;
+}
+
+/** Admission rule: every container of the CRR must be one kubelet starts again (restartPolicy Always). */
+export function checkCrrRestartPolicy(crr: ContainerRecreateRequest, pod: WirePod): FieldError[] {
+  const errors: FieldError[] = [];
+  (Array.isArray(crr.spec?.containers) ? crr.spec.containers : []).forEach((c, i) => {
+    const problem = c && typeof c.name === 'string' ? restartPolicyProblem(pod, c.name) : undefined;
+    if (problem) errors.push({ field: `spec.containers[${i}].name`, type: 'FieldValueInvalid', message: problem });
+  });
+  return errors;
+}
