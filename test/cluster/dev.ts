@@ -177,7 +177,7 @@ async function main(): Promise<number> {
       // installs the plugin (in place: it runs on this host) and owns the reservations.
       if (i === 0 && podIpam === 'kruise-ipam') {
         args.push('--ipam-install', '--ipam-install-mode', 'in-place', '--cni-bin-dir', env.CNI_BIN_DIR ?? '');
-        args.push('--ipam-data-dir', join(env.CNI_STATE_DIR ?? '', 'kruise-ipam'));
+        args.push('--ipam-data-dir', env.IPAM_DATA_DIR ?? ''); // what `kruise-daemon ipam ls` reads from dev.env
       }
       processes.push(
         start(`agent/${node}`, args, {
