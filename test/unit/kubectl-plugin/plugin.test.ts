@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { parsePluginCommandLine, UsageError } from '../../../src/kubectl-plugin/command-line.js';
 import type { PluginApi } from '../../../src/kubectl-plugin/context.js';
 import { networksFromMetrics } from '../../../src/kubectl-plugin/ips.js';
-import { runPlugin } from '../../../src/kubectl-plugin/main.js';
+import { runPlugin, type PluginDeps } from '../../../src/kubectl-plugin/main.js';
 import { nodeImageRows, type NodeImageObject } from '../../../src/kubectl-plugin/nodeimages.js';
 import { parsePrometheusText } from '../../../src/kubectl-plugin/prometheus-text.js';
 import { imagePullJobFor, pullJobPrefix } from '../../../src/kubectl-plugin/pull.js';
@@ -75,14 +75,20 @@ class FakeApi {
   }
 }
 
-async function run(argv: string[], api: FakeApi, clock: FakeClock, drive: (done: () => boolean) => Promise<void>) {
+async function run(
+  argv: string[],
+  api: FakeApi,
+  clock: FakeClock,
+  drive: (done: () => boolean) => Promise<void>,
+  deps: Pick<PluginDeps, 'env' | 'fetchText'> = { env: {} },
+) {
   const stdout = new Sink();
   const stderr = new Sink();
   let code: number | undefined;
   const running = runPlugin(argv, {
     stdout,
     stderr,
-    env: {},
+    ...deps,
     clock,
     connect: () => Promise.resolve(api as unknown as PluginApi),
     pollIntervalMs: 1000,
@@ -239,9 +245,48 @@ describe('kubectl-kruise-node', () => {
       assert.equal(result.code, failed ? 1 : 0, result.stderr);
       assert.match(result.stdout, /imagepulljob default\/pull-busybox-abcde created/);
       assert.match(result.stdout, /0\/2 nodes pulled, 0 failed, 2 pulling/);
-      if (failed) assert.match(result.stderr, /failed \(failed on n2\): pull failed on n2/);
+      if (failed) assert.match(result.stderr, /failed on 1 of 2 node\(s\): pull failed on n2\n {2}n2: /);
       else assert.match(result.stdout, /complete: reg\/busybox:1.0 is on 2 node\(s\)/);
     }
+  });
+
+  it("pull of an image no node could pull prints each failed node's reason from its NodeImage", async () => {
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    const nodeImage = (node: string, phase: string, message?: string) =>
+      api.objects.set(`nodeimages//${node}`, {
+        metadata: { name: node },
+        spec: { images: { 'reg/nope': { tags: [{ tag: '1.0', version: 1 }] } } },
+        status: {
+          desired: 1,
+          imageStatuses: { 'reg/nope': { tags: [{ tag: '1.0', phase, version: 1, ...(message && { message }) }] } },
+        },
+      } as KubeObject);
+    nodeImage('n1', 'Failed', 'registry reg of reg/nope:1.0 cannot be reached:\nlookup reg: no such host');
+    nodeImage('n2', 'Failed', 'manifest unknown');
+    api.onGet = (key) => {
+      if (!key.startsWith('imagepulljobs/')) return;
+      (api.objects.get(key) as KubeObject & { status?: object }).status = {
+        desired: 3,
+        active: 0,
+        succeeded: 0,
+        failed: 3,
+        failedNodes: ['n1', 'n2', 'n3'],
+        completionTime: '2026-01-01T00:00:00Z',
+        message: 'job has completed',
+      };
+    };
+    const result = await run(['pull', 'reg/nope:1.0'], api, clock, async (done) => {
+      while (!done()) await clock.advance(1000);
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /failed on 3 of 3 node\(s\)/);
+    assert.match(
+      result.stderr,
+      /^ {2}n1: Failed: registry reg of reg\/nope:1\.0 cannot be reached: lookup reg: no such host$/m,
+    );
+    assert.match(result.stderr, /^ {2}n2: Failed: manifest unknown$/m);
+    assert.match(result.stderr, /^ {2}n3: NodeImage n3 not found$/m);
   });
 
   it('pull refuses a node that does not exist, creating nothing', async () => {
