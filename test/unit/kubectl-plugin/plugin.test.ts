@@ -132,10 +132,26 @@ describe('kubectl-kruise-node', () => {
       assert.deepEqual(ips, {
         kind: 'ips',
         agents: [{ node: 'n1', url: 'http://127.0.0.1:10221/metrics' }],
+        agentSource: '--agent',
         agentNamespace: 'kruise-system',
         agentPort: 10221,
       });
       assert.equal(parsePluginCommandLine([]).command.kind, 'help');
+    });
+
+    it('takes --agent from KRUISE_NODE_AGENTS unless the agents are named or looked for as pods', () => {
+      const env = { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221' };
+      const agentsOf = (argv: string[]) => {
+        const command = parsePluginCommandLine(argv, env).command;
+        return command.kind === 'ips' ? command.agents : undefined;
+      };
+      assert.deepEqual(agentsOf(['ips']), [{ node: 'n1', url: 'http://127.0.0.1:10221/metrics' }]);
+      assert.deepEqual(agentsOf(['ips', '--agent', 'n2=http://h:1']), [{ node: 'n2', url: 'http://h:1/metrics' }]);
+      assert.deepEqual(agentsOf(['ips', '--agent-namespace', 'kruise-system']), []);
+      assert.throws(
+        () => parsePluginCommandLine(['ips'], { KRUISE_NODE_AGENTS: 'nourl' }),
+        (err: unknown) => err instanceof UsageError && /KRUISE_NODE_AGENTS.*NODE=URL/.test(err.message),
+      );
     });
 
     it('rejects bad input with a message naming it', () => {
@@ -150,6 +166,9 @@ describe('kubectl-kruise-node', () => {
         [['pull', 'a:1', '--timeout', '-1'], /--timeout/],
         [['frobnicate'], /unknown command/],
         [['nodeimages', '-o', 'yaml'], /table or json/],
+        [['ips', '--agnet', 'n=http://h'], /^unknown flag --agnet$/],
+        [['recreate', 'p', '-c'], /^--container needs a value$/],
+        [['ips', '--agent', ','], /--agent names no agent/],
       ];
       for (const [argv, message] of bad) {
         assert.throws(
@@ -345,6 +364,53 @@ describe('kubectl-kruise-node', () => {
     assert.match(result.stdout, /n1\s+net\s+3\s+1\s+0\s+0/);
     assert.match(result.stdout, /n2\s+-.*unreachable: connection refused/);
     assert.match(result.stdout, /db\s+web-0\s+n1\s+10\.1\.0\.7\s+10\s+Running/);
+  });
+
+  it('ips --node of a node that does not exist says so and exits 1', async () => {
+    const api = new FakeApi();
+    const result = await run(['ips', '--node', 'n9'], api, new FakeClock(), () => Promise.resolve(), {
+      env: { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221' },
+      fetchText: () => Promise.resolve('kruise_daemon_ipam_allocated_ips{network="net"} 1\n'),
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /node n9 not found/);
+  });
+
+  it('ips --node of a node without an agent says so and exits 1', async () => {
+    const api = new FakeApi();
+    api.objects.set('nodes//n2', { metadata: { name: 'n2' } } as KubeObject);
+    const result = await run(['ips', '--node', 'n2'], api, new FakeClock(), () => Promise.resolve(), {
+      env: { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221' },
+      fetchText: () => Promise.resolve(''),
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no kruise-daemon agent for node n2 .*n1/);
+  });
+
+  it('ips finding no agent exits 1 and says how to point it at one', async () => {
+    const api = new FakeApi();
+    const result = await run(['ips'], api, new FakeClock(), () => Promise.resolve());
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no kruise-daemon agent found: no pod labelled control-plane=daemon in kruise-system/);
+    assert.match(result.stderr, /--agent NODE=URL/);
+    assert.match(result.stderr, /KRUISE_NODE_AGENTS/);
+  });
+
+  it('ips reads the agents named in KRUISE_NODE_AGENTS when no --agent is given (npm run dev sets it)', async () => {
+    const api = new FakeApi();
+    const fetched: string[] = [];
+    const result = await run(['ips'], api, new FakeClock(), () => Promise.resolve(), {
+      env: { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221,n2=http://127.0.0.1:10222' },
+      fetchText: (url) => {
+        fetched.push(url);
+        return Promise.resolve('kruise_daemon_ipam_allocated_ips{network="net"} 2\n');
+      },
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(fetched.sort(), ['http://127.0.0.1:10221/metrics', 'http://127.0.0.1:10222/metrics']);
+    assert.match(result.stdout, /n1\s+net\s+2/);
+    assert.match(result.stdout, /n2\s+net\s+2/);
+    assert.deepEqual(api.requests, [], 'no pod proxy');
   });
 
   it('exits 2 on bad usage without touching the API', async () => {
