@@ -68,10 +68,13 @@ export function networksFromMetrics(samples: readonly Sample[]): NetworkReservat
   return [...byNetwork.values()].sort((a, b) => a.network.localeCompare(b.network));
 }
 
+/** An agent with --ipam declares its kruise_daemon_ipam_* metrics (HELP/TYPE) even before any network has a sample. */
+const IPAM_METRIC_DECLARED = /^# (?:HELP|TYPE) kruise_daemon_ipam_/m;
+
 function reservationsFromText(node: string, source: string, text: string): NodeReservations {
   const samples = parsePrometheusText(text);
   const networks = networksFromMetrics(samples);
-  const ipamOff = !samples.some((s) => s.name.startsWith('kruise_daemon_ipam_'));
+  const ipamOff = !IPAM_METRIC_DECLARED.test(text) && !samples.some((s) => s.name.startsWith('kruise_daemon_ipam_'));
   return { node, source, networks, ...(ipamOff && { ipamOff }) };
 }
 

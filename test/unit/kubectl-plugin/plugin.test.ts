@@ -387,6 +387,27 @@ describe('kubectl-kruise-node', () => {
     assert.match(result.stderr, /no kruise-daemon agent for node n2 .*n1/);
   });
 
+  it('ips tells an agent with --ipam but no network yet (only HELP/TYPE lines) from one without --ipam', async () => {
+    const api = new FakeApi();
+    const metrics: Record<string, string> = {
+      'http://a/metrics': '# HELP kruise_daemon_ipam_allocated_ips x\n# TYPE kruise_daemon_ipam_allocated_ips gauge\n',
+      'http://b/metrics': '# TYPE kruise_daemon_pulls_total counter\nkruise_daemon_pulls_total 0\n',
+    };
+    const result = await run(
+      ['ips', '--agent', 'n1=http://a,n2=http://b'],
+      api,
+      new FakeClock(),
+      () => Promise.resolve(),
+      {
+        env: {},
+        fetchText: (url) => Promise.resolve(metrics[url] ?? ''),
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^n1\s+-\s+0\s+0\s+0\s+0\s+no kruise-ipam network yet$/m);
+    assert.match(result.stdout, /^n2\s+-\s+agent runs without --ipam$/m);
+  });
+
   it('ips finding no agent exits 1 and says how to point it at one', async () => {
     const api = new FakeApi();
     const result = await run(['ips'], api, new FakeClock(), () => Promise.resolve());
