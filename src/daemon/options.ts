@@ -107,7 +107,7 @@ export function parseDaemonCommandLine(
   const maxParallelPulls = parseMaxParallelPulls(values['max-parallel-pulls']);
   let ipam: IpamOptions | undefined;
   try {
-    ipam = parseIpamFlags(values);
+    ipam = parseIpamFlags(values, env);
   } catch (err) {
     throw err instanceof IpamFlagError ? new ConfigError(err.message) : err;
   }

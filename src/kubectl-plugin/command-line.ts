@@ -2,6 +2,7 @@
 // line naming the argument, so the entry point prints it with the usage hint and exits 2.
 import { parseArgs } from 'node:util';
 import { validateImageReference } from '../api/image-reference.js';
+import { parseArgsProblem } from '../util/parse-args-problem.js';
 
 export class UsageError extends Error {
   override readonly name = 'UsageError';
@@ -20,6 +21,9 @@ export interface AgentEndpoint {
   node: string;
   url: string;
 }
+
+/** Where `ips` found its agents: named with --agent, named in $KRUISE_NODE_AGENTS, or looked for as pods. */
+export type AgentSource = '--agent' | typeof AGENTS_ENV | 'pods';
 
 export type PluginCommand =
   | { kind: 'help' }
@@ -41,7 +45,14 @@ export type PluginCommand =
       follow: boolean;
       timeoutMs: number;
     }
-  | { kind: 'ips'; node?: string; agents: AgentEndpoint[]; agentNamespace: string; agentPort: number };
+  | {
+      kind: 'ips';
+      node?: string;
+      agents: AgentEndpoint[];
+      agentSource: AgentSource;
+      agentNamespace: string;
+      agentPort: number;
+    };
 
 export interface ParsedPluginCommandLine {
   global: GlobalOptions;
@@ -51,6 +62,8 @@ export interface ParsedPluginCommandLine {
 export const DEFAULT_FOLLOW_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_AGENT_NAMESPACE = 'kruise-system';
 export const DEFAULT_AGENT_PORT = 10221;
+/** The default of --agent (NODE=URL,NODE=URL); `npm run dev`'s dev.env sets it to its agents. */
+export const AGENTS_ENV = 'KRUISE_NODE_AGENTS';
 
 export const PLUGIN_USAGE = `Usage: kubectl kruise-node <command> [args] [flags]
 
@@ -66,7 +79,8 @@ Commands:
         create a ContainerRecreateRequest for containers of POD and follow it until it completes
   ips [--node NAME] [--agent NODE=URL[,NODE=URL...]] [--agent-namespace NS] [--agent-port PORT]
         IP reservations per node and network (from each agent's /metrics, through the API server's pod
-        proxy, or from --agent URLs given directly), and the pods that ask for a reserved IP
+        proxy, or from --agent URLs given directly (env KRUISE_NODE_AGENTS)), and the pods that ask for a
+        reserved IP
 
 Flags:
   --kubeconfig PATH      kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)
@@ -130,31 +144,57 @@ export function parseFollowTimeout(text: string): number {
   return ms;
 }
 
-function parseAgent(text: string): AgentEndpoint {
+function parseAgent(text: string, source: AgentSource): AgentEndpoint {
   const i = text.indexOf('=');
   if (i <= 0)
-    throw new UsageError(`--agent ${JSON.stringify(text)}: expected NODE=URL (e.g. node-1=http://10.0.0.1:10221)`);
-  const node = checkName('--agent node', text.slice(0, i));
+    throw new UsageError(`${source} ${JSON.stringify(text)}: expected NODE=URL (e.g. node-1=http://10.0.0.1:10221)`);
+  const node = checkName(`${source} node`, text.slice(0, i));
   const url = text.slice(i + 1);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new UsageError(`--agent ${node}=${url}: not a URL`);
+    throw new UsageError(`${source} ${node}=${url}: not a URL`);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new UsageError(`--agent ${node}=${url}: only http and https URLs`);
+    throw new UsageError(`${source} ${node}=${url}: only http and https URLs`);
   }
   if (parsed.pathname === '/' || parsed.pathname === '') parsed.pathname = '/metrics';
   return { node, url: parsed.toString() };
 }
 
-export function parsePluginCommandLine(argv: readonly string[]): ParsedPluginCommandLine {
+/** NODE=URL[,NODE=URL...] values, as --agent (repeatable) or $KRUISE_NODE_AGENTS give them. */
+function parseAgents(values: readonly string[], source: AgentSource): AgentEndpoint[] {
+  const agents = values
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter((v) => v !== '')
+    .map((v) => parseAgent(v, source));
+  if (agents.length === 0) throw new UsageError(`${source} names no agent (expected NODE=URL[,NODE=URL...])`);
+  return agents;
+}
+
+/**
+ * The agents `ips` reads: those named with --agent; else, unless --agent-namespace or --agent-port ask for the
+ * agent pods, those named in $KRUISE_NODE_AGENTS; else none (the agent pods are looked for).
+ */
+function agentsOf(
+  values: { agent?: string[]; 'agent-namespace'?: string; 'agent-port'?: string },
+  env: NodeJS.ProcessEnv,
+): { agents: AgentEndpoint[]; agentSource: AgentSource } {
+  if (values.agent !== undefined) return { agents: parseAgents(values.agent, '--agent'), agentSource: '--agent' };
+  const fromEnv = env[AGENTS_ENV]?.trim();
+  const podsAsked = values['agent-namespace'] !== undefined || values['agent-port'] !== undefined;
+  if (fromEnv && !podsAsked) return { agents: parseAgents([fromEnv], AGENTS_ENV), agentSource: AGENTS_ENV };
+  return { agents: [], agentSource: 'pods' };
+}
+
+export function parsePluginCommandLine(argv: readonly string[], env: NodeJS.ProcessEnv = {}): ParsedPluginCommandLine {
   let parsed;
   try {
     parsed = parseArgs({ args: [...argv], options: FLAGS, allowPositionals: true, strict: true });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(parseArgsProblem(err));
   }
   const { values, positionals } = parsed;
   const output = values.output ?? 'table';
@@ -232,10 +272,7 @@ export function parsePluginCommandLine(argv: readonly string[]): ParsedPluginCom
         global,
         command: {
           kind,
-          agents: (values.agent ?? [])
-            .flatMap((v) => v.split(','))
-            .filter((v) => v !== '')
-            .map(parseAgent),
+          ...agentsOf(values, env),
           agentNamespace: checkName(
             '--agent-namespace',
             values['agent-namespace'] ?? DEFAULT_AGENT_NAMESPACE,

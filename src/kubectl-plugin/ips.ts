@@ -1,14 +1,16 @@
 // `ips`: the IP reservations of kruise-ipam across nodes. What each agent publishes is its /metrics
 // (kruise_daemon_ipam_* gauges and counters per CNI network; src/daemon/ipreservation/metrics.ts), read through the
 // API server's pod proxy from the agent pods (namespace kruise-system, label control-plane=daemon, port 10221), or
-// directly from URLs given with --agent NODE=URL (agents that do not run as pods, e.g. `npm run dev`). The pods that
-// ask for a reserved IP (annotation io.kubernetes.cri/reserved-ip-duration) come from the API. The address-level
-// detail stays on the node: `kruise-daemon ipam ls` there.
+// directly from URLs given with --agent NODE=URL or $KRUISE_NODE_AGENTS (agents that do not run as pods, e.g.
+// `npm run dev`). The pods that ask for a reserved IP (annotation io.kubernetes.cri/reserved-ip-duration) come from
+// the API. The address-level detail stays on the node: `kruise-daemon ipam ls` there. No agent found, or none for
+// the --node asked, is a failure (exit 1) that says where it looked and how to name the agents.
 import { RESERVED_IP_DURATION_ANNOTATION } from '../api/constants.js';
 import type { WirePod } from '../api/wire.js';
+import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/object.js';
 import { CoreResources } from '../kube/resource.js';
-import type { AgentEndpoint } from './command-line.js';
+import { AGENTS_ENV, type AgentEndpoint, type AgentSource } from './command-line.js';
 import { printJson, type PluginContext } from './context.js';
 import { parsePrometheusText, type Sample } from './prometheus-text.js';
 import { renderTable } from './table.js';
@@ -66,10 +68,13 @@ export function networksFromMetrics(samples: readonly Sample[]): NetworkReservat
   return [...byNetwork.values()].sort((a, b) => a.network.localeCompare(b.network));
 }
 
+/** An agent with --ipam declares its kruise_daemon_ipam_* metrics (HELP/TYPE) even before any network has a sample. */
+const IPAM_METRIC_DECLARED = /^# (?:HELP|TYPE) kruise_daemon_ipam_/m;
+
 function reservationsFromText(node: string, source: string, text: string): NodeReservations {
   const samples = parsePrometheusText(text);
   const networks = networksFromMetrics(samples);
-  const ipamOff = !samples.some((s) => s.name.startsWith('kruise_daemon_ipam_'));
+  const ipamOff = !IPAM_METRIC_DECLARED.test(text) && !samples.some((s) => s.name.startsWith('kruise_daemon_ipam_'));
   return { node, source, networks, ...(ipamOff && { ipamOff }) };
 }
 
@@ -131,10 +136,7 @@ export function renderReservations(nodes: readonly NodeReservations[], pods: rea
       nodeRows.push([n.node, w.network, String(w.held), String(w.reserved), String(w.reused), String(w.expired), '']);
     }
   }
-  const nodesText =
-    nodes.length === 0
-      ? 'No agents found (agent pods in the namespace given, or --agent NODE=URL).\n'
-      : renderTable(['NODE', 'NETWORK', 'HELD', 'RESERVED', 'REUSED', 'EXPIRED', 'NOTE'], nodeRows);
+  const nodesText = renderTable(['NODE', 'NETWORK', 'HELD', 'RESERVED', 'REUSED', 'EXPIRED', 'NOTE'], nodeRows);
   const podsText =
     pods.length === 0
       ? `No pod asks for a reserved IP (annotation ${RESERVED_IP_DURATION_ANNOTATION}).\n`
@@ -145,19 +147,63 @@ export function renderReservations(nodes: readonly NodeReservations[], pods: rea
   return `${nodesText}\n${podsText}`;
 }
 
-export async function runIps(
-  ctx: PluginContext,
-  command: { node?: string; agents: AgentEndpoint[]; agentNamespace: string; agentPort: number },
-): Promise<number> {
+export interface IpsCommand {
+  node?: string;
+  agents: AgentEndpoint[];
+  agentSource: AgentSource;
+  agentNamespace: string;
+  agentPort: number;
+}
+
+/** Where the agents were looked for, for the messages that say none was found. */
+function lookedAt(command: IpsCommand): string {
+  switch (command.agentSource) {
+    case '--agent':
+      return 'among the --agent URLs';
+    case AGENTS_ENV:
+      return `among $${AGENTS_ENV}`;
+    case 'pods':
+      return `among the pods labelled ${AGENT_POD_SELECTOR} in ${command.agentNamespace}`;
+  }
+}
+
+/** No agent at all (only the pod lookup can come back empty): what was looked for, and how to name agents. */
+export function noAgentMessage(command: IpsCommand): string {
+  return (
+    `no kruise-daemon agent found: no pod labelled ${AGENT_POD_SELECTOR} in ${command.agentNamespace}. ` +
+    `Agents installed in another namespace: --agent-namespace NS. Agents that are not pods (npm run dev): ` +
+    `--agent NODE=URL[,NODE=URL...], or set ${AGENTS_ENV}=NODE=URL,... (\`source .cluster/dev.env\` does)`
+  );
+}
+
+export async function runIps(ctx: PluginContext, command: IpsCommand): Promise<number> {
+  if (command.node !== undefined) {
+    try {
+      await ctx.api.get(CoreResources.nodes, command.node);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      ctx.stderr.write(`node ${command.node} not found\n`);
+      return 1;
+    }
+  }
   const [agents, pods] = await Promise.all([
-    command.agents.length > 0
-      ? Promise.all(command.agents.map((a) => readAgentEndpoint(ctx, a)))
-      : readAgentPods(ctx, command.agentNamespace, command.agentPort),
+    command.agentSource === 'pods'
+      ? readAgentPods(ctx, command.agentNamespace, command.agentPort)
+      : Promise.all(command.agents.map((a) => readAgentEndpoint(ctx, a))),
     ctx.api.list<PodObject>(CoreResources.pods).then((l) => reservingPods(l.items)),
   ]);
+  if (agents.length === 0) {
+    ctx.stderr.write(`${noAgentMessage(command)}\n`);
+    return 1;
+  }
   const nodes = agents
     .filter((a) => command.node === undefined || a.node === command.node)
     .sort((a, b) => a.node.localeCompare(b.node));
+  if (nodes.length === 0) {
+    const found = [...new Set(agents.map((a) => a.node))].sort().join(', ');
+    ctx.stderr.write(`no kruise-daemon agent for node ${command.node} ${lookedAt(command)} (agents for: ${found})\n`);
+    return 1;
+  }
   const shownPods = pods.filter((p) => command.node === undefined || p.node === command.node);
   if (ctx.global.output === 'json') printJson(ctx, { nodes, pods: shownPods });
   else ctx.stdout.write(renderReservations(nodes, shownPods));

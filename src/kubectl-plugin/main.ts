@@ -48,7 +48,7 @@ function describe(err: unknown): string {
 export async function runPlugin(argv: readonly string[], deps: PluginDeps): Promise<number> {
   let parsed;
   try {
-    parsed = parsePluginCommandLine(argv);
+    parsed = parsePluginCommandLine(argv, deps.env);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     deps.stderr.write(`kubectl kruise-node: ${err.message} (see kubectl kruise-node --help)\n`);

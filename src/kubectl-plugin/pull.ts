@@ -1,12 +1,13 @@
 // `pull IMAGE [--nodes ...]`: create an ImagePullJob (every node, or the nodes named) and follow its status until the
 // controller marks it complete. Exit 0 when every node pulled the image, 1 when one failed or the wait timed out.
 import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB, KRUISE_GROUP, V1BETA1 } from '../api/constants.js';
-import { parseImageReference, repositoryName } from '../api/image-reference.js';
+import { nameAndTag, parseImageReference, repositoryName } from '../api/image-reference.js';
 import type { ImagePullJob } from '../api/imagepulljob.js';
-import { isNotFound } from '../kube/errors.js';
+import { errorMessage, isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/object.js';
 import { CoreResources, type ResourceType } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
+import { NODE_IMAGES, nodeImageRows, type NodeImageObject } from './nodeimages.js';
 
 export const IMAGE_PULL_JOBS: ResourceType = {
   group: KRUISE_GROUP,
@@ -58,6 +59,42 @@ export function pullProgress(job: ImagePullJobObject): string {
   const s = job.status;
   if (!s) return 'waiting for the controller';
   return `${s.succeeded ?? 0}/${s.desired} nodes pulled, ${s.failed ?? 0} failed, ${s.active ?? 0} pulling`;
+}
+
+/** Failed nodes whose reason is read and printed; the rest are counted. */
+export const MAX_FAILURE_REASONS = 20;
+
+/**
+ * Why each failed node failed, one line per node (at most MAX_FAILURE_REASONS): the phase and message its agent
+ * wrote for the image's tag in the node's NodeImage status (the ImagePullJob's own message only says it completed).
+ */
+export async function failureReasons(
+  ctx: PluginContext,
+  image: string,
+  failedNodes: readonly string[],
+): Promise<string[]> {
+  if (failedNodes.length === 0) {
+    return ["(the job names no failed node: `kubectl kruise-node nodeimages` shows every node's phase)"];
+  }
+  const wanted = nameAndTag(parseImageReference(image));
+  const shown = failedNodes.slice(0, MAX_FAILURE_REASONS);
+  const lines = await Promise.all(
+    shown.map(async (node) => {
+      let nodeImage: NodeImageObject;
+      try {
+        nodeImage = await ctx.api.get<NodeImageObject>(NODE_IMAGES, node);
+      } catch (err) {
+        return `${node}: ${isNotFound(err) ? `NodeImage ${node} not found` : `NodeImage unreadable: ${errorMessage(err)}`}`;
+      }
+      const row = nodeImageRows([nodeImage]).find((r) => r.image === wanted.name && r.tag === wanted.tag);
+      if (!row) return `${node}: NodeImage ${node} does not ask for ${wanted.name}:${wanted.tag}`;
+      const message = (row.message ?? '').replace(/\s*\n\s*/g, ' ').trim();
+      return `${node}: ${row.phase}${message ? `: ${message}` : ''}`;
+    }),
+  );
+  const more = failedNodes.length - shown.length;
+  if (more > 0) lines.push(`... and ${more} more node(s): \`kubectl kruise-node nodeimages\``);
+  return lines;
 }
 
 export async function runPull(
@@ -116,8 +153,13 @@ export async function runPull(
   }
   const failed = status?.failed ?? 0;
   if (failed > 0 || (status?.succeeded ?? 0) < (status?.desired ?? 0)) {
-    const nodes = status?.failedNodes?.length ? ` (failed on ${status.failedNodes.join(', ')})` : '';
-    ctx.stderr.write(`imagepulljob ${namespace}/${name} failed${nodes}: ${status?.message ?? pullProgress(last)}\n`);
+    ctx.stderr.write(
+      `imagepulljob ${namespace}/${name} failed on ${failed} of ${status?.desired ?? 0} node(s): ` +
+        `${status?.message ?? pullProgress(last)}\n`,
+    );
+    for (const line of await failureReasons(ctx, command.image, status?.failedNodes ?? [])) {
+      ctx.stderr.write(`  ${line}\n`);
+    }
     return 1;
   }
   if (ctx.global.output !== 'json') {

@@ -158,7 +158,7 @@ export function devGuide(setup: DevSetup, envFile: string): string {
     '  kubectl kruise-node recreate crr-demo -c app             # a container recreated in place',
     '  kubectl apply -f $EXAMPLES/launch-priority-pod.yaml      # a launch order enforced',
     '  kubectl apply -f $EXAMPLES/pod-ip-retention.yaml         # a pod keeping its IP',
-    '  kubectl kruise-node ips --agent $KRUISE_NODE_AGENTS',
+    '  kubectl kruise-node ips                                  # the agents: $KRUISE_NODE_AGENTS',
     'README.md ("Try it") walks through all four features; examples/ has the manifests.',
     '',
     "Agents' health and metrics:",

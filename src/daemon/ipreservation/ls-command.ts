@@ -1,18 +1,28 @@
-// `kruise-daemon ipam ls [--data-dir DIR] [--json]`: the allocations and reservations of every network in the
-// kruise-ipam store, read directly from disk (no lock needed: the state file is always whole).
+// `kruise-daemon ipam ls [--ipam-data-dir DIR] [--json]`: the allocations and reservations of every network in the
+// kruise-ipam store, read directly from disk (no lock needed: the state file is always whole). The store is the
+// agent's: the same flag, the same IPAM_DATA_DIR and the same default (ipamDataDir in options.ts).
 import { readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { DEFAULT_DATA_DIR } from '../../cni/config.js';
 import { parseIp } from '../../cni/ip.js';
 import type { Entry } from '../../cni/state.js';
 import { readState, storePaths } from '../../cni/store.js';
+import { errorMessage } from '../../kube/errors.js';
+import { parseArgsProblem } from '../../util/parse-args-problem.js';
 import type { CommandIo } from '../commands.js';
-import { DEFAULT_IPAM_DATA_DIR } from './options.js';
+import { IpamFlagError, ipamDataDir } from './options.js';
 
-export const IPAM_COMMAND_USAGE = `Usage: kruise-daemon ipam ls [--data-dir DIR] [--json]
+export const IPAM_COMMAND_USAGE = `Usage: kruise-daemon ipam ls [--ipam-data-dir DIR] [--json]
 
 Lists the addresses the kruise-ipam CNI plugin holds for sandboxes and keeps reserved for pod names, per network.
-  --data-dir DIR   the plugin's dataDir (default ${DEFAULT_IPAM_DATA_DIR})
-  --json           one JSON document instead of a table`;
+  --ipam-data-dir DIR  the store, as the agent's flag (env IPAM_DATA_DIR); default ${DEFAULT_DATA_DIR}
+  --json               one JSON document instead of a table`;
+
+const LS_FLAGS = {
+  'ipam-data-dir': { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
 
 export interface ListedEntry {
   network: string;
@@ -54,7 +64,8 @@ function listed(network: string, ip: string, e: Entry): ListedEntry {
   };
 }
 
-export function listEntries(dataDir: string): ListedEntry[] {
+/** Every entry of every network under dataDir; undefined when there is no such directory. */
+export function listEntries(dataDir: string): ListedEntry[] | undefined {
   let networks: string[];
   try {
     networks = readdirSync(dataDir, { withFileTypes: true })
@@ -62,7 +73,7 @@ export function listEntries(dataDir: string): ListedEntry[] {
       .map((d) => d.name)
       .sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
   const out: ListedEntry[] = [];
@@ -105,17 +116,15 @@ export function formatTable(rows: readonly ListedEntry[]): string {
 }
 
 export async function runIpamCommand(argv: string[], io: CommandIo): Promise<number> {
-  let values: { 'data-dir'?: string; json?: boolean; help?: boolean };
+  let values: { 'ipam-data-dir'?: string; json?: boolean; help?: boolean };
   let positionals: string[];
   try {
-    ({ values, positionals } = parseArgs({
-      args: argv,
-      options: { 'data-dir': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-      allowPositionals: true,
-      strict: true,
-    }));
+    ({ values, positionals } = parseArgs({ args: argv, options: LS_FLAGS, allowPositionals: true, strict: true }));
   } catch (err) {
-    io.stderr.write(`kruise-daemon ipam: ${err instanceof Error ? err.message : String(err)}\n${IPAM_COMMAND_USAGE}\n`);
+    const flags = Object.keys(LS_FLAGS).map((f) => `--${f}`);
+    io.stderr.write(
+      `kruise-daemon ipam: ${parseArgsProblem(err)} (its flags: ${flags.join(', ')})\n${IPAM_COMMAND_USAGE}\n`,
+    );
     return 2;
   }
   if (values.help) {
@@ -126,12 +135,26 @@ export async function runIpamCommand(argv: string[], io: CommandIo): Promise<num
     io.stderr.write(`kruise-daemon ipam: expected the subcommand ls\n${IPAM_COMMAND_USAGE}\n`);
     return 2;
   }
-  const dataDir = values['data-dir'] ?? DEFAULT_IPAM_DATA_DIR;
-  let rows: ListedEntry[];
+  let dataDir: string;
+  try {
+    dataDir = ipamDataDir(values['ipam-data-dir'], io.env);
+  } catch (err) {
+    if (!(err instanceof IpamFlagError)) throw err;
+    io.stderr.write(`kruise-daemon ipam ls: ${err.message}\n`);
+    return 2;
+  }
+  let rows: ListedEntry[] | undefined;
   try {
     rows = listEntries(dataDir);
   } catch (err) {
-    io.stderr.write(`kruise-daemon ipam ls: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr.write(`kruise-daemon ipam ls: ${errorMessage(err)}\n`);
+    return 1;
+  }
+  if (rows === undefined) {
+    io.stderr.write(
+      `kruise-daemon ipam ls: no kruise-ipam store at ${dataDir} (the directory of the agent's --ipam-data-dir; ` +
+        `name it with --ipam-data-dir DIR or IPAM_DATA_DIR)\n`,
+    );
     return 1;
   }
   io.stdout.write(values.json ? `${JSON.stringify({ dataDir, entries: rows }, null, 2)}\n` : `${formatTable(rows)}\n`);

@@ -1,5 +1,8 @@
 // The agent's IP-reservation flags. All off by default: `--ipam` runs the reservation controller, `--ipam-install`
 // also installs the plugin wrapper (and, with --ipam-subnet, a conflist) into the node's CNI directories.
+// The store's directory is resolved by ipamDataDir() for the agent and for `kruise-daemon ipam ls` alike.
+import { DEFAULT_DATA_DIR } from '../../cni/config.js';
+
 /** A bad IPAM flag (the agent's option parser turns it into its ConfigError: exit 2). */
 export class IpamFlagError extends Error {
   override readonly name = 'IpamFlagError';
@@ -7,7 +10,6 @@ export class IpamFlagError extends Error {
 
 export const DEFAULT_CNI_BIN_DIR = '/opt/cni/bin';
 export const DEFAULT_CNI_CONF_DIR = '/etc/cni/net.d';
-export const DEFAULT_IPAM_DATA_DIR = '/var/lib/cni/kruise-ipam';
 export const DEFAULT_IPAM_NETWORK = 'kruise-ipam';
 export const DEFAULT_IPAM_BRIDGE = 'cni0';
 export const DEFAULT_GC_INTERVAL_MS = 60_000;
@@ -48,7 +50,7 @@ export const IPAM_USAGE = `  --ipam                  run the IP-reservation cont
                           agent in a container) or in-place (the wrapper runs this agent's own Node and files)
   --cni-bin-dir DIR       the node's CNI plugin directory (default ${DEFAULT_CNI_BIN_DIR})
   --cni-conf-dir DIR      the node's CNI config directory (default ${DEFAULT_CNI_CONF_DIR})
-  --ipam-data-dir DIR     kruise-ipam's store (default ${DEFAULT_IPAM_DATA_DIR})
+  --ipam-data-dir DIR     kruise-ipam's store (env IPAM_DATA_DIR); default ${DEFAULT_DATA_DIR}
   --ipam-subnet CIDR[,CIDR]  with --ipam-install: write 10-kruise-ipam.conflist (bridge + kruise-ipam, one range set each)
   --ipam-network-name N   network name of that conflist (default ${DEFAULT_IPAM_NETWORK})
   --ipam-bridge NAME      bridge of that conflist (default ${DEFAULT_IPAM_BRIDGE})`;
@@ -65,14 +67,25 @@ export interface IpamFlagValues {
   'ipam-bridge'?: string;
 }
 
-function absolute(flag: string, value: string | undefined, fallback: string): string {
+/** `what` is the flag (`--cni-bin-dir`) or variable (`IPAM_DATA_DIR`) the value came from. */
+function absolute(what: string, value: string | undefined, fallback: string): string {
   if (value === undefined) return fallback;
-  if (!value.startsWith('/')) throw new IpamFlagError(`--${flag}=${JSON.stringify(value)} must be an absolute path`);
+  if (!value.startsWith('/')) throw new IpamFlagError(`${what}=${JSON.stringify(value)} must be an absolute path`);
   return value;
 }
 
+/**
+ * kruise-ipam's store: --ipam-data-dir, else $IPAM_DATA_DIR, else the plugin's own default dataDir. One answer for
+ * the agent and for `kruise-daemon ipam ls`, so the tool reads the store the agent serves.
+ */
+export function ipamDataDir(flag: string | undefined, env: NodeJS.ProcessEnv): string {
+  if (flag !== undefined) return absolute('--ipam-data-dir', flag, DEFAULT_DATA_DIR);
+  const fromEnv = env.IPAM_DATA_DIR?.trim();
+  return absolute('IPAM_DATA_DIR', fromEnv === '' ? undefined : fromEnv, DEFAULT_DATA_DIR);
+}
+
 /** The IPAM options, or undefined when neither --ipam nor --ipam-install is given. */
-export function parseIpamFlags(values: IpamFlagValues): IpamOptions | undefined {
+export function parseIpamFlags(values: IpamFlagValues, env: NodeJS.ProcessEnv = {}): IpamOptions | undefined {
   const install = values['ipam-install'] === true;
   if (!install && values.ipam !== true) {
     const stray = Object.keys(IPAM_FLAGS).find(
@@ -104,9 +117,9 @@ export function parseIpamFlags(values: IpamFlagValues): IpamOptions | undefined 
   return {
     install,
     installMode,
-    cniBinDir: absolute('cni-bin-dir', values['cni-bin-dir'], DEFAULT_CNI_BIN_DIR),
-    cniConfDir: absolute('cni-conf-dir', values['cni-conf-dir'], DEFAULT_CNI_CONF_DIR),
-    dataDir: absolute('ipam-data-dir', values['ipam-data-dir'], DEFAULT_IPAM_DATA_DIR),
+    cniBinDir: absolute('--cni-bin-dir', values['cni-bin-dir'], DEFAULT_CNI_BIN_DIR),
+    cniConfDir: absolute('--cni-conf-dir', values['cni-conf-dir'], DEFAULT_CNI_CONF_DIR),
+    dataDir: ipamDataDir(values['ipam-data-dir'], env),
     subnets,
     networkName,
     bridge,

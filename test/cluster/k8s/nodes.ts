@@ -483,6 +483,10 @@ export function nodes(): ComponentWithStatus {
           ]),
         ),
         RUNTIME_SOCKET: layout.nodes[0]!.hostPaths.containerdSocket,
+        // kruise-ipam's store of the first node, as the host sees it (`kruise-daemon ipam ls` reads it)
+        ...(podIpamFromEnv() === 'kruise-ipam'
+          ? { IPAM_DATA_DIR: join(layout.nodes[0]!.hostPaths.cniStateDir, 'kruise-ipam') }
+          : {}),
       };
     },
     async down(ctx: ClusterContext) {

@@ -118,6 +118,11 @@ export function podIpamFromEnv(env: NodeJS.ProcessEnv = process.env): PodIpam {
   return value;
 }
 
+/** kruise-ipam's store: the conflist's dataDir, exported as IPAM_DATA_DIR for the agent and `kruise-daemon ipam ls`. */
+export function kruiseIpamDataDir(paths: ClusterPaths): string {
+  return join(paths.cni.stateDir, 'kruise-ipam');
+}
+
 /** kruise-ipam's ipam block (same ranges as host-local's) behind the bridge, with the pod-annotations capability. */
 function kruiseIpamPlugin(paths: ClusterPaths, subnet: PodSubnet): Record<string, unknown> {
   return {
@@ -127,7 +132,7 @@ function kruiseIpamPlugin(paths: ClusterPaths, subnet: PodSubnet): Record<string
       ranges: [
         [{ subnet: subnet.cidr, rangeStart: subnet.rangeStart, rangeEnd: subnet.rangeEnd, gateway: subnet.gateway }],
       ],
-      dataDir: join(paths.cni.stateDir, 'kruise-ipam'),
+      dataDir: kruiseIpamDataDir(paths),
     },
   };
 }
@@ -205,6 +210,7 @@ export function podNetwork(): ComponentWithStatus {
         POD_GATEWAY: subnet.gateway,
         POD_BRIDGE: paths.bridge,
         POD_IPAM: ipam,
+        ...(ipam === 'kruise-ipam' ? { IPAM_DATA_DIR: kruiseIpamDataDir(paths) } : {}),
       };
     },
     async down(ctx: ClusterContext) {
@@ -215,7 +221,7 @@ export function podNetwork(): ComponentWithStatus {
       }
       // every pod is gone once containerd is down: drop host-local's leases so none leak into the next up
       await rm(join(paths.cni.stateDir, 'host-local'), { recursive: true, force: true });
-      await rm(join(paths.cni.stateDir, 'kruise-ipam'), { recursive: true, force: true });
+      await rm(kruiseIpamDataDir(paths), { recursive: true, force: true });
       // libcni caches each ADD result in /var/lib/cni/results/<network>-<container>-<ifname> (shared by all runtimes)
       for (const entry of await readdir(LIBCNI_RESULTS_DIR).catch(() => [])) {
         if (entry.startsWith(`${paths.networkName}-`)) await rm(join(LIBCNI_RESULTS_DIR, entry), { force: true });

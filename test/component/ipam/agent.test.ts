@@ -78,7 +78,7 @@ describe('kruise-daemon --ipam (the real binary)', function () {
         /^kruise_daemon_ipam_allocated_ips\{network="agentnet"\} 1$/m.test((await httpGet(`${base}/metrics`)).body),
       { message: 'the allocation in /metrics' },
     );
-    const ls = await runToExit(['ipam', 'ls', '--data-dir', data]);
+    const ls = await runToExit(['ipam', 'ls', '--ipam-data-dir', data]);
     assert.equal(ls.code, 0, ls.stderr);
     assert.match(ls.stdout, /^agentnet\s+10\.77\.0\.2\s+held\s+default\/web-0\s+sandbox-1\s/m);
     const exit = await agent.stop();

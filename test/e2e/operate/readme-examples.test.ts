@@ -164,9 +164,12 @@ describe("README's example commands against npm run dev", function () {
     assert.equal(ips[2], ips[1], 'the pod got its IP back');
     assert.match(out, /IPReused\s+pod\/ip-demo\s+Pod got its reserved IP/);
     assert.match(out, /kd-node-1\s+\S+\s+\d+\s+\d+\s+[1-9]\d*\s+\d+/, 'ips shows a reused reservation on kd-node-1');
+    // `kruise-daemon ipam ls` reads the agent's store ($IPAM_DATA_DIR from dev.env): ip-demo holds its address
+    const held = new RegExp(`^\\S+\\s+${ips[1]!.replaceAll('.', '\\.')}\\s+held\\s+default/ip-demo\\s`, 'm');
+    assert.match(out, held, 'ipam ls lists the address ip-demo holds');
   });
 
-  it('the plugin on the same cluster: JSON output, bad input answered with exit codes 1 and 2', async () => {
+  it('the plugin on the same cluster: JSON output, bad input and failures answered with exit codes 1 and 2', async () => {
     const env = `source ${CLUSTER_DIR}/dev.env\n`;
     const json = await run(`${env}kubectl kruise-node nodeimages --node kd-node-2 -o json`);
     assert.equal(json.code, 0, json.out);
@@ -195,5 +198,16 @@ describe("README's example commands against npm run dev", function () {
     const bad = await run(`${env}kubectl kruise-node pull 'Not An Image'`);
     assert.equal(bad.code, 2);
     assert.match(bad.out, /IMAGE: /);
+
+    const unknownNode = await run(`${env}kubectl kruise-node ips --node kd-node-9`);
+    assert.equal(unknownNode.code, 1, unknownNode.out);
+    assert.match(unknownNode.out, /node kd-node-9 not found/);
+    // a pull no node can do ends with each node's reason, from its NodeImage
+    const unpullable = await run(
+      `${env}kubectl kruise-node pull $REGISTRY/test/nope:1.0 --nodes kd-node-1 --timeout 3m`,
+    );
+    assert.equal(unpullable.code, 1, unpullable.out);
+    assert.match(unpullable.out, /failed on 1 of 1 node\(s\)/);
+    assert.match(unpullable.out, /^ {2}kd-node-1: Failed: \S.*$/m);
   });
 });

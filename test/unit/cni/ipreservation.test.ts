@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { RESERVED_IP_DURATION_ANNOTATION } from '../../../src/cni/config.js';
+import { DEFAULT_DATA_DIR, RESERVED_IP_DURATION_ANNOTATION } from '../../../src/cni/config.js';
 import { runPlugin } from '../../../src/cni/plugin.js';
 import type { PodIdentity } from '../../../src/cni/state.js';
 import { readState, storePaths } from '../../../src/cni/store.js';
@@ -17,6 +17,7 @@ import { conflist, installConflist, installPlugin, wrapperScript } from '../../.
 import { runIpamCommand } from '../../../src/daemon/ipreservation/ls-command.js';
 import { ipamMetrics } from '../../../src/daemon/ipreservation/metrics.js';
 import { IpamFlagError, parseIpamFlags } from '../../../src/daemon/ipreservation/options.js';
+import { parseDaemonCommandLine } from '../../../src/daemon/options.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { createRegistry, type Registry } from '../../../src/observability/metrics.js';
 import { FakeClock } from '../../../src/util/clock.js';
@@ -165,27 +166,29 @@ describe('ipreservation controller (fake clock, real store)', () => {
     assert.deepEqual(readState(storePaths(dataDir, 'net')).entries, {});
   });
 
+  async function ipamCommand(argv: string[], env: NodeJS.ProcessEnv = {}) {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = '';
+    let err = '';
+    stdout.on('data', (d: Buffer) => (out += String(d)));
+    stderr.on('data', (d: Buffer) => (err += String(d)));
+    const code = await runIpamCommand(argv, { stdin: new PassThrough(), stdout, stderr, env });
+    return { code, out, err };
+  }
+
   it('`ipam ls` lists held and reserved addresses as a table and as JSON', async () => {
     plugin('ADD', 'sandbox-one', 'web-0', { [RESERVED_IP_DURATION_ANNOTATION]: '3' });
     plugin('ADD', 'sandbox-two', 'web-1');
     plugin('DEL', 'sandbox-one', 'web-0');
-    const run = async (argv: string[]) => {
-      const stdout = new PassThrough();
-      const stderr = new PassThrough();
-      let out = '';
-      let err = '';
-      stdout.on('data', (d: Buffer) => (out += String(d)));
-      stderr.on('data', (d: Buffer) => (err += String(d)));
-      const code = await runIpamCommand(argv, { stdin: new PassThrough(), stdout, stderr, env: {} });
-      return { code, out, err };
-    };
-    const table = await run(['ls', '--data-dir', dataDir]);
+    const run = (argv: string[]) => ipamCommand(argv);
+    const table = await run(['ls', '--ipam-data-dir', dataDir]);
     assert.equal(table.code, 0);
     const lines = table.out.trim().split('\n');
     assert.match(lines[0]!, /^NETWORK\s+IP\s+STATE\s+POD\s+SANDBOX\s+SINCE\s+EXPIRES$/);
     assert.match(lines[1]!, /^net\s+10\.7\.0\.2\s+reserved\s+ns\/web-0\s+sandbox-one\s+\S+\s+\d{4}-/);
     assert.match(lines[2]!, /^net\s+10\.7\.0\.3\s+held\s+ns\/web-1\s+sandbox-two\s+\S+\s+-$/);
-    const json = JSON.parse((await run(['ls', '--json', '--data-dir', dataDir])).out) as {
+    const json = JSON.parse((await run(['ls', '--json', '--ipam-data-dir', dataDir])).out) as {
       entries: Array<{ ip: string; state: string; expires: string }>;
     };
     assert.deepEqual(
@@ -197,7 +200,45 @@ describe('ipreservation controller (fake clock, real store)', () => {
     );
     assert.equal(json.entries[0]!.expires, new Date(clock.now() + 3 * MINUTE).toISOString());
     assert.equal((await run(['nope'])).code, 2);
-    assert.equal((await run(['ls', '--data-dir', join(dataDir, 'absent')])).out.trim().split('\n').length, 1);
+  });
+
+  it('`ipam ls` reads the store the agent uses: its flag, its IPAM_DATA_DIR, its default', async () => {
+    plugin('ADD', 'sandbox-one', 'web-0');
+    const agentDataDir = (argv: string[], env: NodeJS.ProcessEnv) => {
+      const parsed = parseDaemonCommandLine(['--ipam', ...argv], { NODE_NAME: 'n1', ...env });
+      return parsed.kind === 'run' ? parsed.options.ipam?.dataDir : undefined;
+    };
+    const fromEnv = await ipamCommand(['ls', '--json'], { IPAM_DATA_DIR: dataDir });
+    assert.equal(fromEnv.code, 0, fromEnv.err);
+    assert.equal((JSON.parse(fromEnv.out) as { dataDir: string }).dataDir, dataDir);
+    assert.equal(agentDataDir([], { IPAM_DATA_DIR: dataDir }), dataDir);
+    assert.equal(agentDataDir(['--ipam-data-dir', '/elsewhere'], { IPAM_DATA_DIR: dataDir }), '/elsewhere');
+    // the default: ls names the directory it read (whether or not this machine has it) and it is the agent's
+    const byDefault = await ipamCommand(['ls', '--json']);
+    const defaultDir = agentDataDir([], {})!;
+    assert.equal(defaultDir, DEFAULT_DATA_DIR, "the agent's default is the plugin's");
+    assert.ok(
+      byDefault.code === 0
+        ? (JSON.parse(byDefault.out) as { dataDir: string }).dataDir === defaultDir
+        : byDefault.err.includes(` ${defaultDir} `),
+      byDefault.out + byDefault.err,
+    );
+  });
+
+  it('`ipam ls` says what is wrong: a store that is not there, a flag it does not know', async () => {
+    const absent = await ipamCommand(['ls', '--ipam-data-dir', join(dataDir, 'absent')]);
+    assert.equal(absent.code, 1);
+    assert.match(absent.err, /no kruise-ipam store at \S+absent .*--ipam-data-dir.*IPAM_DATA_DIR/);
+    const relative = await ipamCommand(['ls'], { IPAM_DATA_DIR: 'rel' });
+    assert.equal(relative.code, 2);
+    assert.match(relative.err, /IPAM_DATA_DIR="rel" must be an absolute path/);
+    const unknown = await ipamCommand(['ls', '--data-dir', dataDir]);
+    assert.equal(unknown.code, 2);
+    assert.match(
+      unknown.err,
+      /^kruise-daemon ipam: unknown flag --data-dir \(its flags: --ipam-data-dir, --json, --help\)$/m,
+    );
+    assert.doesNotMatch(unknown.err, /positional argument/);
   });
 });
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { parsePluginCommandLine, UsageError } from '../../../src/kubectl-plugin/command-line.js';
 import type { PluginApi } from '../../../src/kubectl-plugin/context.js';
 import { networksFromMetrics } from '../../../src/kubectl-plugin/ips.js';
-import { runPlugin } from '../../../src/kubectl-plugin/main.js';
+import { runPlugin, type PluginDeps } from '../../../src/kubectl-plugin/main.js';
 import { nodeImageRows, type NodeImageObject } from '../../../src/kubectl-plugin/nodeimages.js';
 import { parsePrometheusText } from '../../../src/kubectl-plugin/prometheus-text.js';
 import { imagePullJobFor, pullJobPrefix } from '../../../src/kubectl-plugin/pull.js';
@@ -75,14 +75,20 @@ class FakeApi {
   }
 }
 
-async function run(argv: string[], api: FakeApi, clock: FakeClock, drive: (done: () => boolean) => Promise<void>) {
+async function run(
+  argv: string[],
+  api: FakeApi,
+  clock: FakeClock,
+  drive: (done: () => boolean) => Promise<void>,
+  deps: Pick<PluginDeps, 'env' | 'fetchText'> = { env: {} },
+) {
   const stdout = new Sink();
   const stderr = new Sink();
   let code: number | undefined;
   const running = runPlugin(argv, {
     stdout,
     stderr,
-    env: {},
+    ...deps,
     clock,
     connect: () => Promise.resolve(api as unknown as PluginApi),
     pollIntervalMs: 1000,
@@ -126,10 +132,26 @@ describe('kubectl-kruise-node', () => {
       assert.deepEqual(ips, {
         kind: 'ips',
         agents: [{ node: 'n1', url: 'http://127.0.0.1:10221/metrics' }],
+        agentSource: '--agent',
         agentNamespace: 'kruise-system',
         agentPort: 10221,
       });
       assert.equal(parsePluginCommandLine([]).command.kind, 'help');
+    });
+
+    it('takes --agent from KRUISE_NODE_AGENTS unless the agents are named or looked for as pods', () => {
+      const env = { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221' };
+      const agentsOf = (argv: string[]) => {
+        const command = parsePluginCommandLine(argv, env).command;
+        return command.kind === 'ips' ? command.agents : undefined;
+      };
+      assert.deepEqual(agentsOf(['ips']), [{ node: 'n1', url: 'http://127.0.0.1:10221/metrics' }]);
+      assert.deepEqual(agentsOf(['ips', '--agent', 'n2=http://h:1']), [{ node: 'n2', url: 'http://h:1/metrics' }]);
+      assert.deepEqual(agentsOf(['ips', '--agent-namespace', 'kruise-system']), []);
+      assert.throws(
+        () => parsePluginCommandLine(['ips'], { KRUISE_NODE_AGENTS: 'nourl' }),
+        (err: unknown) => err instanceof UsageError && /KRUISE_NODE_AGENTS.*NODE=URL/.test(err.message),
+      );
     });
 
     it('rejects bad input with a message naming it', () => {
@@ -144,6 +166,9 @@ describe('kubectl-kruise-node', () => {
         [['pull', 'a:1', '--timeout', '-1'], /--timeout/],
         [['frobnicate'], /unknown command/],
         [['nodeimages', '-o', 'yaml'], /table or json/],
+        [['ips', '--agnet', 'n=http://h'], /^unknown flag --agnet$/],
+        [['recreate', 'p', '-c'], /^--container needs a value$/],
+        [['ips', '--agent', ','], /--agent names no agent/],
       ];
       for (const [argv, message] of bad) {
         assert.throws(
@@ -239,9 +264,48 @@ describe('kubectl-kruise-node', () => {
       assert.equal(result.code, failed ? 1 : 0, result.stderr);
       assert.match(result.stdout, /imagepulljob default\/pull-busybox-abcde created/);
       assert.match(result.stdout, /0\/2 nodes pulled, 0 failed, 2 pulling/);
-      if (failed) assert.match(result.stderr, /failed \(failed on n2\): pull failed on n2/);
+      if (failed) assert.match(result.stderr, /failed on 1 of 2 node\(s\): pull failed on n2\n {2}n2: /);
       else assert.match(result.stdout, /complete: reg\/busybox:1.0 is on 2 node\(s\)/);
     }
+  });
+
+  it("pull of an image no node could pull prints each failed node's reason from its NodeImage", async () => {
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    const nodeImage = (node: string, phase: string, message?: string) =>
+      api.objects.set(`nodeimages//${node}`, {
+        metadata: { name: node },
+        spec: { images: { 'reg/nope': { tags: [{ tag: '1.0', version: 1 }] } } },
+        status: {
+          desired: 1,
+          imageStatuses: { 'reg/nope': { tags: [{ tag: '1.0', phase, version: 1, ...(message && { message }) }] } },
+        },
+      } as KubeObject);
+    nodeImage('n1', 'Failed', 'registry reg of reg/nope:1.0 cannot be reached:\nlookup reg: no such host');
+    nodeImage('n2', 'Failed', 'manifest unknown');
+    api.onGet = (key) => {
+      if (!key.startsWith('imagepulljobs/')) return;
+      (api.objects.get(key) as KubeObject & { status?: object }).status = {
+        desired: 3,
+        active: 0,
+        succeeded: 0,
+        failed: 3,
+        failedNodes: ['n1', 'n2', 'n3'],
+        completionTime: '2026-01-01T00:00:00Z',
+        message: 'job has completed',
+      };
+    };
+    const result = await run(['pull', 'reg/nope:1.0'], api, clock, async (done) => {
+      while (!done()) await clock.advance(1000);
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /failed on 3 of 3 node\(s\)/);
+    assert.match(
+      result.stderr,
+      /^ {2}n1: Failed: registry reg of reg\/nope:1\.0 cannot be reached: lookup reg: no such host$/m,
+    );
+    assert.match(result.stderr, /^ {2}n2: Failed: manifest unknown$/m);
+    assert.match(result.stderr, /^ {2}n3: NodeImage n3 not found$/m);
   });
 
   it('pull refuses a node that does not exist, creating nothing', async () => {
@@ -300,6 +364,74 @@ describe('kubectl-kruise-node', () => {
     assert.match(result.stdout, /n1\s+net\s+3\s+1\s+0\s+0/);
     assert.match(result.stdout, /n2\s+-.*unreachable: connection refused/);
     assert.match(result.stdout, /db\s+web-0\s+n1\s+10\.1\.0\.7\s+10\s+Running/);
+  });
+
+  it('ips --node of a node that does not exist says so and exits 1', async () => {
+    const api = new FakeApi();
+    const result = await run(['ips', '--node', 'n9'], api, new FakeClock(), () => Promise.resolve(), {
+      env: { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221' },
+      fetchText: () => Promise.resolve('kruise_daemon_ipam_allocated_ips{network="net"} 1\n'),
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /node n9 not found/);
+  });
+
+  it('ips --node of a node without an agent says so and exits 1', async () => {
+    const api = new FakeApi();
+    api.objects.set('nodes//n2', { metadata: { name: 'n2' } } as KubeObject);
+    const result = await run(['ips', '--node', 'n2'], api, new FakeClock(), () => Promise.resolve(), {
+      env: { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221' },
+      fetchText: () => Promise.resolve(''),
+    });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no kruise-daemon agent for node n2 .*n1/);
+  });
+
+  it('ips tells an agent with --ipam but no network yet (only HELP/TYPE lines) from one without --ipam', async () => {
+    const api = new FakeApi();
+    const metrics: Record<string, string> = {
+      'http://a/metrics': '# HELP kruise_daemon_ipam_allocated_ips x\n# TYPE kruise_daemon_ipam_allocated_ips gauge\n',
+      'http://b/metrics': '# TYPE kruise_daemon_pulls_total counter\nkruise_daemon_pulls_total 0\n',
+    };
+    const result = await run(
+      ['ips', '--agent', 'n1=http://a,n2=http://b'],
+      api,
+      new FakeClock(),
+      () => Promise.resolve(),
+      {
+        env: {},
+        fetchText: (url) => Promise.resolve(metrics[url] ?? ''),
+      },
+    );
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /^n1\s+-\s+0\s+0\s+0\s+0\s+no kruise-ipam network yet$/m);
+    assert.match(result.stdout, /^n2\s+-\s+agent runs without --ipam$/m);
+  });
+
+  it('ips finding no agent exits 1 and says how to point it at one', async () => {
+    const api = new FakeApi();
+    const result = await run(['ips'], api, new FakeClock(), () => Promise.resolve());
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /no kruise-daemon agent found: no pod labelled control-plane=daemon in kruise-system/);
+    assert.match(result.stderr, /--agent NODE=URL/);
+    assert.match(result.stderr, /KRUISE_NODE_AGENTS/);
+  });
+
+  it('ips reads the agents named in KRUISE_NODE_AGENTS when no --agent is given (npm run dev sets it)', async () => {
+    const api = new FakeApi();
+    const fetched: string[] = [];
+    const result = await run(['ips'], api, new FakeClock(), () => Promise.resolve(), {
+      env: { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221,n2=http://127.0.0.1:10222' },
+      fetchText: (url) => {
+        fetched.push(url);
+        return Promise.resolve('kruise_daemon_ipam_allocated_ips{network="net"} 2\n');
+      },
+    });
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(fetched.sort(), ['http://127.0.0.1:10221/metrics', 'http://127.0.0.1:10222/metrics']);
+    assert.match(result.stdout, /n1\s+net\s+2/);
+    assert.match(result.stdout, /n2\s+net\s+2/);
+    assert.deepEqual(api.requests, [], 'no pod proxy');
   });
 
   it('exits 2 on bad usage without touching the API', async () => {
