@@ -52,7 +52,7 @@ export interface FieldError {
 const MAX_VALUE_TEXT = 60;
 
 /** A value given, as JSON (strings quoted, objects compact), cut to a readable length. */
-export function valueText(value: unknown): string {
+function valueText(value: unknown): string {
   const text = JSON.stringify(value) ?? String(value);
   return text.length > MAX_VALUE_TEXT ? `${text.slice(0, MAX_VALUE_TEXT - 1)}…` : text;
 }
