@@ -41,10 +41,12 @@ function kindFile(dir: string): string {
   return join(dir, 'kind');
 }
 
-/** The kind of the cluster in `dir`: what its last up recorded, else CLUSTER_KIND, else lite. */
+/** The kind of the cluster in `dir`: what its last up recorded (or its env file says), else CLUSTER_KIND, else lite. */
 export async function clusterKindOf(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterKind> {
   const recorded = (await readFile(kindFile(dir), 'utf8').catch(() => undefined))?.trim();
   if (recorded) return parseClusterKind(recorded);
+  const running = (await readEnvFile(clusterPaths(dir).envFile).catch(() => undefined))?.CLUSTER_KIND;
+  if (running) return parseClusterKind(running);
   return parseClusterKind(env.CLUSTER_KIND ?? 'lite');
 }
 
