@@ -10,9 +10,13 @@ import type { WirePod } from '../../src/api/wire.js';
 import { daemonSetNodeOptions } from '../cluster/deployed-agent.js';
 import type { NodeLayout } from '../cluster/k8s/layout.js';
 import { rssMiB } from '../component/daemon/agent-process.js';
-import { createNamespace } from '../e2e/controller/controller-env.js';
-import { getOrUndefined } from '../e2e/persistentpodstate/manifests.js';
-import { startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
+import {
+  createNamespace,
+  deleteNamespace,
+  startAgentOn,
+  useRealCluster,
+  type RealCluster,
+} from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
 
@@ -61,8 +65,8 @@ export const agentMemorySuite: BenchSuite = {
     const tunedIdle = await settledRss(context, cluster, node, 'empty node, heap flags', DAEMONSET_HEAP_FLAGS);
     const plainIdle = await settledRss(context, cluster, node, 'empty node, default V8', '');
 
-    await createNamespace(cluster.admin, NAMESPACE);
-    context.defer(() => deleteNamespace(cluster));
+    await createNamespace(cluster, NAMESPACE);
+    context.defer(() => deleteNamespace(cluster, NAMESPACE, PODS_TIMEOUT_MS));
     context.log(`${PODS_ON_NODE} pods on ${node.name}`);
     const started = performance.now();
     await runPods(cluster, node);
@@ -147,14 +151,6 @@ async function runPods(cluster: RealCluster, node: NodeLayout): Promise<void> {
       return ready.length === PODS_ON_NODE;
     },
     { timeoutMs: PODS_TIMEOUT_MS, intervalMs: 2000, message: `${PODS_ON_NODE} pods Ready on ${node.name}` },
-  );
-}
-
-async function deleteNamespace(cluster: RealCluster): Promise<void> {
-  await cluster.admin.delete(CoreResources.namespaces, NAMESPACE).catch(() => undefined);
-  await waitFor(
-    async () => (await getOrUndefined(() => cluster.admin.get(CoreResources.namespaces, NAMESPACE))) === undefined,
-    { timeoutMs: PODS_TIMEOUT_MS, intervalMs: 2000, message: `namespace ${NAMESPACE} deleted` },
   );
 }
 

@@ -13,9 +13,15 @@ import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { POD_NETWORK_NAME } from '../../cluster/k8s/nodes.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
-import { createNamespace } from '../../e2e/controller/controller-env.js';
 import { getOrUndefined, SLEEP_FOREVER } from '../../e2e/persistentpodstate/manifests.js';
-import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
+import {
+  createNamespace,
+  deleteNamespace,
+  startSystem,
+  useRealCluster,
+  type RealCluster,
+  type RealSystem,
+} from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
 import { httpGet } from '../daemon/agent-process.js';
 
@@ -36,18 +42,12 @@ describe('kruise-ipam behind the real kubelet: a recreated pod keeps its IP', fu
   before(async function () {
     cluster = await useRealCluster();
     node = cluster.nodes[0]!;
-    await createNamespace(cluster.admin, NS);
+    await createNamespace(cluster, NS);
     system = await startSystem(cluster, { nodes: [node], controller: false });
   });
 
   after(async function () {
-    if (cluster) {
-      await cluster.admin.delete(CoreResources.namespaces, NS).catch(() => undefined);
-      await waitFor(
-        async () => (await getOrUndefined(() => cluster.admin.get(CoreResources.namespaces, NS))) === undefined,
-        { timeoutMs: WAIT_MS, intervalMs: 500, message: `namespace ${NS} deleted` },
-      ).finally(() => system?.stop());
-    }
+    if (cluster) await deleteNamespace(cluster, NS, WAIT_MS).finally(() => system?.stop());
   });
 
   const store = () => readState(storePaths(join(node.hostPaths.cniStateDir, 'kruise-ipam'), POD_NETWORK_NAME));
