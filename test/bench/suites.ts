@@ -7,7 +7,6 @@ import { kubeMemorySuite } from './kube-memory.js';
 import type { BenchSuite } from './framework.js';
 import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
-import { kubeletLiteSuite } from './kubelet-lite.js';
 import { launchPrioritySuite } from './launch-priority.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { pullSecretsSuite } from './pull-secrets.js';
@@ -17,7 +16,6 @@ export const SUITES: readonly BenchSuite[] = [
   criLatencySuite,
   agentMemorySuite,
   kubeMemorySuite,
-  kubeletLiteSuite,
   imagePullerSuite,
   ipamSuite,
   launchPrioritySuite,

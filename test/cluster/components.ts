@@ -1,13 +1,10 @@
 // The local cluster is this ordered list of components: up runs them in order (each one's variables are visible
-// to the next through ctx.env) and writes <CLUSTER_DIR>/env; down runs them in reverse. Later components (the API
-// emulator, kubelet-lite) go at the end of clusterComponents().
+// to the next through ctx.env) and writes <CLUSTER_DIR>/env; down runs them in reverse.
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { apiServerComponent } from './apiserver/component.js';
 import type { ClusterComponent, ClusterContext } from './component.js';
 import { readEnvFile, writeEnvFile } from './env-file.js';
-import { kubeletLiteComponent } from './kubelet-lite/component.js';
 import { realClusterComponents } from './k8s/components.js';
 import { clusterPaths } from './paths.js';
 import { hasStatus, type ComponentStatus } from './runtime/component-status.js';
@@ -24,16 +21,27 @@ export const MAX_NODE_COUNT = 50;
 const LOCK_TIMEOUT_MS = 15 * 60_000;
 
 /**
- * What the local cluster is made of: `lite` (the API emulator and kubelet-lite on one containerd) or `real`
- * (kube-apiserver, kube-controller-manager, kube-scheduler, etcd and N real kubelets with their own containerd, each
- * in its own network and mount namespace: test/cluster/k8s).
+ * What the local cluster is made of: `real` (kube-apiserver, kube-controller-manager, kube-scheduler, etcd and N real
+ * kubelets with their own containerd, each in its own network and mount namespace: test/cluster/k8s) or `runtime`
+ * (no Kubernetes: one containerd with the pod network, the registries and the test images, for the component tests
+ * of the CRI client and the CNI plugin).
  */
-export type ClusterKind = 'lite' | 'real';
+export type ClusterKind = 'runtime' | 'real';
 
 export function parseClusterKind(text: string): ClusterKind {
-  if (text !== 'lite' && text !== 'real')
-    throw new Error(`cluster kind must be lite or real, got ${JSON.stringify(text)}`);
+  if (text !== 'runtime' && text !== 'real')
+    throw new Error(`cluster kind must be real or runtime, got ${JSON.stringify(text)}`);
   return text;
+}
+
+/** A recorded kind: 'lite' (the emulator and kubelet-lite on one containerd, both gone) is read as its runtime part. */
+function recordedKind(text: string): ClusterKind {
+  return text === 'lite' ? 'runtime' : parseClusterKind(text);
+}
+
+/** Nodes of a cluster when up is not told: a real one has two (to see scheduling and cross-node traffic). */
+export function defaultNodeCount(kind: ClusterKind): number {
+  return kind === 'real' ? 2 : 1;
 }
 
 /** Where up records the kind it starts (before its first component, so a down after a crash knows it too). */
@@ -41,27 +49,19 @@ function kindFile(dir: string): string {
   return join(dir, 'kind');
 }
 
-/** The kind of the cluster in `dir`: what its last up recorded (or its env file says), else CLUSTER_KIND, else lite. */
+/** The kind of the cluster in `dir`: what its last up recorded (or its env file says), else CLUSTER_KIND, else real. */
 export async function clusterKindOf(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterKind> {
   const recorded = (await readFile(kindFile(dir), 'utf8').catch(() => undefined))?.trim();
-  if (recorded) return parseClusterKind(recorded);
+  if (recorded) return recordedKind(recorded);
   const running = (await readEnvFile(clusterPaths(dir).envFile).catch(() => undefined))?.CLUSTER_KIND;
-  if (running) return parseClusterKind(running);
-  return parseClusterKind(env.CLUSTER_KIND ?? 'lite');
+  if (running) return recordedKind(running);
+  return parseClusterKind(env.CLUSTER_KIND ?? 'real');
 }
 
 /** The components of the local cluster, in start order. */
-export function clusterComponents(kind: ClusterKind = 'lite'): ClusterComponent[] {
+export function clusterComponents(kind: ClusterKind): ClusterComponent[] {
   if (kind === 'real') return realClusterComponents();
-  return [
-    hostPackages(),
-    registries(),
-    testImages(),
-    podNetwork(),
-    containerd(),
-    apiServerComponent(),
-    kubeletLiteComponent(),
-  ];
+  return [hostPackages(), registries(), testImages(), podNetwork(), containerd()];
 }
 
 export interface ClusterRunOptions {
@@ -69,12 +69,12 @@ export interface ClusterRunOptions {
   log: (message: string) => void;
   /** Defaults to clusterComponents() of the cluster's kind. */
   components?: ClusterComponent[];
-  /** For up: the kind to start (default: the directory's recorded kind, else CLUSTER_KIND, else lite). */
+  /** For up: the kind to start (default: the directory's recorded kind, else CLUSTER_KIND, else real). */
   kind?: ClusterKind;
 }
 
 export interface UpOptions extends ClusterRunOptions {
-  /** Nodes kubelet-lite runs (NODE_COUNT); default: the running cluster's, else 1. */
+  /** Nodes of a real cluster (NODE_COUNT); default: the running cluster's, else defaultNodeCount(kind). */
   nodeCount?: number;
 }
 
@@ -111,7 +111,6 @@ export async function upCluster(options: UpOptions): Promise<Record<string, stri
   }
   return withDirLock(`${paths.runDir}/lock`, LOCK_TIMEOUT_MS, async () => {
     const previous = await readEnvFile(paths.envFile).catch(() => undefined);
-    const nodeCount = options.nodeCount ?? parseNodeCount(previous?.NODE_COUNT ?? '1');
     const current = await clusterKindOf(paths.dir);
     if (options.kind !== undefined && previous !== undefined && options.kind !== current) {
       throw new ClusterError(
@@ -119,6 +118,10 @@ export async function upCluster(options: UpOptions): Promise<Record<string, stri
       );
     }
     const kind = options.kind ?? current;
+    if (kind === 'runtime' && options.nodeCount !== undefined && options.nodeCount !== 1)
+      throw new ClusterError(`a runtime cluster has no nodes to count (--nodes is for a real cluster)`);
+    const nodeCount =
+      options.nodeCount ?? (previous?.NODE_COUNT ? parseNodeCount(previous.NODE_COUNT) : defaultNodeCount(kind));
     if (kind !== current) {
       // another kind was here and did not finish its up (no env file): clean up what it may have left first
       const old = context(paths.dir, { CLUSTER_DIR: paths.dir }, options.log);

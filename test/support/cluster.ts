@@ -1,10 +1,13 @@
-// The local cluster for tests: useCluster() brings it up once per process through the same components as
-// `npm run cluster -- up` (honouring CLUSTER_DIR). If this run started it, it is stopped at the end of the run
-// (atRunEnd, also on failure); a cluster that was already up (a developer ran `npm run cluster -- up`) is left running.
+// The runtime cluster for the component tests of the CRI client and the CNI plugin: one containerd with the pod
+// network, the registries and the test images, no Kubernetes (tests of behaviour in a cluster use the real one:
+// test/support/real-cluster.ts). useCluster() brings it up once per process through the same components as
+// `npm run cluster -- up --kind runtime`, in RUNTIME_CLUSTER_DIR (default <repo>/.cluster-runtime). If this run
+// started it, it is stopped at the end of the run (atRunEnd, also on failure); one already up is left running.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { downCluster, isClusterUp, upCluster } from '../cluster/components.js';
-import { clusterPaths, resolveClusterDir } from '../cluster/paths.js';
+import { packageRoot } from '../../src/util/repo-root.js';
+import { clusterPaths, validateClusterDir } from '../cluster/paths.js';
 import { restartContainerd as restartClusterContainerd } from '../cluster/runtime/containerd.js';
 import { atRunEnd } from './fixtures.js';
 
@@ -46,7 +49,7 @@ export interface ClusterEnv {
   containerdConfig: string;
   containerdLog: string;
   images: ClusterImages;
-  /** Every variable of <dir>/env (including those of later components: emulator, kubelet-lite). */
+  /** Every variable of <dir>/env. */
   vars: Readonly<Record<string, string>>;
 }
 
@@ -112,8 +115,14 @@ export function useCluster(): Promise<ClusterEnv> {
   return memo;
 }
 
+export function runtimeClusterDir(env: NodeJS.ProcessEnv = process.env): string {
+  const dir = env.RUNTIME_CLUSTER_DIR ?? join(packageRoot(), '.cluster-runtime');
+  validateClusterDir(dir);
+  return dir;
+}
+
 async function startOnce(): Promise<ClusterEnv> {
-  const dir = resolveClusterDir();
+  const dir = runtimeClusterDir();
   const log = fileLog(dir);
   const wasUp = await isClusterUp({ dir, log }).catch(() => false);
   if (!wasUp) {
@@ -121,7 +130,7 @@ async function startOnce(): Promise<ClusterEnv> {
     atRunEnd(() => downCluster({ dir, log }));
   }
   try {
-    return toClusterEnv(await upCluster({ dir, log, kind: 'lite' }));
+    return toClusterEnv(await upCluster({ dir, log, kind: 'runtime' }));
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw new Error(
