@@ -9,7 +9,7 @@ import { copyNameFor } from '../../src/controller/pullsecrets/secret-sync.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer/informer.js';
 import type { KubeObject } from '../../src/kube/object.js';
-import { CoreResources } from '../../src/kube/resource.js';
+import { CoreResources, type ResourceType } from '../../src/kube/resource.js';
 import type { ControllerProcess } from '../e2e/controller/controller-process.js';
 import { startSystem, useRealCluster } from '../support/real-cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../support/test-namespace.js';
@@ -55,19 +55,18 @@ export const pullSecretsSuite: BenchSuite = {
     const ns = await createTestNamespace(client, 'bench-secrets');
     const copyName = copyNameFor(ns, 'regcred');
     context.defer(async () => {
-      // deleted while the controller runs, so it releases the job's claim and deletes the copy
+      // deleted while the controller runs, so it releases the job (its finalizer) and deletes the copy
       await deleteTestNamespace(client, ns);
-      await waitFor(
-        () =>
-          client.get(CoreResources.secrets, copyName, { namespace: CONFIG_NS }).then(
-            () => false,
-            (err: unknown) => {
-              if (isNotFound(err)) return true;
-              throw err;
-            },
-          ),
-        { timeoutMs: 60_000, message: 'the copy gone' },
-      );
+      const gone = (rt: ResourceType, name: string, namespace?: string) => (): Promise<boolean> =>
+        client.get(rt, name, namespace ? { namespace } : {}).then(
+          () => false,
+          (err: unknown) => {
+            if (isNotFound(err)) return true;
+            throw err;
+          },
+        );
+      await waitFor(gone(CoreResources.namespaces, ns), { timeoutMs: 60_000, message: `namespace ${ns} gone` });
+      await waitFor(gone(CoreResources.secrets, copyName, CONFIG_NS), { timeoutMs: 60_000, message: 'the copy gone' });
     });
     await client.create(
       ROLE_BINDINGS,
