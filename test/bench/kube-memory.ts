@@ -1,3 +1,4 @@
+// emulator: a cluster whose only pods are the bench's 110, bound to a node no kubelet runs and pod GC never removes
 // Memory of the agent's Kubernetes layer: a child process holds an informer over 110 pods (about 4 KB each)
 // through 5 rounds of updates to every pod, with our light client, with client-node whole, and with nothing
 // (bare), each with Node's defaults and with the DaemonSet's heap flags. Figures for docs/adr/0001.

@@ -1,3 +1,4 @@
+// emulator: pods made Ready by the bench (no kubelet, no StatefulSet controller) and requests counted per user agent
 // PersistentPodState in kruise-controller: the API emulator with two Ready Nodes, the controller as a real process
 // (webhooks called by the emulator), one StatefulSet with the auto-generate + required hostname annotations, and its
 // pods made by this process (no StatefulSet controller, no scheduler, no kubelet: each pod created as the StatefulSet

@@ -1,3 +1,4 @@
+// emulator: 5,000 Nodes Ready without kubelets (node lifecycle would taint them) and requests counted per user agent
 // The controller at scale: the API emulator with 5,000 Ready Nodes, kruise-controller as a real process creating
 // their NodeImages, agents simulated by the fake agent (Succeeded after a short delay), then one ImagePullJob on all
 // nodes with parallelism 500. Figures: NodeImage creation, fan-out (every node has the job's tag), aggregation (last

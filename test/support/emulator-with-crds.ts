@@ -1,5 +1,6 @@
+// emulator: an in-process API server with deploy/'s CRDs, for unit tests and benches that need no cluster
 // An in-process API emulator with deploy/crds applied and a kubeconfig file for it: what an agent process needs
-// to be healthy (its NodeImage informer must sync). Used by the agent's component tests and the benchmark.
+// to be healthy (its NodeImage informer must sync). Used by the CRR unit tests and benchmarks.
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // Bad input never crashes the emulator: every malformed request gets a 4xx Status naming the problem.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // @kubernetes/client-node (used whole by the controller) against the emulator: a smoke test per API family.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // Fixtures of the API emulator's tests: the Widget test CRD and objects built on it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

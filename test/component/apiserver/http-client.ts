@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // Small raw HTTP helpers for the API emulator's component tests: requests that return status and body, and a
 // watch reader that collects the events of a stream.
 import { waitFor } from '../../support/wait.js';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // The real kubectl 1.32 against the emulator: apply/create with strict validation, get (tables, yaml, selectors),
 // patch (merge, json, status), delete, watch, schema errors, apply twice (strategic merge for built-ins, merge
 // patch for custom resources).

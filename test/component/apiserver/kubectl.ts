@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // Runs the real kubectl (/usr/bin/kubectl, a version dispatcher) against an emulator, with a private kubeconfig
 // and a fresh cache directory per emulator instance (kubectl caches discovery and /version for hours).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';

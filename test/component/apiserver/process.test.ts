@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // The emulator as a cluster component: a detached process with a PID file, a kubeconfig, the Node registered,
 // state kept across down/up only when asked.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's own component tests)
 // Emulator semantics over HTTP, in-process: resourceVersions and conflicts, watch resume and expiry, bookmarks,
 // selectors, status subresource, finalizers, garbage collection, CRD lifecycle, pods, namespaces.
 import assert from 'node:assert/strict';

@@ -1,11 +1,14 @@
-// The agent binary against the local cluster's real containerd: health, readiness, metrics, waiting for a
-// runtime that is not there yet, discovery under --host-run-dir, and a clean stop on SIGTERM/SIGINT.
+// The agent binary against the real cluster's first node: health, readiness, metrics, waiting for a runtime that is
+// not there yet, discovery under --host-run-dir, and a clean stop on SIGTERM/SIGINT. The agent runs on the host (not
+// inside the node) because the tests hand it sockets and directories they make on the host: the node's containerd
+// socket as the host sees it, a symlink to it in a host temp dir. It talks to the real API server with the
+// kruise-daemon ServiceAccount's token, as deployed (its NodeImage informer must sync for /healthz to pass).
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { useCluster } from '../../support/cluster.js';
-import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
+import type { NodeLayout } from '../../cluster/k8s/layout.js';
+import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
 import { AgentProcess, httpGet } from './agent-process.js';
 
@@ -15,23 +18,26 @@ const STOP_DEADLINE_MS = 10_000;
 describe('kruise-daemon agent (real containerd)', function () {
   this.timeout(60_000);
   let runtimeSocket = '';
-  // the image puller's NodeImage informer must sync for /healthz to pass: an API emulator with the CRDs
-  let emulator: EmulatorWithCrds;
+  let cluster: RealCluster;
+  let node: NodeLayout;
   const agents: AgentProcess[] = [];
   const tmpDirs: string[] = [];
 
   before(async () => {
-    runtimeSocket = (await useCluster()).runtimeSocket;
-    emulator = await startEmulatorWithCrds();
+    cluster = await useRealCluster();
+    node = cluster.nodes[0]!;
+    runtimeSocket = node.hostPaths.containerdSocket;
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.stop()));
-    await emulator?.close();
     for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   function startAgent(env: Record<string, string>, args?: string[]): AgentProcess {
-    const agent = new AgentProcess({ env: { NODE_NAME: 'node-a', KUBECONFIG: emulator.kubeconfig, ...env }, args });
+    const agent = new AgentProcess({
+      env: { NODE_NAME: node.name, KUBECONFIG: cluster.agentKubeconfig, ...env },
+      args,
+    });
     agents.push(agent);
     return agent;
   }
@@ -66,7 +72,7 @@ describe('kruise-daemon agent (real containerd)', function () {
 
     const connected = agent.findLog(/^connected to the container runtime$/);
     assert.equal(connected?.socket, runtimeSocket);
-    assert.equal(connected?.node, 'node-a');
+    assert.equal(connected?.node, node.name);
 
     agent.child.kill('SIGTERM');
     const exit = await waitFor(() => agent.hasExited && agent.exited, {

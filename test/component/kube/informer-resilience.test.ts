@@ -1,3 +1,4 @@
+// emulator: injected stream faults: every watch closed at once, the event window compacted (410), an outage, a restart
 // A supervised watch against the API emulator survives every way a stream can break: all streams closed, the event
 // window compacted (410 → relist), a 20 s outage, a restart. In each the cache ends equal to the server's state and
 // the handlers are told every change once.

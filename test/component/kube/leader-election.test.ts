@@ -1,31 +1,30 @@
-// Two candidates for one Lease in the API emulator: one leads; when it stops (releasing the lease) the other takes over.
+// Two candidates for one Lease in the real API server (a namespace of its own): one leads; when it stops (releasing the lease) the other takes over.
 import assert from 'node:assert/strict';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { KubeLeaseLock, LeaderElector, type Lease } from '../../../src/kube/leader-election.js';
 import { CoreResources } from '../../../src/kube/resource.js';
+import { useRealCluster } from '../../support/real-cluster.js';
+import { createTestNamespace, deleteTestNamespace } from '../../support/test-namespace.js';
 import { waitFor } from '../../support/wait.js';
-import { startEmulator, type ApiServer } from './support/emulator.js';
-import { clientFor } from './support/objects.js';
 
-describe('LeaderElector against the API emulator (component)', function () {
-  this.timeout(60_000);
-  let emu: ApiServer;
+describe('LeaderElector against the real API server (component)', function () {
+  this.timeout(120_000);
   let client: KubeClient;
+  let namespace = '';
 
   before(async function () {
-    emu = await startEmulator();
-    client = clientFor(emu.url);
+    client = (await useRealCluster()).admin;
+    namespace = await createTestNamespace(client, 'kd-leader-election');
   });
 
   after(async () => {
-    client?.close();
-    await emu?.close();
+    if (namespace) await deleteTestNamespace(client, namespace);
   });
 
   function candidate(identity: string, options: { leaseDurationMs?: number } = {}) {
     const events: string[] = [];
     const elector = new LeaderElector({
-      lock: new KubeLeaseLock(client, 'default', 'kruise-controller'),
+      lock: new KubeLeaseLock(client, namespace, 'kruise-controller'),
       identity,
       leaseDurationMs: options.leaseDurationMs ?? 4000,
       renewDeadlineMs: 3000,
@@ -40,7 +39,7 @@ describe('LeaderElector against the API emulator (component)', function () {
   }
 
   async function lease(): Promise<Lease> {
-    return await client.get<Lease>(CoreResources.leases, 'kruise-controller', { namespace: 'default' });
+    return await client.get<Lease>(CoreResources.leases, 'kruise-controller', { namespace });
   }
 
   it('one of two candidates leads; the other takes over after the leader stops and releases', async () => {
@@ -71,7 +70,7 @@ describe('LeaderElector against the API emulator (component)', function () {
 
   it('takes over a lease its holder stopped renewing without releasing, after the lease duration', async () => {
     const a = new LeaderElector({
-      lock: new KubeLeaseLock(client, 'default', 'crashed'),
+      lock: new KubeLeaseLock(client, namespace, 'crashed'),
       identity: 'crashy',
       leaseDurationMs: 3000,
       renewDeadlineMs: 2000,
@@ -84,7 +83,7 @@ describe('LeaderElector against the API emulator (component)', function () {
     await a.stop();
     const gone = Date.now();
     const b = new LeaderElector({
-      lock: new KubeLeaseLock(client, 'default', 'crashed'),
+      lock: new KubeLeaseLock(client, namespace, 'crashed'),
       identity: 'successor',
       leaseDurationMs: 3000,
       renewDeadlineMs: 2000,

@@ -1,7 +1,9 @@
-// Every manifest in examples/ is applied with the real kubectl to the API emulator with deploy/'s CRDs, after the
-// placeholders are filled as `npm run dev` fills them (test/cluster/dev-guide.ts), and reads back as written.
+// Every manifest in examples/ is applied with the real kubectl to the real API server (deploy/'s CRDs installed),
+// after the placeholders are filled as `npm run dev` fills them (test/cluster/dev-guide.ts), in a namespace of this
+// file's own, and reads back as written. What would start pods (Pod, StatefulSet) is applied with a server-side dry
+// run: the API server admits, defaults and validates it and stores nothing, so no container runs for this test.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,47 +11,62 @@ import { loadAll } from 'js-yaml';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import { fillExample } from '../../cluster/dev-guide.js';
-import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
+import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
+import { createTestNamespace, deleteTestNamespace } from '../../support/test-namespace.js';
 
 const EXAMPLES = join(packageRoot(), 'examples');
-const VARIABLES = { REGISTRY: '127.0.0.1:5000', NODE_NAME: 'kd-node-1' };
+/** Kinds whose objects start containers: checked by the API server without being stored. */
+const STARTS_PODS = new Set(['Pod', 'StatefulSet', 'Deployment', 'DaemonSet', 'ReplicaSet', 'Job']);
 
-function filled(file: string): string {
-  return fillExample(readFileSync(join(EXAMPLES, file), 'utf8'), {
-    registry: VARIABLES.REGISTRY,
-    node: VARIABLES.NODE_NAME,
-  });
-}
+type Doc = KubeObject & { kind: string };
 
 describe('examples/', function () {
   this.timeout(120_000);
-  let emulator: EmulatorWithCrds;
+  let cluster: RealCluster;
+  let namespace = '';
   let cacheDir: string;
 
   before(async () => {
-    emulator = await startEmulatorWithCrds();
+    cluster = await useRealCluster();
+    namespace = await createTestNamespace(cluster.admin, 'kd-examples');
     cacheDir = mkdtempSync(join(tmpdir(), 'kd-examples-kubectl-'));
   });
 
   after(async () => {
-    await emulator?.close();
+    if (namespace) await deleteTestNamespace(cluster.admin, namespace);
     rmSync(cacheDir, { recursive: true, force: true });
   });
 
-  /** kubectl as a child process; asynchronous, because the emulator answers from this process's event loop. */
-  const kubectl = (args: string[], input?: string): Promise<string> =>
-    new Promise((resolve, reject) => {
-      const child = spawn('kubectl', ['--kubeconfig', emulator.kubeconfig, '--cache-dir', cacheDir, ...args]);
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.on('error', reject);
-      child.on('close', (code) =>
-        code === 0 ? resolve(stdout) : reject(new Error(`kubectl ${args.join(' ')}: exit ${code}: ${stderr}`)),
-      );
-      child.stdin.end(input ?? '');
+  function kubectl(args: string[], input?: string): string {
+    const result = spawnSync('kubectl', ['--kubeconfig', cluster.adminKubeconfig, '--cache-dir', cacheDir, ...args], {
+      input: input ?? '',
+      encoding: 'utf8',
+      timeout: 60_000,
     });
+    if (result.status !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${result.status}: ${result.stderr}`);
+    return result.stdout;
+  }
+
+  /** The example as `npm run dev` renders it, moved from `default` into this file's namespace. */
+  function filled(file: string): string {
+    const text = fillExample(readFileSync(join(EXAMPLES, file), 'utf8'), {
+      registry: cluster.registry,
+      node: cluster.nodes[0]!.name,
+    });
+    return text.replace(/^(\s+namespace:) default$/gm, `$1 ${namespace}`);
+  }
+
+  function assertReadsBack(stored: Doc, doc: Doc): void {
+    assert.equal(stored.kind, doc.kind);
+    assert.equal(stored.metadata?.name, doc.metadata?.name);
+    assert.equal(stored.metadata?.namespace, namespace);
+    assert.deepEqual(stored.metadata?.annotations ?? {}, {
+      ...(doc.metadata?.annotations ?? {}),
+      ...Object.fromEntries(
+        Object.entries(stored.metadata?.annotations ?? {}).filter(([k]) => k.startsWith('kubectl.kubernetes.io/')),
+      ),
+    });
+  }
 
   const files = readdirSync(EXAMPLES)
     .filter((f) => f.endsWith('.yaml'))
@@ -67,30 +84,39 @@ describe('examples/', function () {
   });
 
   for (const file of files) {
-    it(`${file}: kubectl apply accepts it and it reads back`, async () => {
+    it(`${file}: kubectl apply accepts it and it reads back`, () => {
+      const original = readFileSync(join(EXAMPLES, file), 'utf8');
       const text = filled(file);
       assert.doesNotMatch(text, /\$\{/, 'only the documented placeholders');
-      const out = await kubectl(['apply', '-f', '-'], text);
-      for (const doc of loadAll(text) as (KubeObject & { kind: string })[]) {
-        assert.match(out, new RegExp(`${doc.metadata?.name ?? ''} (created|configured|unchanged)`));
-        const stored = JSON.parse(
-          await kubectl([
-            'get',
-            doc.kind,
-            doc.metadata?.name ?? '',
-            '-n',
-            doc.metadata?.namespace ?? 'default',
-            '-o',
-            'json',
-          ]),
-        ) as KubeObject & { spec?: unknown };
-        assert.equal(stored.metadata?.name, doc.metadata?.name);
-        assert.deepEqual(stored.metadata?.annotations ?? {}, {
-          ...(doc.metadata?.annotations ?? {}),
-          ...Object.fromEntries(
-            Object.entries(stored.metadata?.annotations ?? {}).filter(([k]) => k.startsWith('kubectl.kubernetes.io/')),
+      const docs = loadAll(text) as Doc[];
+      for (const doc of loadAll(original) as Doc[]) {
+        assert.equal(doc.metadata?.namespace, 'default', `${doc.kind} ${doc.metadata?.name} names its namespace`);
+      }
+      const dryRun = docs.some((d) => STARTS_PODS.has(d.kind));
+      const flags = dryRun ? ['--dry-run=server'] : [];
+      const out = kubectl(['apply', ...flags, '-f', '-'], text);
+      for (const doc of docs) {
+        assert.match(
+          out,
+          new RegExp(
+            `${doc.metadata?.name ?? ''} (created|configured|unchanged)${dryRun ? ' \\(server dry run\\)' : ''}`,
           ),
-        });
+        );
+      }
+      if (dryRun) {
+        // what the API server would store, as it answers a dry run
+        const answered = JSON.parse(kubectl(['apply', ...flags, '-o', 'json', '-f', '-'], text)) as
+          Doc | { kind: 'List'; items: Doc[] };
+        const items = answered.kind === 'List' ? (answered as { items: Doc[] }).items : [answered as Doc];
+        assert.equal(items.length, docs.length);
+        docs.forEach((doc, i) => assertReadsBack(items[i]!, doc));
+        return;
+      }
+      for (const doc of docs) {
+        const stored = JSON.parse(
+          kubectl(['get', doc.kind, doc.metadata?.name ?? '', '-n', namespace, '-o', 'json']),
+        ) as Doc;
+        assertReadsBack(stored, doc);
       }
     });
   }

@@ -1,20 +1,19 @@
-// Every overlay in deploy/overlays renders with the real `kubectl kustomize`, and every rendered object is accepted
-// by the API emulator (a fresh one per overlay) after deploy/'s CRDs. Plus what each overlay promises: the default
-// one is the whole of deploy/ with a PDB that can be honoured; ip-retention mounts what --ipam-install writes at the
-// host's own paths and adds no capability; agent-only is the agent alone, renamed, never owning OpenKruise's
-// namespaces, only on labelled nodes.
+// Every overlay in deploy/overlays renders with the real `kubectl kustomize`, and the real API server accepts every
+// rendered object (`kubectl apply --dry-run=server`: admitted, defaulted and validated, nothing stored, so the
+// cluster's own objects stay as they are; deploy/'s CRDs and namespaces are installed there already). Plus what each
+// overlay promises: the default one is the whole of deploy/ with a PDB that can be honoured; ip-retention mounts what
+// --ipam-install writes at the host's own paths and adds no capability; agent-only is the agent alone, renamed, never
+// owning OpenKruise's namespaces, only on labelled nodes.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll, load } from 'js-yaml';
-import { KubeClient } from '../../../src/kube/client.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import type { ResourceType } from '../../../src/kube/resource.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
-import { startApiServer, writeKubeconfig, type ApiServer } from '../../cluster/apiserver/index.js';
-import { waitFor } from '../../support/wait.js';
+import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 
 type Manifest = KubeObject & { kind: string; apiVersion: string; metadata: { name: string; namespace?: string } };
 type Tree = any;
@@ -44,30 +43,6 @@ function resourceTypeOf(m: Manifest): ResourceType {
   };
 }
 
-const CRD_RANK = (m: Manifest): number => (m.kind === 'CustomResourceDefinition' ? 0 : m.kind === 'Namespace' ? 1 : 2);
-
-async function createAll(client: KubeClient, manifests: readonly Manifest[]): Promise<void> {
-  const ordered = [...manifests].sort((a, b) => CRD_RANK(a) - CRD_RANK(b));
-  for (const m of ordered) {
-    const rt = resourceTypeOf(m);
-    const ns = m.metadata.namespace;
-    if (m.kind !== 'CustomResourceDefinition' && m.kind !== 'Namespace') {
-      // a kind served by a CRD just created may take a moment to appear
-      await waitFor(() => client.list(rt, ns ? { namespace: ns } : {}).then(() => true), {
-        timeoutMs: 10_000,
-        message: `${m.kind} served`,
-      });
-    }
-    try {
-      await client.create(rt, m, ns ? { namespace: ns } : {});
-    } catch (err) {
-      throw new Error(`${m.kind} ${ns ? `${ns}/` : ''}${m.metadata.name}: ${(err as Error).message}`);
-    }
-    const stored = await client.get(rt, m.metadata.name, ns ? { namespace: ns } : {});
-    assert.equal(stored.metadata?.name, m.metadata.name);
-  }
-}
-
 function find(manifests: readonly Manifest[], kind: string, name?: string): Tree {
   const m = manifests.find((x) => x.kind === kind && (name === undefined || x.metadata.name === name));
   assert.ok(m, `${kind} ${name ?? ''} in the output`);
@@ -76,23 +51,37 @@ function find(manifests: readonly Manifest[], kind: string, name?: string): Tree
 
 describe('deploy/overlays', function () {
   this.timeout(120_000);
-  let api: ApiServer | undefined;
-  let client: KubeClient | undefined;
+  let cluster: RealCluster;
+  let cacheDir: string;
 
-  afterEach(async () => {
-    client?.close();
-    await api?.close();
-    api = undefined;
-    client = undefined;
+  before(async () => {
+    cluster = await useRealCluster();
+    cacheDir = mkdtempSync(join(tmpdir(), 'kd-overlay-kubectl-'));
   });
 
-  async function emulator(): Promise<KubeClient> {
-    api = await startApiServer({ bookmarkIntervalMs: 5_000 });
-    client = new KubeClient(
-      { server: api.url, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: `emulator ${api.url}` },
-      { userAgent: 'kd-overlay-test', timeoutMs: 10_000 },
-    );
-    return client;
+  after(() => rmSync(cacheDir, { recursive: true, force: true }));
+
+  function kubectl(args: string[], input = ''): string {
+    const result = spawnSync('kubectl', ['--kubeconfig', cluster.adminKubeconfig, '--cache-dir', cacheDir, ...args], {
+      cwd: packageRoot(),
+      input,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    if (result.status !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${result.status}: ${result.stderr}`);
+    return result.stdout;
+  }
+
+  /** `kubectl apply --dry-run=server` of every manifest; each comes back as the API server would store it. */
+  function acceptedByTheApiServer(manifests: readonly Manifest[]): void {
+    const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests });
+    const answered = JSON.parse(kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], list)) as Tree;
+    const items: Manifest[] = answered.kind === 'List' ? answered.items : [answered];
+    for (const m of manifests) {
+      const stored = items.find((x) => x.kind === m.kind && x.metadata.name === m.metadata.name);
+      assert.ok(stored, `${m.kind} ${m.metadata.name} accepted`);
+      assert.equal(stored.metadata.namespace, m.metadata.namespace, `${m.kind} ${m.metadata.name}: its namespace`);
+    }
   }
 
   it('has the three overlays', () => {
@@ -100,27 +89,15 @@ describe('deploy/overlays', function () {
   });
 
   for (const name of ['agent-only', 'default', 'ip-retention']) {
-    it(`${name}: renders, and the emulator accepts every object`, async () => {
+    it(`${name}: renders, and the API server accepts every object`, () => {
       const manifests = render(join(OVERLAYS, name));
       assert.ok(manifests.length > 5, `${manifests.length} objects`);
-      const c = await emulator();
-      if (name === 'agent-only') {
-        // beside OpenKruise: its namespaces exist already
-        for (const ns of ['kruise-system', 'kruise-daemon-config']) {
-          await c.create(
-            { group: '', version: 'v1', resource: 'namespaces', namespaced: false, kind: 'Namespace' },
-            {
-              metadata: { name: ns },
-            },
-          );
-        }
-      }
-      await createAll(c, manifests);
+      acceptedByTheApiServer(manifests);
       if (name === 'default') {
         // opt-in pieces kept beside the overlays, added to the default install by whoever wants them
         for (const file of readdirSync(OVERLAYS).filter((f) => f.endsWith('.yaml'))) {
           const extra = (loadAll(readFileSync(join(OVERLAYS, file), 'utf8')) as Manifest[]).filter((m) => m !== null);
-          await createAll(c, extra);
+          acceptedByTheApiServer(extra);
           for (const m of extra.filter((x) => x.kind.endsWith('RoleBinding')) as Tree[]) {
             assert.ok(
               manifests.some((x) => x.kind === m.roleRef.kind && x.metadata.name === m.roleRef.name),
@@ -132,19 +109,12 @@ describe('deploy/overlays', function () {
     });
   }
 
-  it('the emulator rejects what these kinds get wrong (so acceptance means something)', async () => {
-    const c = await emulator();
-    await c.create(
-      { group: '', version: 'v1', resource: 'namespaces', namespaced: false, kind: 'Namespace' },
-      {
-        metadata: { name: 'ns' },
-      },
-    );
+  it('the API server rejects what these kinds get wrong (so acceptance means something)', async () => {
     const broken: Manifest[] = [
       {
         apiVersion: 'policy/v1',
         kind: 'PodDisruptionBudget',
-        metadata: { name: 'p', namespace: 'ns' },
+        metadata: { name: 'p', namespace: 'default' },
         spec: { minAvailable: 1, maxUnavailable: 1 },
       },
       {
@@ -157,7 +127,7 @@ describe('deploy/overlays', function () {
       {
         apiVersion: 'apps/v1',
         kind: 'DaemonSet',
-        metadata: { name: 'd', namespace: 'ns' },
+        metadata: { name: 'd', namespace: 'default' },
         spec: {
           selector: { matchLabels: { a: 'b' } },
           template: { metadata: { labels: { a: 'c' } }, spec: { containers: [{ name: 'x', image: 'x' }] } },
@@ -166,7 +136,7 @@ describe('deploy/overlays', function () {
       {
         apiVersion: 'v1',
         kind: 'Service',
-        metadata: { name: 's', namespace: 'ns' },
+        metadata: { name: 's', namespace: 'default' },
         spec: { ports: [{ port: 70000 }] },
       },
       {
@@ -177,7 +147,11 @@ describe('deploy/overlays', function () {
       },
     ] as unknown as Manifest[];
     for (const m of broken) {
-      await assert.rejects(createAll(c, [m]), /Invalid|Unsupported|Required|forbidden/i, `${m.kind} rejected`);
+      await assert.rejects(
+        cluster.admin.create(resourceTypeOf(m), m, { namespace: m.metadata.namespace, dryRun: true }),
+        /Invalid|Unsupported|Required|forbidden/i,
+        `${m.kind} rejected`,
+      );
     }
   });
 
@@ -229,44 +203,14 @@ describe('deploy/overlays', function () {
     assert.equal(container.securityContext.allowPrivilegeEscalation, false);
   });
 
-  it("agent-only: docs/compatibility.md's kubectl apply -k ... -l 'app.kubernetes.io/component!=crds' leaves CRDs alone", async () => {
-    const c = await emulator();
-    const dir = mkdtempSync(join(tmpdir(), 'kd-overlay-kubectl-'));
-    try {
-      const kubeconfig = join(dir, 'kubeconfig');
-      await writeKubeconfig(kubeconfig, api!.url);
-      const kubectl = (args: string[]): Promise<string> =>
-        new Promise((resolve, reject) => {
-          const child = spawn('kubectl', ['--kubeconfig', kubeconfig, '--cache-dir', join(dir, 'cache'), ...args], {
-            cwd: packageRoot(),
-          });
-          let out = '';
-          child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-          child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-          child.on('error', reject);
-          child.on('close', (code) =>
-            code === 0 ? resolve(out) : reject(new Error(`kubectl ${args.join(' ')}: ${out}`)),
-          );
-        });
-      await kubectl(['create', 'namespace', 'kruise-system']);
-      await kubectl(['create', 'namespace', 'kruise-daemon-config']);
-      const doc = readFileSync(join(packageRoot(), 'docs', 'compatibility.md'), 'utf8');
-      const command = /kubectl (apply -k deploy\/overlays\/agent-only -l '([^']+)')/.exec(doc);
-      assert.ok(command, 'docs/compatibility.md gives the command');
-      const out = await kubectl(['apply', '-k', 'deploy/overlays/agent-only', '-l', command[2]!]);
-      assert.match(out, /daemonset.apps\/kruise-daemon-ts created/);
-      assert.doesNotMatch(out, /customresourcedefinition/);
-      const crds = await c.list({
-        group: 'apiextensions.k8s.io',
-        version: 'v1',
-        resource: 'customresourcedefinitions',
-        namespaced: false,
-        kind: 'CustomResourceDefinition',
-      });
-      assert.equal(crds.items.length, 0, 'no CRD applied');
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it("agent-only: docs/compatibility.md's kubectl apply -k ... -l 'app.kubernetes.io/component!=crds' leaves CRDs alone", () => {
+    const doc = readFileSync(join(packageRoot(), 'docs', 'compatibility.md'), 'utf8');
+    const command = /kubectl (apply -k deploy\/overlays\/agent-only -l '([^']+)')/.exec(doc);
+    assert.ok(command, 'docs/compatibility.md gives the command');
+    // beside OpenKruise: its namespaces exist already (on this cluster, deploy/'s)
+    const out = kubectl(['apply', '--dry-run=server', '-k', 'deploy/overlays/agent-only', '-l', command[2]!]);
+    assert.match(out, /daemonset.apps\/kruise-daemon-ts created \(server dry run\)/);
+    assert.doesNotMatch(out, /customresourcedefinition/);
   });
 
   it('agent-only: our agent renamed, no controller, no namespaces, only on labelled nodes', () => {

@@ -1,3 +1,4 @@
+// emulator: its structural-schema code (pruning, defaults, validation) run in-process on deploy/crds (a unit test)
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (unit tests of the emulator's PATCH semantics, test/cluster/apiserver/patch)
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import {

@@ -1,3 +1,4 @@
+// emulator: the subject under test (unit tests of the emulator's PATCH semantics, test/cluster/apiserver/patch)
 // Helpers for the patch tests: frozen inputs (a mutation throws in strict mode) and JSON generators for fast-check.
 import fc from 'fast-check';
 import type { JsonObject, JsonValue } from '../../cluster/apiserver/patch/index.js';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (unit tests of the emulator's CRD schema code, test/cluster/apiserver/schema)
 import assert from 'node:assert/strict';
 import { applyStructuralSchema, type JSONSchemaProps } from '../../cluster/apiserver/schema/index.js';
 

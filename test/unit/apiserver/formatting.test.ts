@@ -1,3 +1,4 @@
+// emulator: the subject under test (unit tests of the emulator's own modules)
 import assert from 'node:assert/strict';
 import { humanDuration } from '../../cluster/apiserver/age.js';
 import { evaluateJsonPath, parseJsonPath } from '../../cluster/apiserver/jsonpath.js';

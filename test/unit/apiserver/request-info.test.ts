@@ -1,3 +1,4 @@
+// emulator: the subject under test (unit tests of the emulator's own modules)
 import assert from 'node:assert/strict';
 import { ApiError } from '../../cluster/apiserver/errors.js';
 import { parseBool, parseRequestInfo } from '../../cluster/apiserver/request-info.js';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (unit tests of the emulator's own modules)
 import assert from 'node:assert/strict';
 import { FakeClock } from '../../../src/util/clock.js';
 import { configMapResource } from '../../cluster/apiserver/builtin/core.js';

@@ -1,3 +1,4 @@
+// emulator: the subject under test (unit tests of the emulator's own modules)
 import assert from 'node:assert/strict';
 import type { StoreEvent } from '../../cluster/apiserver/store.js';
 import { WatchWindow } from '../../cluster/apiserver/watch-window.js';

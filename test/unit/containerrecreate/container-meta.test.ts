@@ -1,3 +1,4 @@
+// emulator: an API server inside the unit-test process (npm run test:unit has no cluster), one per test file
 // Container meta against the in-process API emulator and the fake runtime: the annotation, the env hash read from
 // the running container, restarts only while InPlaceUpdateReady is False, in priority batches.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// emulator: an API server inside the unit-test process (npm run test:unit has no cluster); the test plays the kubelet
 // The CRR executor against the in-process API emulator (CRDs applied) and a fake runtime whose stops the "kubelet"
 // below turns into new container instances reported in the pod status.
 import assert from 'node:assert/strict';

@@ -1,3 +1,4 @@
+// emulator: an API server inside the unit-test process (npm run test:unit has no cluster), one per test file
 // The controller's CRR housekeeping against the in-process API emulator.
 import assert from 'node:assert/strict';
 import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../../src/api/constants.js';

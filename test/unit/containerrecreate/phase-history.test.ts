@@ -1,3 +1,4 @@
+// emulator: an API server on the test's FakeClock (creation and status timestamps in fake time), in-process
 // The agent's CRR executor and the controller's CRR housekeeping together, on one FakeClock shared with the
 // in-process emulator and a fake runtime whose preStop hook sleeps on that clock: a table over preStop length x
 // activeDeadlineSeconds x grace period x forceRecreate, each row driven second by second, every status the API

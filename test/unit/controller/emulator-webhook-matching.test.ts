@@ -1,3 +1,4 @@
+// emulator: the subject under test (the emulator's webhook matching, test/cluster/apiserver/webhooks)
 import assert from 'node:assert/strict';
 import type { AdmissionRequest } from '../../cluster/apiserver/admission.js';
 import { ruleMatches, webhookMatches } from '../../cluster/apiserver/webhooks/matching.js';

@@ -1,3 +1,4 @@
+// emulator: its JSON Patch code applies our webhook's response in-process, as kube-apiserver would (a unit test)
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import fc from 'fast-check';

@@ -15,6 +15,7 @@ export function clientFor(url: string, metrics?: KubeMetrics, userAgent = 'kd-ku
 export interface Pod extends KubeObject {
   spec: {
     nodeName?: string;
+    schedulerName?: string;
     containers: { name: string; image: string; env?: { name: string; value: string }[] }[];
   };
   status?: {
@@ -44,4 +45,11 @@ export function podFor(name: string, nodeName: string, namespace = 'default'): P
       ],
     },
   };
+}
+
+/** A pod no scheduler takes (so no kubelet runs it): on a real cluster nobody but the test writes its status. */
+export function unscheduledPod(name: string, namespace: string): Pod {
+  const pod = podFor(name, '', namespace);
+  const { nodeName: _unbound, ...spec } = pod.spec;
+  return { ...pod, spec: { ...spec, schedulerName: 'kd-test-no-scheduler' } };
 }
