@@ -318,7 +318,7 @@ export class ImagePullController {
         ? ([
             'Normal',
             EVENT_REASON_PULL_IMAGE_SUCCEED,
-            `Image ${image}, elapsedTime ${(seconds ?? 0).toFixed(3)}s`,
+            `Image ${image}, elapsedTime ${(seconds ?? 0).toFixed(3)}s${status.message ? ` (${status.message})` : ''}`,
           ] as const)
         : (['Warning', EVENT_REASON_PULL_IMAGE_FAILED, `Image ${image} ${status.message ?? 'failed'}`] as const);
     this.events.event(nodeImage, type, reason, message, NODE_IMAGES);
