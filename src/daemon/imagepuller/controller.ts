@@ -129,10 +129,11 @@ export class ImagePullController {
     });
   }
 
-  /** Health check: fails until the NodeImage informer has listed once. */
+  /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
   readonly checkSynced = (): void => {
-    if (!this.informer.hasSynced())
-      throw new Error(`the NodeImage informer (metadata.name=${this.options.nodeName}) has not synced yet`);
+    const reason = this.informer.notSyncedReason();
+    if (reason !== undefined)
+      throw new Error(`the NodeImage informer (metadata.name=${this.options.nodeName}) ${reason}`);
   };
 
   async stop(): Promise<void> {
