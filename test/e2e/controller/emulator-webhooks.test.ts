@@ -1,7 +1,7 @@
+// emulator: it tests the API emulator's own webhook calls (test infrastructure), not our controller on a cluster.
 // The API emulator calling admission webhooks as kube-apiserver does, against the controller's own HTTPS webhook
 // server (test handlers): JSON patches applied in order, denials with the webhook's code and message, failurePolicy,
 // timeoutSeconds, caBundle verification, namespaceSelector, mutating before validating.
-// Stays on the emulator: it tests the emulator (test infrastructure), not our controller on a cluster.
 import assert from 'node:assert/strict';
 import { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
