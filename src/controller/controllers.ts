@@ -12,7 +12,13 @@ import type { Clock } from '../util/clock.js';
 import { CrrHousekeeper, newCrrInformer, type PodObject as CrrPodObject } from './containerrecreate/controller.js';
 import { ImageListPullJobController, CONTROLLER_UID_INDEX, byControllerUid } from './imagelistpulljob/controller.js';
 import { ImagePullJobController, UID_INDEX, byUid } from './imagepulljob/controller.js';
-import { NodeImageController, OWNER_UID_INDEX, ownerUidsOf } from './nodeimage/controller.js';
+import {
+  NodeImageController,
+  OWNER_UID_INDEX,
+  ownerUidsOf,
+  SECRET_COPY_INDEX,
+  secretCopiesOf,
+} from './nodeimage/controller.js';
 import {
   byControllerUid as byPodControllerUid,
   byTarget,
@@ -81,7 +87,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const nodeImages = new Informer<NodeImageObject>(NODE_IMAGES, client, {
     ...common,
     name: 'nodeimages',
-    indexers: { [OWNER_UID_INDEX]: ownerUidsOf },
+    indexers: { [OWNER_UID_INDEX]: ownerUidsOf, [SECRET_COPY_INDEX]: secretCopiesOf },
   });
   const jobs = new Informer<ImagePullJobObject>(IMAGE_PULL_JOBS, client, {
     ...common,
@@ -123,6 +129,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     nodes,
     nodeImages,
     jobs,
+    secretCopies: secrets,
     creationDelayMs: settings.nodeImageCreationDelayMs,
     responseTimeoutMs: settings.nodeImageResponseTimeoutMs,
     workers: settings.nodeImageWorkers,

@@ -6,52 +6,95 @@
 // - the agent's RSS (DaemonSet heap flags) after the run.
 // Bench content: the busybox test image pushed under 20 tags of bench/busybox with skopeo. All 20 tags are one
 // image id, so RemoveImage of any of them removes every tag and the content: both runs start from an empty node.
+// The image puller on the real local cluster: the agent inside kd-node-1 (its network and mount namespaces, the
+// kruise-daemon ServiceAccount's token, the DaemonSet's heap flags) pulling through that node's containerd from the
+// cluster's registry, against kube-apiserver:
+// - 20 tags from the spec write to all Succeeded through the agent, versus the same 20 pulls made directly
+//   through CRI (the node's containerd socket, from the host) with the same parallelism (ratio);
+// - spec write → the agent starting PullImage (its 'pulling image' log line), p50/p99 over version bumps;
+// - API requests the agent made per tag (its own kruise_daemon_api_requests_total), and while idle;
+// - the agent's RSS after the run.
+// Each figure measured before on the API emulator and the host's containerd (docs/image-pull.md) is printed beside
+// the new one with the ratio new/old.
+// Bench content: the busybox test image pushed under 20 tags of bench/busybox with skopeo. All 20 tags are one
+// image id, so RemoveImage of any of them removes every tag and the content: both runs start from an empty node.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { NodeImageSpec, NodeImageStatus } from '../../src/api/nodeimage.js';
+import { CriClient } from '../../src/cri/client.js';
 import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
-import { DAEMON_USER_AGENT } from '../../src/daemon/main.js';
-import { AgentProcess, rssMiB } from '../component/daemon/agent-process.js';
+import { rssMiB, type AgentProcess } from '../component/daemon/agent-process.js';
 import {
   agentCounter,
   removeImages,
   setNodeImageSpec,
-  startImagePullerEnv,
-  startPuller,
   waitForStatus,
-  type ImagePullerEnv,
   type NodeImageObject,
 } from '../support/imagepuller-env.js';
+import { startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
-import { DAEMONSET_HEAP_FLAGS } from './agent-memory.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
 import { percentile } from './stats.js';
 
 const run = promisify(execFile);
 const TAGS = 20;
 const PARALLEL = 2;
-const NODE = 'bench-imagepuller';
 const IDLE_WINDOW_MS = 10_000;
 const ROUNDS = 5;
 
+/** The figures recorded on the API emulator and the host's containerd (docs/image-pull.md, before the real cluster). */
+export const EMULATOR_FIGURES: Readonly<Record<string, number>> = {
+  'pull20.direct': 1576,
+  'pull20.agent': 1705,
+  'pull20.agent/direct': 1.08,
+  'pullImage.mean.direct': 139,
+  'pullImage.mean.agent': 160,
+  'specWrite→pull.p50': 3,
+  'specWrite→pull.p99': 86,
+  'apiRequests.perTag': 1.2,
+  'apiRequests.idlePerMinute': 0,
+  'rss.afterRun': 84,
+};
+
+/** Each figure with a recorded emulator value gets that value in its note and a `<name> new/old` ratio after it. */
+export function besideEmulator(figures: readonly Figure[]): Figure[] {
+  return figures.flatMap((figure) => {
+    const old = EMULATOR_FIGURES[figure.name];
+    if (old === undefined) return [figure];
+    const was = `on the emulator: ${old} ${figure.unit}`;
+    const noted = { ...figure, note: figure.note ? `${figure.note}; ${was}` : was };
+    if (old === 0) return [noted];
+    return [noted, { name: `${figure.name} new/old`, value: figure.value / old, unit: 'x' }];
+  });
+}
+
+interface Bench {
+  cluster: RealCluster;
+  node: string;
+  cri: CriClient;
+  agent: AgentProcess;
+  url: string;
+}
+
 export const imagePullerSuite: BenchSuite = {
   name: 'imagepuller',
-  description: '20 tags through the agent vs direct CRI, spec write → PullImage, API requests per tag, RSS',
+  description:
+    '20 tags through the agent in a real node vs direct CRI, spec write → PullImage, API requests per tag, RSS',
   inDefaultRun: true,
   async run(context) {
-    const env = await startImagePullerEnv();
-    context.defer(() => env.close());
-    const repository = `${env.cluster.registry}/bench/busybox`;
+    const cluster = await useRealCluster();
+    const node = cluster.nodes[0]!;
+    const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+    context.defer(() => cri.close());
+    const repository = `${cluster.registry}/bench/busybox`;
     const tags = Array.from({ length: TAGS }, (_, i) => `t${String(i + 1).padStart(2, '0')}`);
-    await pushBenchTags(context, env, repository, tags);
+    await pushBenchTags(context, cluster, repository, tags);
     const refs = tags.map((t) => `${repository}:${t}`);
 
-    const agent = startPuller(env, NODE, {
-      args: ['--max-parallel-pulls', String(PARALLEL)],
-      env: { NODE_OPTIONS: DAEMONSET_HEAP_FLAGS },
-    });
-    context.defer(() => agent.stop());
-    await agent.baseUrl();
+    const started = await startAgentOn(cluster, node, { agentArgs: ['--max-parallel-pulls', String(PARALLEL)] });
+    context.defer(() => started.process.stop());
+    const bench: Bench = { cluster, node: node.name, cri, agent: started.process, url: started.url };
+    const client = cluster.admin;
     const spec: NodeImageSpec = {
       images: {
         [repository]: {
@@ -59,6 +102,8 @@ export const imagePullerSuite: BenchSuite = {
         },
       },
     };
+    context.defer(() => setNodeImageSpec(client, node.name, { images: {} }));
+    const apiRequests = (): Promise<number> => agentCounter(bench.url, 'kruise_daemon_api_requests_total');
 
     // the machine is shared: alternate the two ways ROUNDS times and keep the medians
     const direct: number[] = [];
@@ -66,30 +111,31 @@ export const imagePullerSuite: BenchSuite = {
     const pullsDone: number[] = [];
     const requests: number[] = [];
     const directCallMs: number[] = [];
-    const base = await agent.baseUrl();
-    const criBefore = await criPullTotals(base);
+    const criBefore = await criPullTotals(bench.url);
     for (let round = 1; round <= ROUNDS; round++) {
       context.log(`round ${round}: direct CRI, ${TAGS} pulls ${PARALLEL} at a time`);
-      await removeImages(env.cri, refs.slice(0, 1));
-      direct.push(await timed(() => pullAll(env, refs, PARALLEL, directCallMs)));
+      await removeImages(cri, refs.slice(0, 1));
+      direct.push(await timed(() => pullAll(cri, refs, PARALLEL, directCallMs)));
 
       context.log(`round ${round}: the agent, ${TAGS} tags in one spec write`);
-      await setNodeImageSpec(env.client, NODE, { images: {} });
-      await waitForStatus(env.client, NODE, (s) => s.desired === 0, { message: 'the agent to report the empty spec' });
-      await removeImages(env.cri, refs.slice(0, 1));
-      const requestsBefore = env.api.requestCount({ userAgent: DAEMON_USER_AGENT });
-      const logsBefore = agent.logs.length;
+      await setNodeImageSpec(client, node.name, { images: {} });
+      await waitForStatus(client, node.name, (s) => s.desired === 0, {
+        message: 'the agent to report the empty spec',
+      });
+      await removeImages(cri, refs.slice(0, 1));
+      const requestsBefore = await apiRequests();
+      const logsBefore = bench.agent.logs.length;
       const writtenAt = Date.now();
       viaAgent.push(
         await timed(async () => {
-          const seen = watchUntil(env, (s) => s.succeeded === TAGS);
-          await setNodeImageSpec(env.client, NODE, spec);
+          const seen = watchUntil(bench, (s) => s.succeeded === TAGS);
+          await setNodeImageSpec(client, node.name, spec);
           await seen;
         }),
       );
       const pulled = await waitFor(
         () => {
-          const lines = agent.logs.slice(logsBefore).filter((l) => l.msg === 'image pulled');
+          const lines = bench.agent.logs.slice(logsBefore).filter((l) => l.msg === 'image pulled');
           return lines.length >= TAGS ? lines : undefined;
         },
         { timeoutMs: 10_000 },
@@ -97,9 +143,9 @@ export const imagePullerSuite: BenchSuite = {
       pullsDone.push(Math.max(...pulled.map((l) => Date.parse(String(l.time)))) - writtenAt);
       // the events of the last tags may still be in flight when the status is seen: let them land
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      requests.push(env.api.requestCount({ userAgent: DAEMON_USER_AGENT }) - requestsBefore);
+      requests.push((await apiRequests()) - requestsBefore);
     }
-    const criAfter = await criPullTotals(base);
+    const criAfter = await criPullTotals(bench.url);
     const agentCallMean = ((criAfter.seconds - criBefore.seconds) * 1000) / (criAfter.count - criBefore.count);
     const directCallMean = directCallMs.reduce((a, b) => a + b, 0) / directCallMs.length;
     const directMs = percentile(direct, 50);
@@ -109,14 +155,14 @@ export const imagePullerSuite: BenchSuite = {
     const requestsRun = requests[0]!;
 
     context.log(`idle for ${IDLE_WINDOW_MS} ms: API requests beyond the watch`);
-    const idleBefore = env.api.requestCount({ userAgent: DAEMON_USER_AGENT });
+    const idleBefore = await apiRequests();
     await new Promise((resolve) => setTimeout(resolve, IDLE_WINDOW_MS));
-    const idleRequests = env.api.requestCount({ userAgent: DAEMON_USER_AGENT }) - idleBefore;
-    const rss = rssMiB(agent.pid);
+    const idleRequests = (await apiRequests()) - idleBefore;
+    const rss = rssMiB(bench.agent.pid);
 
     const bumps = Math.max(10, Math.round(context.iterations / 4));
     context.log(`spec write → PullImage start, ${bumps} version bumps`);
-    const reaction = await reactionTimes(env, agent, repository, bumps);
+    const reaction = await reactionTimes(bench, repository, bumps);
 
     const figures: Figure[] = [
       {
@@ -166,21 +212,21 @@ export const imagePullerSuite: BenchSuite = {
         unit: 'count',
         note: `${idleRequests} in ${IDLE_WINDOW_MS / 1000} s idle, beyond the open watch`,
       },
-      { name: 'rss.afterRun', value: rss, unit: 'MiB', note: `${DAEMONSET_HEAP_FLAGS}; budget 100 MiB` },
+      { name: 'rss.afterRun', value: rss, unit: 'MiB', note: `${cluster.agentNodeOptions}; budget 100 MiB` },
     ];
-    return figures;
+    return besideEmulator(figures);
   },
 };
 
 async function pushBenchTags(
   context: BenchContext,
-  env: ImagePullerEnv,
+  cluster: RealCluster,
   repository: string,
   tags: readonly string[],
 ): Promise<void> {
-  const source = `docker://${env.cluster.images.busybox1}`;
+  const source = `docker://${cluster.images.busybox1}`;
   for (const tag of tags) {
-    const head = await fetch(`http://${env.cluster.registry}/v2/bench/busybox/manifests/${tag}`, {
+    const head = await fetch(`http://${cluster.registry}/v2/bench/busybox/manifests/${tag}`, {
       method: 'HEAD',
       headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
     });
@@ -197,17 +243,12 @@ async function pushBenchTags(
   }
 }
 
-async function pullAll(
-  env: ImagePullerEnv,
-  refs: readonly string[],
-  parallel: number,
-  callMs: number[],
-): Promise<void> {
+async function pullAll(cri: CriClient, refs: readonly string[], parallel: number, callMs: number[]): Promise<void> {
   const queue = [...refs];
   const worker = async (): Promise<void> => {
     for (let ref = queue.shift(); ref !== undefined; ref = queue.shift()) {
       const start = performance.now();
-      await env.cri.pullImage({ image: { image: ref } }, { timeoutMs: 120_000 });
+      await cri.pullImage({ image: { image: ref } }, { timeoutMs: 120_000 });
       callMs.push(performance.now() - start);
     }
   };
@@ -215,17 +256,14 @@ async function pullAll(
 }
 
 /** Bump the version of one tag `n` times; each time, ms from the spec write to the agent's 'pulling image' log. */
-async function reactionTimes(
-  env: ImagePullerEnv,
-  agent: AgentProcess,
-  repository: string,
-  n: number,
-): Promise<number[]> {
+async function reactionTimes(bench: Bench, repository: string, n: number): Promise<number[]> {
+  const { agent, node } = bench;
+  const client = bench.cluster.admin;
   const samples: number[] = [];
   for (let version = 1; version <= n; version++) {
     const seen = agent.logs.length;
     const writtenAt = Date.now();
-    await setNodeImageSpec(env.client, NODE, {
+    await setNodeImageSpec(client, node, {
       images: {
         [repository]: { tags: [{ tag: 't01', version, pullPolicy: { timeoutSeconds: 60, backoffLimit: 0 } }] },
       },
@@ -237,8 +275,8 @@ async function reactionTimes(
     });
     samples.push(Date.parse(String(line.time)) - writtenAt);
     await waitForStatus(
-      env.client,
-      NODE,
+      client,
+      node,
       (s) => s.imageStatuses?.[repository]?.tags[0]?.version === version && s.succeeded === 1,
     );
   }
@@ -249,10 +287,11 @@ async function reactionTimes(
  * Resolves when a watch on the NodeImage shows a status that satisfies `check` (event-driven, so the bench adds no
  * polling load while it measures).
  */
-async function watchUntil(env: ImagePullerEnv, check: (status: NodeImageStatus) => boolean): Promise<void> {
-  const current = await env.client.get<NodeImageObject>(NODE_IMAGES, NODE);
-  const stream = await env.client.watch<NodeImageObject>(NODE_IMAGES, {
-    fieldSelector: `metadata.name=${NODE}`,
+async function watchUntil(bench: Bench, check: (status: NodeImageStatus) => boolean): Promise<void> {
+  const client = bench.cluster.admin;
+  const current = await client.get<NodeImageObject>(NODE_IMAGES, bench.node);
+  const stream = await client.watch<NodeImageObject>(NODE_IMAGES, {
+    fieldSelector: `metadata.name=${bench.node}`,
     resourceVersion: current.metadata.resourceVersion,
     timeoutSeconds: 120,
   });

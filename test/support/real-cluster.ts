@@ -171,6 +171,8 @@ export interface RealSystem {
   controller: ControllerProcess | undefined;
   /** Start (again) the agent of `node`, after a stop or a kill. */
   startAgent(node: NodeLayout): Promise<RealAgent>;
+  /** Start the controller again, after a stop or a kill: same flags and ports (as a Deployment's new pod behind its Service). */
+  startController(): Promise<ControllerProcess>;
   stop(): Promise<void>;
 }
 
@@ -221,6 +223,14 @@ export async function startSystem(cluster: RealCluster, options: SystemOptions =
       const agent = await startAgentOn(cluster, node, options);
       agents.set(node.name, agent);
       return agent;
+    },
+    async startController() {
+      if (!controller) throw new Error('this system was started without a controller');
+      if (!controller.hasExited) throw new Error('the controller is still running: stop or kill it first');
+      controller = new ControllerProcess(controller.options);
+      system.controller = controller;
+      await controller.ready(60_000);
+      return controller;
     },
     async stop() {
       await Promise.all([...agents.values()].map((a) => a.process.stop()));

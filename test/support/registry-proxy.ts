@@ -1,7 +1,9 @@
 // A small HTTP proxy in front of a test registry, to make pulls slow on purpose: while `stallBlobs` is on, blob
-// responses (/v2/<name>/blobs/...) are held until it is turned off (or the client gives up). Counts manifest and
-// blob requests, so a test can tell how many pulls reached the registry. Loopback only; for containerd, point a
-// certs.d hosts.toml (plain http) at it: writeContainerdHosts().
+// responses (/v2/<name>/blobs/...) are held until it is turned off (or the client gives up); manifest requests from
+// an address in `refuseFrom` are answered 404 (a pull that fails on one node of a real cluster only). Counts
+// manifest and blob requests, so a test can tell how many pulls reached the registry. Listens on loopback unless
+// told an address (the host's node-network address on the real cluster); for containerd, point a certs.d
+// hosts.toml (plain http) at it: writeContainerdHosts().
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import {
   createServer,
@@ -14,9 +16,11 @@ import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 
 export interface RegistryProxy {
-  /** 127.0.0.1:PORT */
+  /** ADDRESS:PORT (127.0.0.1 unless told) */
   host: string;
   stallBlobs: boolean;
+  /** Client addresses whose manifest requests get 404 (MANIFEST_UNKNOWN). */
+  readonly refuseFrom: Set<string>;
   /** GET/HEAD of manifests, by repository:reference. */
   manifestRequests(): number;
   blobRequests(): number;
@@ -25,13 +29,14 @@ export interface RegistryProxy {
   close(): Promise<void>;
 }
 
-export async function startRegistryProxy(upstream: string): Promise<RegistryProxy> {
+export async function startRegistryProxy(upstream: string, listenAddress = '127.0.0.1'): Promise<RegistryProxy> {
   const [upstreamHost, upstreamPort] = upstream.split(':');
   let manifests = 0;
   let blobs = 0;
   const held = new Set<() => void>();
   const sockets = new Set<Socket>();
   const state = { stallBlobs: false };
+  const refuseFrom = new Set<string>();
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const upstreamReq = httpRequest(
@@ -57,7 +62,13 @@ export async function startRegistryProxy(upstream: string): Promise<RegistryProx
 
   const server: Server = createServer((req, res) => {
     const path = req.url ?? '';
-    if (/\/manifests\//.test(path)) manifests++;
+    const isManifest = /\/manifests\//.test(path);
+    if (isManifest) manifests++;
+    if (isManifest && refuseFrom.has(normalAddress(req.socket.remoteAddress))) {
+      const body = JSON.stringify({ errors: [{ code: 'MANIFEST_UNKNOWN', message: 'manifest unknown (refused)' }] });
+      res.writeHead(404, { 'content-type': 'application/json' }).end(body);
+      return;
+    }
     const isBlob = /\/blobs\/sha/.test(path);
     if (isBlob) blobs++;
     if (isBlob && state.stallBlobs) {
@@ -75,11 +86,12 @@ export async function startRegistryProxy(upstream: string): Promise<RegistryProx
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, listenAddress, resolve));
   const port = (server.address() as AddressInfo).port;
 
   return {
-    host: `127.0.0.1:${port}`,
+    host: `${listenAddress}:${port}`,
+    refuseFrom,
     get stallBlobs() {
       return state.stallBlobs;
     },
@@ -96,6 +108,11 @@ export async function startRegistryProxy(upstream: string): Promise<RegistryProx
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** An IPv4 peer address as `10.0.0.1`, also when the socket reports it IPv4-mapped (`::ffff:10.0.0.1`). */
+function normalAddress(address: string | undefined): string {
+  return (address ?? '').replace(/^::ffff:/, '');
 }
 
 /** containerd reads <certsDir>/<host>/hosts.toml on every pull: make `host` a plain-http registry. Returns a remover. */

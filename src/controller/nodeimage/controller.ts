@@ -1,15 +1,21 @@
 // nodeimage controller: one NodeImage per Node (created once the Node has been Ready for a delay, labels copied,
 // deleted with its Node), spec garbage collection (tags without createdAt, tags whose ImagePullJobs are gone, tags
-// past their TTL) and the status fallback (tags whose node never answered or overran the deadline marked Failed).
+// past their TTL, pull-secret references to copies that were deleted) and the status fallback (tags whose node never answered or overran the deadline marked Failed).
 // Every spec write is a fresh read + resourceVersion-checked update; status writes are resourceVersion-checked too.
 import type { Logger } from 'pino';
-import { EVENT_REASON_PULL_IMAGE_FAILED, FAKE_NODE_IMAGE_LABEL, VIRTUAL_KUBELET_LABEL } from '../../api/constants.js';
+import {
+  EVENT_REASON_PULL_IMAGE_FAILED,
+  FAKE_NODE_IMAGE_LABEL,
+  KRUISE_DAEMON_CONFIG_NAMESPACE,
+  VIRTUAL_KUBELET_LABEL,
+} from '../../api/constants.js';
 import { VIRTUAL_KUBELET_LABEL_VALUE } from '../../api/constants.js';
 import type { KubeClient } from '../../kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import type { KubeMetrics } from '../../kube/metrics.js';
+import { CoreResources } from '../../kube/resource.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import type { Clock } from '../../util/clock.js';
 import {
@@ -18,16 +24,30 @@ import {
   type ImagePullJobObject,
   type NodeImageObject,
   type NodeObject,
+  type SecretObject,
 } from '../resources.js';
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
 import { parseTime } from '../shared/time.js';
-import { collectSpecGarbage, isImagePullJobRef } from './spec-gc.js';
+import { collectSpecGarbage, isImagePullJobRef, isSecretCopyRef } from './spec-gc.js';
 import { RESPONSE_TIMEOUT_MS, statusWithFallback } from './status-fallback.js';
 
 /** Index of the NodeImage cache: UIDs of the ImagePullJobs owning any of its tags. */
 export const OWNER_UID_INDEX = 'ownerUid';
+
+/** Index of the NodeImage cache: names of the pull-secret copies its images name. */
+export const SECRET_COPY_INDEX = 'secretCopy';
+
+export function secretCopiesOf(nodeImage: NodeImageObject): string[] {
+  const names = new Set<string>();
+  for (const image of Object.values(nodeImage.spec?.images ?? {})) {
+    for (const ref of Array.isArray(image.pullSecrets) ? image.pullSecrets : []) {
+      if (isSecretCopyRef(ref)) names.add(ref.name ?? '');
+    }
+  }
+  return [...names];
+}
 
 export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
   const uids = new Set<string>();
@@ -42,6 +62,8 @@ export interface NodeImageControllerOptions {
   nodes: Informer<NodeObject>;
   nodeImages: Informer<NodeImageObject>;
   jobs: Informer<ImagePullJobObject>;
+  /** The pull-secret copies (the secrets informer on kruise-daemon-config). */
+  secretCopies: Informer<SecretObject>;
   events: EventRecorder;
   clock: Clock;
   logger: Logger;
@@ -105,6 +127,15 @@ export class NodeImageController {
         },
         onDelete: (job) => this.enqueueOwnedBy(job),
       }),
+      // A copy deleted (no job needs it any more): the NodeImages naming it drop the reference.
+      this.o.secretCopies.addHandlers({
+        onDelete: (copy) => {
+          const name = copy.metadata?.name;
+          if (!name) return;
+          for (const ni of this.o.nodeImages.store.byIndex(SECRET_COPY_INDEX, name))
+            this.loop.add(ni.metadata.name ?? '');
+        },
+      }),
     );
     this.loop.start();
   }
@@ -158,11 +189,9 @@ export class NodeImageController {
     if (nodeImage.metadata.deletionTimestamp) return;
 
     const goneJobUids = await this.goneJobUids(nodeImage);
-    const plan = collectSpecGarbage(structuredClone(nodeImage), {
-      nodeLabels: node.metadata?.labels ?? {},
-      goneJobUids,
-      now,
-    });
+    const goneSecretCopies = await this.goneSecretCopies(nodeImage);
+    const gcInput = { nodeLabels: node.metadata?.labels ?? {}, goneJobUids, goneSecretCopies, now };
+    const plan = collectSpecGarbage(structuredClone(nodeImage), gcInput);
     if (plan.changed) {
       const { written } = await updateFromFresh<NodeImageObject>(
         this.o.client,
@@ -170,10 +199,16 @@ export class NodeImageController {
         name,
         undefined,
         (draft) => {
-          const fresh = collectSpecGarbage(draft, { nodeLabels: node.metadata?.labels ?? {}, goneJobUids, now });
+          const fresh = collectSpecGarbage(draft, { ...gcInput, now });
           for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
           if (fresh.collected.length > 0)
             this.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
+          if (fresh.droppedSecrets.length > 0) {
+            this.logger.info(
+              { node: name, pullSecrets: fresh.droppedSecrets },
+              'NodeImage pull-secret references to deleted copies dropped',
+            );
+          }
           return fresh.changed;
         },
       );
@@ -226,6 +261,27 @@ export class NodeImageController {
             // other errors: keep the owner (we cannot tell)
           }
         }
+      }
+    }
+    return gone;
+  }
+
+  /**
+   * Pull-secret copies named in the spec that are gone: not in the cache and a GET says 404 (a copy just created
+   * may not be cached yet). The controller deletes a copy only once no job references it; a job that needs it
+   * again makes a new copy and puts the reference back.
+   */
+  private async goneSecretCopies(nodeImage: NodeImageObject): Promise<Set<string>> {
+    const gone = new Set<string>();
+    for (const name of secretCopiesOf(nodeImage)) {
+      if (this.o.secretCopies.get(`${KRUISE_DAEMON_CONFIG_NAMESPACE}/${name}`)) continue;
+      try {
+        await this.o.client.get<SecretObject>(CoreResources.secrets, name, {
+          namespace: KRUISE_DAEMON_CONFIG_NAMESPACE,
+        });
+      } catch (err) {
+        if (isNotFound(err)) gone.add(name);
+        // other errors: keep the reference (we cannot tell)
       }
     }
     return gone;

@@ -1,10 +1,16 @@
 // Garbage collection of a NodeImage's spec (pure): node labels copied over; tags without createdAt dropped; owner
 // references to ImagePullJobs that are gone dropped, and a tag whose owners are all gone dropped; a tag finished
-// longer ago than its ttlSecondsAfterFinished dropped; an image without tags left removed. Works on a draft that the
-// caller writes back (from a fresh read), and says when to look again for a TTL that has not run out yet.
-import { IMAGE_PULL_JOB, KRUISE_GROUP } from '../../api/constants.js';
+// longer ago than its ttlSecondsAfterFinished dropped; an image without tags left removed; a pull-secret reference
+// to a copy the controller deleted (no job needs it any more) dropped. Works on a draft that the caller writes back
+// (from a fresh read), and says when to look again for a TTL that has not run out yet.
+import {
+  IMAGE_PULL_JOB,
+  KRUISE_DAEMON_CONFIG_NAMESPACE,
+  KRUISE_GROUP,
+  REFERENCE_OBJECT_MODE_BATCH,
+} from '../../api/constants.js';
 import type { ObjectReference } from '../../api/meta.js';
-import type { ImageTagSpec, NodeImage } from '../../api/nodeimage.js';
+import type { ImageSpec, ImageTagSpec, NodeImage, ReferenceObject } from '../../api/nodeimage.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { parseTime } from '../shared/time.js';
 
@@ -21,14 +27,27 @@ export interface SpecGcInput {
   nodeLabels?: Record<string, string>;
   /** UIDs of ImagePullJobs known to be gone. */
   goneJobUids: ReadonlySet<string>;
+  /** Names of pull-secret copies (in kruise-daemon-config) known to be gone. */
+  goneSecretCopies?: ReadonlySet<string>;
   now: number;
 }
 
 export interface SpecGcResult {
   changed: boolean;
   collected: CollectedTag[];
+  /** Pull-secret references dropped because their copy is gone. */
+  droppedSecrets: { image: string; name: string }[];
   /** A TTL still running: look again after this many ms. */
   requeueAfterMs?: number;
+}
+
+/** Is this reference one of the controller's pull-secret copies (mode batch, in kruise-daemon-config)? */
+export function isSecretCopyRef(ref: ReferenceObject): boolean {
+  return (
+    ref.mode === REFERENCE_OBJECT_MODE_BATCH &&
+    (ref.namespace || KRUISE_DAEMON_CONFIG_NAMESPACE) === KRUISE_DAEMON_CONFIG_NAMESPACE &&
+    Boolean(ref.name)
+  );
 }
 
 /** Is this tag owner an ImagePullJob (any served version)? Other owners are kept as they are. */
@@ -38,7 +57,7 @@ export function isImagePullJobRef(ref: ObjectReference): boolean {
 }
 
 export function collectSpecGarbage(draft: NodeImage, input: SpecGcInput): SpecGcResult {
-  const result: SpecGcResult = { changed: false, collected: [] };
+  const result: SpecGcResult = { changed: false, collected: [], droppedSecrets: [] };
   if (input.nodeLabels && !jsonEqual(draft.metadata.labels ?? {}, input.nodeLabels)) {
     draft.metadata.labels = { ...input.nodeLabels };
     result.changed = true;
@@ -46,6 +65,7 @@ export function collectSpecGarbage(draft: NodeImage, input: SpecGcInput): SpecGc
   const images = draft.spec?.images;
   if (!images) return result;
   for (const [name, image] of Object.entries(images)) {
+    dropGoneSecretCopies(name, image, input, result);
     const statusTags = draft.status?.imageStatuses?.[name]?.tags ?? [];
     const kept: ImageTagSpec[] = [];
     for (const tag of Array.isArray(image.tags) ? image.tags : []) {
@@ -87,4 +107,18 @@ function collectReason(
     }
   }
   return undefined;
+}
+
+function dropGoneSecretCopies(name: string, image: ImageSpec, input: SpecGcInput, result: SpecGcResult): void {
+  const gone = input.goneSecretCopies;
+  if (!gone || gone.size === 0 || !Array.isArray(image.pullSecrets)) return;
+  const kept = image.pullSecrets.filter((ref) => {
+    const drop = isSecretCopyRef(ref) && gone.has(ref.name ?? '');
+    if (drop) result.droppedSecrets.push({ image: name, name: ref.name ?? '' });
+    return !drop;
+  });
+  if (kept.length === image.pullSecrets.length) return;
+  result.changed = true;
+  if (kept.length === 0) delete image.pullSecrets;
+  else image.pullSecrets = kept;
 }

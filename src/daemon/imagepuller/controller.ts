@@ -129,10 +129,11 @@ export class ImagePullController {
     });
   }
 
-  /** Health check: fails until the NodeImage informer has listed once. */
+  /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
   readonly checkSynced = (): void => {
-    if (!this.informer.hasSynced())
-      throw new Error(`the NodeImage informer (metadata.name=${this.options.nodeName}) has not synced yet`);
+    const reason = this.informer.notSyncedReason();
+    if (reason !== undefined)
+      throw new Error(`the NodeImage informer (metadata.name=${this.options.nodeName}) ${reason}`);
   };
 
   async stop(): Promise<void> {
@@ -318,7 +319,7 @@ export class ImagePullController {
         ? ([
             'Normal',
             EVENT_REASON_PULL_IMAGE_SUCCEED,
-            `Image ${image}, elapsedTime ${(seconds ?? 0).toFixed(3)}s`,
+            `Image ${image}, elapsedTime ${(seconds ?? 0).toFixed(3)}s${status.message ? ` (${status.message})` : ''}`,
           ] as const)
         : (['Warning', EVENT_REASON_PULL_IMAGE_FAILED, `Image ${image} ${status.message ?? 'failed'}`] as const);
     this.events.event(nodeImage, type, reason, message, NODE_IMAGES);

@@ -1,6 +1,7 @@
 // Pull secrets for the agent: read only from namespace kruise-daemon-config (the agent's RBAC allows nothing
-// else), by GET, each kept for a short while so a burst of pulls costs one request per secret. Nothing of a
-// secret's content is ever logged or put into a message.
+// else), by GET, each kept for a short while so a burst of pulls costs one request per secret. A secret that does
+// not exist is skipped and named (a NodeImage may still name a copy the controller deleted; OpenKruise skips it
+// too). Nothing of a secret's content is ever logged or put into a message.
 import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../api/constants.js';
 import type { ReferenceObject } from '../../api/nodeimage.js';
 import type { Clock } from '../../util/clock.js';
@@ -14,8 +15,16 @@ export const DEFAULT_SECRET_CACHE_MS = 60_000;
 interface CacheEntry {
   at: number;
   credentials?: RegistryCredential[];
-  /** Why the secret cannot be used (missing, malformed); cached like a good answer. */
+  /** The secret does not exist; cached like a good answer. */
+  missing?: boolean;
+  /** Why the secret cannot be used (malformed); cached like a good answer. */
   problem?: string;
+}
+
+export interface PullSecretCredentials {
+  credentials: RegistryCredential[];
+  /** Names of referenced secrets that do not exist in kruise-daemon-config (skipped). */
+  missing: string[];
 }
 
 export class PullSecretProblem extends Error {
@@ -33,11 +42,12 @@ export class PullSecretStore {
   ) {}
 
   /**
-   * The credentials of every referenced secret, in order. Throws PullSecretProblem naming the first secret that
-   * is outside kruise-daemon-config, missing or malformed. API failures other than not-found are thrown as is.
+   * The credentials of every referenced secret that exists, in order, and the names of those that do not. Throws
+   * PullSecretProblem naming the first secret that is outside kruise-daemon-config or malformed. API failures
+   * other than not-found are thrown as is.
    */
-  async credentials(refs: readonly ReferenceObject[] | undefined): Promise<RegistryCredential[]> {
-    const out: RegistryCredential[] = [];
+  async credentials(refs: readonly ReferenceObject[] | undefined): Promise<PullSecretCredentials> {
+    const out: PullSecretCredentials = { credentials: [], missing: [] };
     for (const ref of refs ?? []) {
       const namespace = ref.namespace || KRUISE_DAEMON_CONFIG_NAMESPACE;
       const name = ref.name ?? '';
@@ -50,7 +60,8 @@ export class PullSecretStore {
       }
       const entry = await this.entry(name);
       if (entry.problem !== undefined) throw new PullSecretProblem(entry.problem);
-      out.push(...(entry.credentials ?? []));
+      if (entry.missing) out.missing.push(name);
+      else out.credentials.push(...(entry.credentials ?? []));
     }
     return out;
   }
@@ -58,6 +69,11 @@ export class PullSecretStore {
   /** Drop cached copies (a pull failed with the credentials: maybe the secret was updated). */
   forget(refs: readonly ReferenceObject[] | undefined): void {
     for (const ref of refs ?? []) if (ref.name) this.cache.delete(ref.name);
+  }
+
+  /** Drop cached answers for these secret names (a pull failed without them: they may have been copied in since). */
+  forgetNames(names: readonly string[]): void {
+    for (const name of names) this.cache.delete(name);
   }
 
   private async entry(name: string): Promise<CacheEntry> {
@@ -76,7 +92,7 @@ export class PullSecretStore {
     const at = this.clock.now();
     let entry: CacheEntry;
     if (!secret) {
-      entry = { at, problem: `pull secret ${KRUISE_DAEMON_CONFIG_NAMESPACE}/${name} not found` };
+      entry = { at, missing: true };
     } else {
       try {
         entry = { at, credentials: credentialsOfSecret(secret) };
@@ -87,4 +103,9 @@ export class PullSecretStore {
     this.cache.set(name, entry);
     return entry;
   }
+}
+
+/** How a skipped (missing) secret is named in a tag's status message and in events. */
+export function skippedSecretsMessage(names: readonly string[]): string {
+  return names.map((name) => `pull secret ${KRUISE_DAEMON_CONFIG_NAMESPACE}/${name} not found, skipped`).join('; ');
 }

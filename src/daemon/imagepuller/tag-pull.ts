@@ -1,8 +1,13 @@
 // One (image, tag, version) of the NodeImage being pulled: Waiting (for a node slot) → Pulling (startTime) →
 // Succeeded (imageID, completionTime, progress 100) or Failed (message). backoffLimit+1 attempts with a 1 s → 30 s
 // backoff between them; timeoutSeconds bounds each attempt (the CRI deadline), activeDeadlineSeconds the whole
-// pull from its start. abort() stops it at once: the CRI call is cancelled and nothing more is reported.
-import { PULLING_IMAGE_BY_ANNOTATION, PULLING_IMAGE_BY_VALUE } from '../../api/constants.js';
+// pull from its start. abort() stops it at once: the CRI call is cancelled and nothing more is reported. A pull
+// secret that does not exist is skipped (a warning, and the tag's status message names it).
+import {
+  KRUISE_DAEMON_CONFIG_NAMESPACE,
+  PULLING_IMAGE_BY_ANNOTATION,
+  PULLING_IMAGE_BY_VALUE,
+} from '../../api/constants.js';
 import { pullReference, repositoryName, tryParseNameAndTag, type ImageReference } from '../../api/image-reference.js';
 import type { ObjectReference, Time } from '../../api/meta.js';
 import type {
@@ -25,7 +30,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
 import type { ImagePullMetrics } from './metrics.js';
-import { PullSecretProblem, type PullSecretStore } from './pull-secrets.js';
+import { PullSecretProblem, skippedSecretsMessage, type PullSecretStore } from './pull-secrets.js';
 import type { PullSlots, ReleaseSlot } from './pull-slots.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 600;
@@ -95,6 +100,10 @@ export class TagPull {
   private readonly stop = new AbortController();
   private finished = false;
   private readonly log: Logger;
+  /** Missing pull secrets the last attempt went without (named in the status message). */
+  private skippedSecrets: string[] = [];
+  /** Missing pull secrets already logged by this pull (one warning each). */
+  private readonly warnedSecrets = new Set<string>();
   /** Resolves when the pull has ended (finished or aborted) and let go of its slot. */
   readonly done: Promise<void>;
 
@@ -224,6 +233,7 @@ export class TagPull {
       );
     }, budgetMs);
     const signal = AbortSignal.any([this.stop.signal, timer.signal]);
+    this.skippedSecrets = [];
     const endsAt = this.deps.clock.now() + budgetMs;
     // the CRI deadline is a little later than our own timer, so a cut says which limit was hit
     const remaining = (): number => Math.max(1, endsAt - this.deps.clock.now()) + 1000;
@@ -241,10 +251,9 @@ export class TagPull {
         }
         let credentials: RegistryCredential[];
         try {
-          credentials = credentialsFor(
-            repositoryName(reference),
-            await this.deps.secrets.credentials(this.spec.pullSecrets),
-          );
+          const read = await this.deps.secrets.credentials(this.spec.pullSecrets);
+          this.skipMissing(read.missing);
+          credentials = credentialsFor(repositoryName(reference), read.credentials);
         } catch (err) {
           // read the secrets again next time: the controller may copy a missing secret in at any moment
           this.deps.secrets.forget(this.spec.pullSecrets);
@@ -289,6 +298,8 @@ export class TagPull {
         );
       }
     } catch (err) {
+      // a secret that was missing may be copied in before the next attempt: read it again then
+      this.deps.secrets.forgetNames(this.skippedSecrets);
       if (timer.signal.aborted && !this.stop.signal.aborted && timer.signal.reason instanceof AttemptTimeout) {
         throw timer.signal.reason;
       }
@@ -326,6 +337,19 @@ export class TagPull {
     }
   }
 
+  /** Go on without the secrets that do not exist; warn once per secret, name them in the status. */
+  private skipMissing(names: string[]): void {
+    this.skippedSecrets = names;
+    for (const name of names) {
+      if (this.warnedSecrets.has(name)) continue;
+      this.warnedSecrets.add(name);
+      this.log.warn(
+        { secret: `${KRUISE_DAEMON_CONFIG_NAMESPACE}/${name}` },
+        'pull secret not found; pulling without it',
+      );
+    }
+  }
+
   private succeed(imageId: string, startedAt: number, present: boolean): void {
     if (this.stop.signal.aborted) return;
     const now = this.deps.clock.now();
@@ -338,6 +362,7 @@ export class TagPull {
       completionTime: rfc3339(now),
       version: this.spec.version,
       ...(imageId && { imageID: `${this.spec.imageName}@${imageId}` }),
+      ...(this.skippedSecrets.length > 0 && { message: skippedSecretsMessage(this.skippedSecrets) }),
     });
     this.log.info({ present, ms: now - startedAt }, 'image pulled');
     this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds: (now - startedAt) / 1000, present });
@@ -347,15 +372,16 @@ export class TagPull {
     if (this.stop.signal.aborted) return;
     this.finished = true;
     const now = this.deps.clock.now();
+    const skipped = this.skippedSecrets.length > 0 ? `; ${skippedSecretsMessage(this.skippedSecrets)}` : '';
     this.update({
       tag: this.spec.tag,
       phase: 'Failed',
       ...(startedAt !== undefined && { startTime: rfc3339(startedAt) }),
       completionTime: rfc3339(now),
       version: this.spec.version,
-      message,
+      message: message + skipped,
     });
-    this.log.warn({ err: message }, 'image pull failed');
+    this.log.warn({ err: message + skipped }, 'image pull failed');
     this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds, present: false });
   }
 

@@ -83,6 +83,8 @@ export class Informer<T extends KubeObject> {
   private stream?: WatchStream<T>;
   private lastEventAt = 0;
   private isSynced = false;
+  /** Why the last list failed (cleared by a list that succeeds). */
+  private lastListError: string | undefined;
   private resolveSynced!: () => void;
   private rejectSynced!: (err: Error) => void;
   /** Resolves once the first list is in the cache and handed to the handlers; rejects if stopped before that. */
@@ -140,6 +142,14 @@ export class Informer<T extends KubeObject> {
     return this.isSynced;
   }
 
+  /** Undefined once synced; else `has not synced yet`, with the error of the last failed list (for health checks). */
+  notSyncedReason(): string | undefined {
+    if (this.isSynced) return undefined;
+    return this.lastListError === undefined
+      ? 'has not synced yet'
+      : `has not synced yet; the last list failed: ${this.lastListError}`;
+  }
+
   /** The resourceVersion the next watch resumes from. */
   get resourceVersion(): string {
     return this.rv;
@@ -178,7 +188,8 @@ export class Informer<T extends KubeObject> {
           if (this.stopped) break;
           // A 410 on the list itself (expired continue token): the next list is a fresh consistent one.
           if (isGone(err)) relist = 'gone';
-          this.logger.warn({ err: errorMessage(err) }, 'list failed; backing off');
+          this.lastListError = errorMessage(err);
+          this.logger.warn({ err: this.lastListError }, 'list failed; backing off');
           await this.pause();
           continue;
         }
@@ -229,6 +240,7 @@ export class Informer<T extends KubeObject> {
     this.rv = rv ?? '';
     this.lastEventAt = this.clock.now();
     this.backoff.reset();
+    this.lastListError = undefined;
     if (!this.isSynced) {
       this.isSynced = true;
       this.resolveSynced();

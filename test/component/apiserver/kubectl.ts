@@ -1,6 +1,5 @@
-// emulator: the subject under test (the emulator's own component tests)
-// Runs the real kubectl (/usr/bin/kubectl, a version dispatcher) against an emulator, with a private kubeconfig
-// and a fresh cache directory per emulator instance (kubectl caches discovery and /version for hours).
+// Runs the real kubectl (/usr/bin/kubectl, a version dispatcher) against an emulator or a real kube-apiserver, with a
+// private kubeconfig and a fresh cache directory per instance (kubectl caches discovery and /version for hours).
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,8 +22,16 @@ export class Kubectl {
     const dir = await mkdtemp(join(tmpdir(), 'kubectl-emu-'));
     const kubeconfig = join(dir, 'kubeconfig');
     await writeKubeconfig(kubeconfig, url);
-    const env = { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache'), HOME: dir };
-    return new Kubectl(dir, env);
+    return Kubectl.inDir(dir, kubeconfig);
+  }
+
+  /** With a kubeconfig that exists (a real cluster's); the cache is fresh all the same. */
+  static async forKubeconfig(kubeconfig: string): Promise<Kubectl> {
+    return Kubectl.inDir(await mkdtemp(join(tmpdir(), 'kubectl-')), kubeconfig);
+  }
+
+  private static inDir(dir: string, kubeconfig: string): Kubectl {
+    return new Kubectl(dir, { ...process.env, KUBECONFIG: kubeconfig, KUBECACHEDIR: join(dir, 'cache'), HOME: dir });
   }
 
   run(args: string[], stdin?: string): Promise<KubectlResult> {

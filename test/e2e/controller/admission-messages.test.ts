@@ -1,15 +1,17 @@
 // What a user sees when kubectl apply sends a bad ContainerRecreateRequest, NodeImage, ImagePullJob or
-// ImageListPullJob: the real kubectl against the API emulator (which runs mutating webhooks, then the CRD schema,
-// then validating webhooks, as kube-apiserver does) and the controller as a real process serving the webhooks.
+// ImageListPullJob: the real kubectl against the real kube-apiserver (mutating webhooks, then the CRD schema, then
+// validating webhooks) and the controller as a real process (its ServiceAccount's token) serving the webhooks.
 // Each denial names the field, what was given and what is allowed, and only the rules that failed.
 import assert from 'node:assert/strict';
-import { rm } from 'node:fs/promises';
-import { IMAGE_PULL_JOBS } from '../../../src/controller/resources.js';
+import { IMAGE_PULL_JOBS, NODE_IMAGES } from '../../../src/controller/resources.js';
 import { CRR_RESOURCE } from '../../../src/daemon/containerrecreate/controller.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import { Kubectl } from '../../component/apiserver/kubectl.js';
+import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
+import { freshNamespace, removeNamespace } from '../../support/real-images.js';
 import { waitFor } from '../../support/wait.js';
-import { startControllerEnv, type ControllerEnv } from './controller-env.js';
+
+const NS = 'e2e-admission';
 
 const CRR_WEBHOOK = 'admission webhook "mcontainerrecreaterequest.kb.io" denied the request: ';
 const NODE_IMAGE_WEBHOOK = 'admission webhook "vnodeimage.kb.io" denied the request: ';
@@ -19,7 +21,7 @@ const LIST_JOB_WEBHOOK = 'admission webhook "vimagelistpulljob.kb.io" denied the
 function crr(name: string, spec: string): string {
   return `apiVersion: apps.kruise.io/v1alpha1
 kind: ContainerRecreateRequest
-metadata: {name: ${name}, namespace: default}
+metadata: {name: ${name}, namespace: ${NS}}
 spec: ${spec}
 `;
 }
@@ -36,21 +38,23 @@ function job(kind: 'ImagePullJob' | 'ImageListPullJob', name: string, spec: stri
   const image = kind === 'ImagePullJob' ? 'image: "busybox:1.0"' : 'images: ["busybox:1.0"]';
   return `apiVersion: apps.kruise.io/v1alpha1
 kind: ${kind}
-metadata: {name: ${name}, namespace: default}
+metadata: {name: ${name}, namespace: ${NS}}
 spec: {${image}, ${spec}}
 `;
 }
 
 describe('kruise-controller e2e: admission messages through kubectl apply', function () {
   this.timeout(120_000);
-  let env: ControllerEnv;
+  let cluster: RealCluster;
+  let system: RealSystem;
   let kubectl: Kubectl;
 
   before(async () => {
-    env = await startControllerEnv();
-    await env.startController();
-    kubectl = await Kubectl.forServer(env.api.url);
-    // /readyz says the configurations are written; wait until the emulator calls both kinds of webhook.
+    cluster = await useRealCluster();
+    await freshNamespace(cluster.admin, NS);
+    system = await startSystem(cluster, { nodes: [] });
+    kubectl = await Kubectl.forKubeconfig(cluster.adminKubeconfig);
+    // /readyz says the configurations are written; wait until kube-apiserver calls both kinds of webhook.
     await waitFor(
       async () => {
         const denied = async (create: Promise<unknown>): Promise<boolean> =>
@@ -59,26 +63,28 @@ describe('kruise-controller e2e: admission messages through kubectl apply', func
             (err: unknown) => err instanceof ApiError && /admission webhook/.test(err.message),
           );
         const crrDenied = await denied(
-          env.client.create(CRR_RESOURCE, {
-            metadata: { name: 'probe', namespace: 'default' },
+          cluster.admin.create(CRR_RESOURCE, {
+            metadata: { name: 'probe', namespace: NS },
             spec: { podName: '', containers: [] },
           }),
         );
         const jobDenied = await denied(
-          env.client.create(IMAGE_PULL_JOBS, {
-            metadata: { name: 'probe', namespace: 'default' },
+          cluster.admin.create(IMAGE_PULL_JOBS, {
+            metadata: { name: 'probe', namespace: NS },
             spec: { image: '', completionPolicy: {} },
           }),
         );
         return crrDenied && jobDenied;
       },
-      { timeoutMs: 30_000, message: 'the emulator to call the controller webhooks' },
+      { timeoutMs: 30_000, message: 'kube-apiserver to call the controller webhooks' },
     );
   });
 
   after(async () => {
-    if (kubectl) await rm(kubectl.dir, { recursive: true, force: true });
-    await env?.close();
+    await kubectl?.cleanup();
+    if (cluster) await removeNamespace(cluster.admin, NS);
+    await system?.stop();
+    await cluster?.admin.delete(NODE_IMAGES, 'no-ttl').catch(() => undefined);
   });
 
   /** kubectl apply of a manifest that must be denied: its one-line error, after kubectl's own prefix. */

@@ -95,6 +95,10 @@ export class ControllerProcess {
     return this.child.pid!;
   }
 
+  get hasExited(): boolean {
+    return this.done;
+  }
+
   get statusUrl(): string {
     return `http://${this.options.host ?? '127.0.0.1'}:${this.options.statusPort}`;
   }

@@ -1,3 +1,4 @@
+// emulator: it tests the API emulator's own webhook calls (test infrastructure), not our controller on a cluster.
 // The API emulator calling admission webhooks as kube-apiserver does, against the controller's own HTTPS webhook
 // server (test handlers): JSON patches applied in order, denials with the webhook's code and message, failurePolicy,
 // timeoutSeconds, caBundle verification, namespaceSelector, mutating before validating.

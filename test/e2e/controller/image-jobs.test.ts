@@ -1,36 +1,38 @@
-// kruise-controller end to end: the controller as a real process against the API emulator (which calls its
-// admission webhooks over HTTPS), three Nodes: the first served by the real agent (kruise-daemon process) on the
-// local cluster's containerd and registries, the other two by the agent's test double.
+// kruise-controller end to end on the real cluster: the controller as a real process with its ServiceAccount's
+// token (kube-apiserver calls its admission webhooks over HTTPS, RBAC enforced; the pull-secret reader ClusterRole
+// bound in the test's namespace), the real agent in each of the two nodes pulling through the node's containerd from
+// the cluster's registries; a registry proxy of ours refuses the second node's pulls of one image.
 import assert from 'node:assert/strict';
 import { ApiError, isNotFound } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import {
   IMAGE_LIST_PULL_JOBS,
   IMAGE_PULL_JOBS,
+  MUTATING_WEBHOOK_CONFIGURATIONS,
   NODE_IMAGES,
   type ImageListPullJobObject,
   type ImagePullJobObject,
   type NodeImageObject,
   type SecretObject,
 } from '../../../src/controller/resources.js';
-import { AgentProcess, httpGet } from '../../component/daemon/agent-process.js';
-import { useCluster, type ClusterEnv } from '../../support/cluster.js';
-import { FakeAgent } from '../../support/fake-agent.js';
-import { waitFor } from '../../support/wait.js';
 import {
-  createReadyNode,
-  getJob,
-  getListJob,
-  getNodeImage,
-  startControllerEnv,
-  waitForJob,
-  type ControllerEnv,
-} from './controller-env.js';
+  MUTATING_CONFIGURATION_NAME,
+  type WebhookConfiguration,
+} from '../../../src/controller/webhook/configurations.js';
+import { httpGet } from '../../component/daemon/agent-process.js';
+import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
+import {
+  freshNamespace,
+  grantPullSecretReader,
+  nodeRegistryProxy,
+  removeNamespace,
+  splitReference as split,
+  type NodeRegistryProxy,
+} from '../../support/real-images.js';
+import { waitFor } from '../../support/wait.js';
+import { getJob, getListJob, getNodeImage, waitForJob } from './controller-env.js';
 
-const NODES = ['kd-ctl-node-a', 'kd-ctl-node-b', 'kd-ctl-node-c'];
-/** Served by the real agent; the others by the test double. */
-const REAL_NODE = NODES[0]!;
-const NS = 'default';
+const NS = 'e2e-image-jobs';
 const REG = 'registry.invalid:5000';
 
 function job(name: string, spec: Partial<ImagePullJobObject['spec']> & { image: string }): ImagePullJobObject {
@@ -44,68 +46,77 @@ function tagOf(ni: NodeImageObject | undefined, image: string, tag: string) {
   return ni?.spec?.images?.[image]?.tags.find((t) => t.tag === tag);
 }
 
-describe('kruise-controller e2e: image jobs', function () {
-  this.timeout(180_000);
-  let env: ControllerEnv;
-  let agent: FakeAgent;
-  let realAgent: AgentProcess;
-  let cluster: ClusterEnv;
-  /** NodeImage key and tag of a real test image (`127.0.0.1:PORT/test/busybox`, `1.0`). */
-  const split = (ref: string): { image: string; tag: string } => {
-    const i = ref.lastIndexOf(':');
-    return { image: ref.slice(0, i), tag: ref.slice(i + 1) };
-  };
+describe('kruise-controller e2e: image jobs on the real cluster', function () {
+  this.timeout(240_000);
+  let cluster: RealCluster;
+  let system: RealSystem;
+  let refusing: NodeRegistryProxy;
+  let NODES: string[];
+  /** The first node, in name order (jobs fill nodes in that order). */
+  let REAL_NODE: string;
+  const client = () => cluster.admin;
+  const controller = () => system.controller!;
 
   before(async () => {
-    cluster = await useCluster();
-    env = await startControllerEnv();
-    for (const [i, node] of NODES.entries()) await createReadyNode(env.client, node, { zone: i === 0 ? 'z1' : 'z2' });
-    agent = new FakeAgent({
-      client: env.client,
-      serves: (node) => NODES.includes(node) && node !== REAL_NODE,
-      delayMs: 300,
-      fail: (node, image) => (image.endsWith('/fails') && node === NODES[2] ? 'pulling image is canceled' : undefined),
-    });
-    await agent.start();
-    realAgent = new AgentProcess({
-      args: ['--addr', '127.0.0.1:0'],
-      env: {
-        NODE_NAME: REAL_NODE,
-        KUBECONFIG: env.kubeconfig,
-        RUNTIME_SOCKET: cluster.runtimeSocket,
-        LOG_LEVEL: 'info',
-      },
-    });
-    await realAgent.baseUrl();
-    await env.startController();
+    cluster = await useRealCluster();
+    NODES = cluster.nodes.map((n) => n.name);
+    REAL_NODE = NODES[0]!;
+    await freshNamespace(client(), NS);
+    await grantPullSecretReader(client(), NS);
+    // the NodeImages are made by this run's controller, from the Nodes (a kept cluster may hold earlier ones)
+    for (const node of NODES) {
+      await client()
+        .delete(NODE_IMAGES, node)
+        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    }
+    refusing = await nodeRegistryProxy(cluster);
+    refusing.proxy.refuseFrom.add(cluster.nodes[1]!.ip);
+    system = await startSystem(cluster, { controllerArgs: ['--nodeimage-creation-delay', '1s'] });
   });
 
   after(async () => {
-    await realAgent?.stop();
-    await agent?.stop();
-    await env?.close();
+    // while the controller runs, so it lets its jobs go (removeNamespace strips what a dead one left)
+    if (cluster) await removeNamespace(client(), NS);
+    await system?.stop();
+    await refusing?.close();
   });
 
   it('creates one NodeImage per Ready Node, with the Node labels', async () => {
     for (const node of NODES) {
-      const ni = await waitFor(() => getNodeImage(env.client, node), {
-        timeoutMs: 20_000,
+      const ni = await waitFor(() => getNodeImage(client(), node), {
+        timeoutMs: 30_000,
         message: `NodeImage ${node}`,
       });
       assert.equal(ni.metadata.labels?.['kubernetes.io/hostname'], node);
+      assert.equal(ni.metadata.labels?.['kubernetes.io/os'], 'linux', "the real kubelet's labels are copied");
     }
   });
 
   it('writes its webhook configurations with a caBundle and defaults jobs through the mutating webhook', async () => {
-    const created = await env.client.create<ImagePullJobObject>(
+    const allowed = async (): Promise<number> =>
+      Number(
+        /^kruise_controller_webhook_requests_total\{path="\/mutate-apps-kruise-io-imagepulljob",allowed="true"\} (\d+)$/m.exec(
+          await controller().metrics(),
+        )?.[1] ?? 0,
+      );
+    const before = await allowed();
+    const config = await client().get<WebhookConfiguration>(
+      MUTATING_WEBHOOK_CONFIGURATIONS,
+      MUTATING_CONFIGURATION_NAME,
+    );
+    assert.ok(
+      (config.webhooks ?? []).every((w) => (w.clientConfig.caBundle ?? '').length > 0),
+      'every webhook has a caBundle',
+    );
+    const created = await client().create<ImagePullJobObject>(
       IMAGE_PULL_JOBS,
       job('defaults', { image: `${REG}/x/defaults:1`, parallelism: 0 }),
     );
     assert.equal(created.spec.imagePullPolicy, 'IfNotPresent');
     assert.equal(created.spec.completionPolicy.type, 'Always');
     assert.deepEqual(created.spec.pullPolicy, { timeoutSeconds: 600, backoffLimit: 3 });
-    assert.ok(env.api.webhooks.calls.some((c) => c.webhook === 'mimagepulljob.kb.io' && c.outcome === 'allowed'));
-    await env.client.delete(IMAGE_PULL_JOBS, 'defaults', { namespace: NS });
+    assert.ok((await allowed()) > before, 'kube-apiserver called the mutating webhook');
+    await client().delete(IMAGE_PULL_JOBS, 'defaults', { namespace: NS });
   });
 
   it('denies invalid jobs through the validating webhook, naming the field', async () => {
@@ -125,7 +136,7 @@ describe('kruise-controller e2e: image jobs', function () {
       ],
     ];
     for (const [obj, message] of cases) {
-      await assert.rejects(env.client.create(IMAGE_PULL_JOBS, obj), (err: unknown) => {
+      await assert.rejects(client().create(IMAGE_PULL_JOBS, obj), (err: unknown) => {
         assert.ok(err instanceof ApiError, String(err));
         assert.match(err.message, /admission webhook "vimagepulljob.kb.io" denied the request: /);
         assert.match(err.message, message);
@@ -133,7 +144,7 @@ describe('kruise-controller e2e: image jobs', function () {
       });
     }
     await assert.rejects(
-      env.client.create(IMAGE_LIST_PULL_JOBS, {
+      client().create(IMAGE_LIST_PULL_JOBS, {
         metadata: { name: 'bad-list', namespace: NS },
         spec: { images: [`${REG}/x/a:1`, `${REG}/x/a:1`], completionPolicy: {} },
       } as ImageListPullJobObject),
@@ -144,28 +155,28 @@ describe('kruise-controller e2e: image jobs', function () {
   it('runs an Always job on all nodes to completion, deletes it after its TTL and collects its tags', async () => {
     const ref = cluster.images.busybox1;
     const { image, tag: t } = split(ref);
-    await env.client.create(
+    await client().create(
       IMAGE_PULL_JOBS,
       job('always', { image: ref, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 2 } }),
     );
-    const done = await waitForJob(env.client, NS, 'always', (j) => !!j.status?.completionTime);
-    assert.equal(done.status?.desired, 3);
-    assert.equal(done.status?.succeeded, 3);
+    const done = await waitForJob(client(), NS, 'always', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.desired, 2);
+    assert.equal(done.status?.succeeded, 2);
     assert.equal(done.status?.message, 'job has completed');
     for (const node of NODES) {
-      const ni = await getNodeImage(env.client, node);
+      const ni = await getNodeImage(client(), node);
       const tag = tagOf(ni, image, t);
       assert.ok(tag, `tag on ${node}`);
       assert.equal(tag.ownerReferences?.[0]?.name, 'always');
       assert.equal(tag.imagePullPolicy, 'IfNotPresent');
       assert.ok(tag.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 302);
     }
-    await waitFor(async () => !(await getJob(env.client, NS, 'always')), {
+    await waitFor(async () => !(await getJob(client(), NS, 'always')), {
       timeoutMs: 20_000,
       message: 'the job to go after its TTL',
     });
     for (const node of NODES) {
-      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, t), {
+      await waitFor(async () => !tagOf(await getNodeImage(client(), node), image, t), {
         timeoutMs: 20_000,
         message: `tag collected on ${node}`,
       });
@@ -173,64 +184,73 @@ describe('kruise-controller e2e: image jobs', function () {
   });
 
   it('runs a job on the nodes it names only, and reports failed nodes', async () => {
-    const image = `${REG}/x/fails`;
-    await env.client.create(
+    // through the proxy, which answers the second node's manifest requests 404; Always: the registry is asked
+    const { image, tag: t } = split(cluster.images.busybox1.replace(cluster.registry, refusing.proxy.host));
+    await client().create(
       IMAGE_PULL_JOBS,
-      job('by-names', { image: `${image}:2`, selector: { names: [NODES[1]!, NODES[2]!, 'no-such-node'] } }),
+      job('by-names', {
+        image: `${image}:${t}`,
+        imagePullPolicy: 'Always',
+        pullPolicy: { timeoutSeconds: 60, backoffLimit: 0 },
+        selector: { names: [...NODES, 'no-such-node'] },
+      }),
     );
-    const done = await waitForJob(env.client, NS, 'by-names', (j) => !!j.status?.completionTime);
-    assert.equal(done.status?.desired, 2);
+    const done = await waitForJob(client(), NS, 'by-names', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.desired, 2, 'a name without a NodeImage is not counted');
     assert.equal(done.status?.succeeded, 1);
     assert.equal(done.status?.failed, 1);
-    assert.deepEqual(done.status?.failedNodes, [NODES[2]]);
-    assert.equal(tagOf(await getNodeImage(env.client, NODES[0]!), image, '2'), undefined);
+    assert.deepEqual(done.status?.failedNodes, [NODES[1]]);
+    const failed = (await getNodeImage(client(), NODES[1]!))?.status?.imageStatuses?.[image]?.tags.find(
+      (x) => x.tag === t,
+    );
+    assert.match(failed?.message ?? '', /not found/, 'the agent says why');
   });
 
   it('keeps a Never job running once every node has the image', async () => {
     const ref = cluster.images.busybox2;
     const { image, tag: t } = split(ref);
-    await env.client.create(IMAGE_PULL_JOBS, job('never', { image: ref, completionPolicy: { type: 'Never' } }));
-    const j = await waitForJob(env.client, NS, 'never', (x) => x.status?.succeeded === 3);
+    await client().create(IMAGE_PULL_JOBS, job('never', { image: ref, completionPolicy: { type: 'Never' } }));
+    const j = await waitForJob(client(), NS, 'never', (x) => x.status?.succeeded === 2);
     assert.equal(j.status?.completionTime, undefined);
     assert.equal(j.status?.message, 'job is running, progress 100.0%');
-    const tag = tagOf(await getNodeImage(env.client, REAL_NODE), image, t);
+    const tag = tagOf(await getNodeImage(client(), REAL_NODE), image, t);
     assert.ok(tag?.pullPolicy?.ttlSecondsAfterFinished && tag.pullPolicy.ttlSecondsAfterFinished >= 86_400 - 600);
     assert.equal(tag?.pullPolicy?.activeDeadlineSeconds, 1800);
     // OpenKruise #2221: an edited imagePullPolicy reaches the job's tags
-    await env.client.patch(
+    await client().patch(
       IMAGE_PULL_JOBS,
       'never',
       { spec: { imagePullPolicy: 'Always' } },
       { type: 'merge', namespace: NS },
     );
     for (const node of NODES) {
-      await waitFor(async () => tagOf(await getNodeImage(env.client, node), image, t)?.imagePullPolicy === 'Always', {
+      await waitFor(async () => tagOf(await getNodeImage(client(), node), image, t)?.imagePullPolicy === 'Always', {
         message: `the edited pull policy on ${node}`,
       });
     }
-    await env.client.delete(IMAGE_PULL_JOBS, 'never', { namespace: NS });
-    await waitFor(async () => !(await getJob(env.client, NS, 'never')), {
+    await client().delete(IMAGE_PULL_JOBS, 'never', { namespace: NS });
+    await waitFor(async () => !(await getJob(client(), NS, 'never')), {
       message: 'the Never job to be deleted (finalizer released)',
     });
   });
 
   it('loses nothing when the controller is restarted mid-job', async () => {
-    const ref = cluster.images.pause;
+    const ref = cluster.vars.SANDBOX_IMAGE!; // on every node already
     const { image, tag: t } = split(ref);
-    await env.client.create(
+    await client().create(
       IMAGE_PULL_JOBS,
       job('restart', { image: ref, parallelism: 1, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } }),
     );
     // nodes are filled in name order: the real agent's node first
-    const first = await waitFor(async () => tagOf(await getNodeImage(env.client, REAL_NODE), image, t), {
+    const first = await waitFor(async () => tagOf(await getNodeImage(client(), REAL_NODE), image, t), {
       message: 'the first node to get the tag',
     });
-    await env.controller!.kill();
-    await env.startController();
-    const done = await waitForJob(env.client, NS, 'restart', (j) => !!j.status?.completionTime);
-    assert.equal(done.status?.succeeded, 3);
+    await controller().kill();
+    await system.startController();
+    const done = await waitForJob(client(), NS, 'restart', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.succeeded, 2);
     for (const node of NODES) {
-      const ni = await getNodeImage(env.client, node);
+      const ni = await getNodeImage(client(), node);
       const tag = tagOf(ni, image, t);
       assert.equal(tag?.ownerReferences?.length, 1, `one owner on ${node}`);
       const reported = ni?.status?.imageStatuses?.[image]?.tags.find((x) => x.tag === t);
@@ -238,9 +258,13 @@ describe('kruise-controller e2e: image jobs', function () {
       assert.equal(reported?.version, tag?.version);
       if (node === REAL_NODE) assert.equal(tag?.version, first.version, 'the tag written before the restart is kept');
     }
-    assert.equal((await env.client.list<NodeImageObject>(NODE_IMAGES)).items.length, 3);
+    assert.deepEqual(
+      (await client().list<NodeImageObject>(NODE_IMAGES)).items.map((n) => n.metadata.name).sort(),
+      NODES,
+      'one NodeImage per Node, none made twice',
+    );
     for (const node of NODES) {
-      await waitFor(async () => !tagOf(await getNodeImage(env.client, node), image, t), {
+      await waitFor(async () => !tagOf(await getNodeImage(client(), node), image, t), {
         timeoutMs: 20_000,
         message: `the restart job's tag collected on ${node}`,
       });
@@ -248,25 +272,25 @@ describe('kruise-controller e2e: image jobs', function () {
   });
 
   it('lets two jobs on the same image:tag share the tag and both complete', async () => {
-    const ref = cluster.images.pause;
+    const ref = cluster.vars.SANDBOX_IMAGE!;
     const { image, tag: t } = split(ref);
-    await env.client.create(IMAGE_PULL_JOBS, job('shared-1', { image: ref }));
-    await env.client.create(IMAGE_PULL_JOBS, job('shared-2', { image: ref, imagePullPolicy: 'Always' }));
+    await client().create(IMAGE_PULL_JOBS, job('shared-1', { image: ref }));
+    await client().create(IMAGE_PULL_JOBS, job('shared-2', { image: ref, imagePullPolicy: 'Always' }));
     const [a, b] = await Promise.all([
-      waitForJob(env.client, NS, 'shared-1', (j) => !!j.status?.completionTime),
-      waitForJob(env.client, NS, 'shared-2', (j) => !!j.status?.completionTime),
+      waitForJob(client(), NS, 'shared-1', (j) => !!j.status?.completionTime),
+      waitForJob(client(), NS, 'shared-2', (j) => !!j.status?.completionTime),
     ]);
-    assert.equal(a.status?.succeeded, 3);
-    assert.equal(b.status?.succeeded, 3);
+    assert.equal(a.status?.succeeded, 2);
+    assert.equal(b.status?.succeeded, 2);
     for (const node of NODES) {
-      const tag = tagOf(await getNodeImage(env.client, node), image, t);
+      const tag = tagOf(await getNodeImage(client(), node), image, t);
       assert.deepEqual(tag?.ownerReferences?.map((o) => o.name).sort(), ['shared-1', 'shared-2']);
     }
   });
 
-  it('pulls from the auth registry through a copied pull secret, which goes with the job', async () => {
+  it('pulls from the auth registry through a copied pull secret; the copy and the references go with the job', async () => {
     const auth = Buffer.from(`${cluster.authUser}:${cluster.authPassword}`).toString('base64');
-    await env.client.create<SecretObject>(CoreResources.secrets, {
+    await client().create<SecretObject>(CoreResources.secrets, {
       metadata: { name: 'regcred', namespace: NS },
       type: 'kubernetes.io/dockerconfigjson',
       data: {
@@ -278,32 +302,52 @@ describe('kruise-controller e2e: image jobs', function () {
     const ref = cluster.images.authBusybox1;
     const { image, tag: t } = split(ref);
     // paused (parallelism 0) first: the copy is made while the job runs
-    await env.client.create(
+    await client().create(
       IMAGE_PULL_JOBS,
       job('with-secret', { image: ref, pullSecrets: ['regcred'], parallelism: 0, imagePullPolicy: 'Always' }),
     );
     const copyOf = async (): Promise<SecretObject | undefined> =>
-      (await env.client.list<SecretObject>(CoreResources.secrets, { namespace: 'kruise-daemon-config' })).items.find(
+      (await client().list<SecretObject>(CoreResources.secrets, { namespace: 'kruise-daemon-config' })).items.find(
         (s) => s.metadata?.annotations?.['imagepulljobs.kruise.io/source-key'] === `${NS}/regcred`,
       );
     const copy = await waitFor(copyOf, { message: 'the copy of regcred' });
     assert.equal(copy.metadata?.annotations?.['imagepulljobs.kruise.io/references'], `${NS}/with-secret`);
     assert.equal(copy.type, 'kubernetes.io/dockerconfigjson');
-    await env.client.patch(
+    await client().patch(
       IMAGE_PULL_JOBS,
       'with-secret',
       { spec: { parallelism: 3 } },
       { type: 'merge', namespace: NS },
     );
-    const done = await waitForJob(env.client, NS, 'with-secret', (j) => !!j.status?.completionTime);
-    assert.equal(done.status?.succeeded, 3, JSON.stringify(done.status));
-    const ni = await getNodeImage(env.client, REAL_NODE);
-    assert.deepEqual(ni?.spec?.images?.[image]?.pullSecrets, [
-      { namespace: 'kruise-daemon-config', name: copy.metadata?.name, mode: 'batch' },
-    ]);
-    const pulled = ni?.status?.imageStatuses?.[image]?.tags.find((x) => x.tag === t);
-    assert.equal(pulled?.phase, 'Succeeded', 'the real agent pulled with the copied secret');
+    const running = await waitFor(
+      async () => (await getNodeImage(client(), REAL_NODE))?.spec?.images?.[image]?.pullSecrets,
+      { message: 'the reference to the copy in the NodeImage' },
+    );
+    assert.deepEqual(running, [{ namespace: 'kruise-daemon-config', name: copy.metadata?.name, mode: 'batch' }]);
+    const done = await waitForJob(client(), NS, 'with-secret', (j) => !!j.status?.completionTime);
+    assert.equal(done.status?.succeeded, 2, JSON.stringify(done.status));
+    for (const node of NODES) {
+      const pulled = (await getNodeImage(client(), node))?.status?.imageStatuses?.[image]?.tags.find(
+        (x) => x.tag === t,
+      );
+      assert.equal(pulled?.phase, 'Succeeded', `the real agent on ${node} pulled with the copied secret`);
+    }
     await waitFor(async () => !(await copyOf()), { message: 'the copy to go once no running job references it' });
+    // The completed job's tag stays (until its TTL), and with it the image entry: the reference to the deleted copy
+    // goes from it, so a later pull of the image does not name a secret that no longer exists.
+    for (const node of NODES) {
+      const entry = await waitFor(
+        async () => {
+          const e = (await getNodeImage(client(), node))?.spec?.images?.[image];
+          return e && !e.pullSecrets ? e : undefined;
+        },
+        { message: `the reference to the deleted copy dropped on ${node}` },
+      );
+      assert.ok(
+        entry.tags.some((x) => x.tag === t),
+        `the job's tag is still on ${node}`,
+      );
+    }
   });
 
   it('follows a rotated pull secret: a pull failing with the old password succeeds once the source is fixed', async () => {
@@ -312,12 +356,12 @@ describe('kruise-controller e2e: image jobs', function () {
       const json = JSON.stringify({ auths: { [cluster.authRegistry]: { auth } } });
       return { '.dockerconfigjson': Buffer.from(json).toString('base64') };
     };
-    await env.client.create<SecretObject>(CoreResources.secrets, {
+    await client().create<SecretObject>(CoreResources.secrets, {
       metadata: { name: 'rotated', namespace: NS },
       type: 'kubernetes.io/dockerconfigjson',
       data: dockerConfig('not-the-password'),
     });
-    const agentUrl = await realAgent.baseUrl();
+    const agentUrl = system.agents.get(REAL_NODE)!.url;
     const failedAttempts = async (): Promise<number> => {
       const { body } = await httpGet(`${agentUrl}/metrics`);
       return Number(/^kruise_daemon_image_pull_attempts_total\{outcome="error"\} (\d+)$/m.exec(body)?.[1] ?? NaN);
@@ -327,15 +371,17 @@ describe('kruise-controller e2e: image jobs', function () {
     const { image, tag: t } = split(ref);
     // A NodeImage's pull secrets are per image, shared by every job on it: the earlier job's (good) copy must not be
     // there. Deleting that job collects its tag, and with the last tag the image entry and its references go.
-    await env.client.delete(IMAGE_PULL_JOBS, 'with-secret', { namespace: NS }).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
-    await waitFor(async () => !(await getNodeImage(env.client, REAL_NODE))?.spec?.images?.[image], {
+    await client()
+      .delete(IMAGE_PULL_JOBS, 'with-secret', { namespace: NS })
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    await waitFor(async () => !(await getNodeImage(client(), REAL_NODE))?.spec?.images?.[image], {
       message: `no earlier job's tag of ${image} on ${REAL_NODE}`,
     });
     // On the real agent's node only. Always: the image may be there already, the registry is asked anyway. Six
     // attempts, 1+2+4+8+16 s apart.
-    await env.client.create(
+    await client().create(
       IMAGE_PULL_JOBS,
       job('rotated', {
         image: ref,
@@ -351,29 +397,34 @@ describe('kruise-controller e2e: image jobs', function () {
     });
     // The controller settled (no reconcile for half a second): no event of the job or its NodeImage is on its way,
     // so only the watch of the source can carry the fix into the copy before the agent's attempts run out.
-    await env.controller!.settled('imagepulljob');
-    const jobBefore = await getJob(env.client, NS, 'rotated');
-    const source = await env.client.get<SecretObject>(CoreResources.secrets, 'rotated', { namespace: NS });
-    await env.client.update(CoreResources.secrets, { ...source, data: dockerConfig(cluster.authPassword) });
+    await controller().settled('imagepulljob');
+    const jobBefore = await getJob(client(), NS, 'rotated');
+    const source = await client().get<SecretObject>(CoreResources.secrets, 'rotated', { namespace: NS });
+    await client().update(CoreResources.secrets, { ...source, data: dockerConfig(cluster.authPassword) });
     // Nothing touches the job: the copy follows its source, the agent reads the copy again at its next attempt.
-    const done = await waitForJob(env.client, NS, 'rotated', (j) => !!j.status?.completionTime, 90_000);
+    const done = await waitForJob(client(), NS, 'rotated', (j) => !!j.status?.completionTime, 90_000);
     assert.equal(done.status?.succeeded, 1, JSON.stringify(done.status));
     assert.equal(done.status?.failed ?? 0, 0);
     assert.equal(done.metadata.generation, jobBefore?.metadata.generation);
-    const ni = await getNodeImage(env.client, REAL_NODE);
+    const ni = await getNodeImage(client(), REAL_NODE);
     const pulled = ni?.status?.imageStatuses?.[image]?.tags.find((x) => x.tag === t);
     assert.equal(pulled?.phase, 'Succeeded', JSON.stringify(pulled));
+    const other = await getNodeImage(client(), NODES[1]!);
+    assert.ok(
+      !other?.spec?.images?.[image]?.tags.some((x) => x.ownerReferences?.some((o) => o.name === 'rotated')),
+      'a job naming one node writes nothing into the others',
+    );
   });
 
   it('runs an ImageListPullJob of two images to completion', async () => {
     const images = [cluster.images.busybox1, cluster.images.busybox2];
-    await env.client.create(IMAGE_LIST_PULL_JOBS, {
+    await client().create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list', namespace: NS },
       spec: { images, parallelism: 3, completionPolicy: { type: 'Always' } },
     } as ImageListPullJobObject);
     const done = await waitFor(
       async () => {
-        const l = await getListJob(env.client, NS, 'list');
+        const l = await getListJob(client(), NS, 'list');
         return l?.status?.completionTime ? l : undefined;
       },
       { timeoutMs: 60_000, message: 'the ImageListPullJob to complete' },
@@ -381,27 +432,27 @@ describe('kruise-controller e2e: image jobs', function () {
     assert.equal(done.status?.desired, 2);
     assert.equal(done.status?.completed, 2);
     assert.equal(done.status?.succeeded, 2);
-    const children = (await env.client.list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
+    const children = (await client().list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
       j.metadata.ownerReferences?.some((o) => o.uid === done.metadata.uid),
     );
     assert.deepEqual(children.map((c) => c.spec.image).sort(), [...images].sort());
   });
   it('replaces the children of an ImageListPullJob when its template changes', async () => {
     const images = [cluster.images.busybox1, cluster.images.busybox2];
-    await env.client.create(IMAGE_LIST_PULL_JOBS, {
+    await client().create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list-edit', namespace: NS },
       spec: { images, parallelism: 0, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } },
     } as ImageListPullJobObject);
     const childrenOf = async (uid: string | undefined): Promise<ImagePullJobObject[]> =>
-      (await env.client.list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
+      (await client().list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
         (j) => !j.metadata.deletionTimestamp && j.metadata.ownerReferences?.some((o) => o.uid === uid),
       );
-    const list = await waitFor(() => getListJob(env.client, NS, 'list-edit'));
+    const list = await waitFor(() => getListJob(client(), NS, 'list-edit'));
     const paused = await waitFor(async () => {
       const c = await childrenOf(list.metadata.uid);
       return c.length === 2 ? c : undefined;
     });
-    await env.client.patch(
+    await client().patch(
       IMAGE_LIST_PULL_JOBS,
       'list-edit',
       { spec: { parallelism: 3 } },
@@ -409,7 +460,7 @@ describe('kruise-controller e2e: image jobs', function () {
     );
     const done = await waitFor(
       async () => {
-        const l = await getListJob(env.client, NS, 'list-edit');
+        const l = await getListJob(client(), NS, 'list-edit');
         return l?.status?.completionTime ? l : undefined;
       },
       { timeoutMs: 60_000, message: 'the edited ImageListPullJob to complete' },
@@ -423,16 +474,15 @@ describe('kruise-controller e2e: image jobs', function () {
       assert.ok(!paused.some((p) => p.metadata.name === child.metadata.name), 'a new child');
       assert.equal(child.spec.parallelism, 3);
     }
-    await waitFor(async () => !(await getListJob(env.client, NS, 'list-edit')), {
+    await waitFor(async () => !(await getListJob(client(), NS, 'list-edit')), {
       timeoutMs: 20_000,
       message: 'the list job to go after its TTL',
     });
   });
 
   it('serves /healthz and kruise_controller_* metrics', async () => {
-    const controller = env.controller!;
-    assert.equal((await fetch(`${controller.statusUrl}/healthz`)).status, 200);
-    const text = await controller.metrics();
+    assert.equal((await fetch(`${controller().statusUrl}/healthz`)).status, 200);
+    const text = await controller().metrics();
     for (const name of [
       'kruise_controller_reconciles_total{controller="imagepulljob",result="ok"}',
       'kruise_controller_nodeimage_writes_total{controller="imagepulljob",reason="tag"}',
@@ -445,7 +495,7 @@ describe('kruise-controller e2e: image jobs', function () {
   });
 
   it("serves the process metrics under prom-client's default names, as the agent does (docs/metrics.md)", async () => {
-    const text = await env.controller!.metrics();
+    const text = await controller().metrics();
     assert.match(text, /^process_resident_memory_bytes \d+/m);
     assert.match(text, /^nodejs_heap_size_used_bytes \d+/m);
     assert.doesNotMatch(text, /^kruise_controller_(process|nodejs)_/m);

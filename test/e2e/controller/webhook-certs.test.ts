@@ -1,6 +1,9 @@
-// The controller's webhook certificates against the API emulator: made once and kept in a Secret that every replica
-// reuses, rotated before expiry (FakeClock) or when the hosts change, and the CA written into the webhook
-// configurations' caBundle without touching webhooks the controller does not own.
+// The controller's webhook certificates on the real API server, with the controller's ServiceAccount token (RBAC:
+// create secrets in kruise-system, get/update only kruise-webhook-certs; create webhook configurations, get/update
+// only its own two): made once and kept in that Secret, which every replica reuses, rotated before expiry (FakeClock)
+// or when the hosts change, and the CA written into the webhook configurations' caBundle (kube-apiserver validates
+// them) without touching webhooks the controller does not own. No controller runs meanwhile; the Secret and the
+// configurations are removed before and after (a certificate made at a clock 400 days ahead must not be served).
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,34 +22,39 @@ import {
   type WebhookConfiguration,
 } from '../../../src/controller/webhook/configurations.js';
 import { servingMatches } from '../../../src/controller/webhook/certs.js';
+import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
+import { isNotFound } from '../../../src/kube/errors.js';
 import { FakeClock } from '../../../src/util/clock.js';
-import { startApiServer, type ApiServer } from '../../cluster/apiserver/index.js';
+import { removeWebhookConfigurations } from '../../cluster/k8s/system.js';
+import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 
 const DAY = 24 * 3600 * 1000;
 
-describe('kruise-controller: webhook certificates', function () {
+describe('kruise-controller: webhook certificates on the real API server', function () {
   this.timeout(60_000);
-  let api: ApiServer;
+  let cluster: RealCluster;
   let client: KubeClient;
   let dir: string;
   const clock = new FakeClock(Date.now());
   const metrics = controllerMetrics(createRegistry());
 
+  async function removeCertificates(): Promise<void> {
+    await cluster.admin
+      .delete(CoreResources.secrets, 'kruise-webhook-certs', { namespace: 'kruise-system' })
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    removeWebhookConfigurations(cluster.layout);
+  }
+
   before(async () => {
-    api = await startApiServer();
-    client = new KubeClient({
-      server: api.url,
-      insecureSkipTLSVerify: false,
-      auth: { kind: 'none' },
-      origin: 'emulator',
-    });
-    await client.create(CoreResources.namespaces, { metadata: { name: 'kruise-system' } });
+    cluster = await useRealCluster();
+    await removeCertificates();
+    client = new KubeClient(await loadKubeconfig(cluster.controllerKubeconfig), { timeoutMs: 20_000 });
     dir = await mkdtemp(join(tmpdir(), 'kd-certs-'));
   });
 
   after(async () => {
     client?.close();
-    await api?.close();
+    if (cluster) await removeCertificates();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,61 +1,113 @@
-// deploy/ grants the agent what the image puller does and no more: NodeImages read + status patch, Events, and
-// Secrets only in kruise-daemon-config (a Role there, bound to the agent's ServiceAccount).
+// deploy/ grants the agent what the image puller does and no more, checked by kube-apiserver itself on the real
+// cluster with the kruise-daemon ServiceAccount's token: NodeImages read and their status patched (never created or
+// their spec written), Events recorded, Secrets read in kruise-daemon-config only (a Role there).
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { load } from 'js-yaml';
-import { packageRoot } from '../../../src/util/repo-root.js';
+import { FAKE_NODE_IMAGE_LABEL } from '../../../src/api/constants.js';
+import { NODE_IMAGES } from '../../../src/daemon/imagepuller/controller.js';
+import { KubeClient } from '../../../src/kube/client.js';
+import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
+import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import type { NodeImageObject } from '../../support/imagepuller-env.js';
+import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
+import { freshNamespace, removeNamespace } from '../../support/real-images.js';
 
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
+const PROBE = 'e2e-rbac-probe';
+const NS = 'e2e-imagepuller-rbac';
+
+async function forbidden(request: Promise<unknown>, what: string): Promise<void> {
+  await assert.rejects(request, (err: unknown) => {
+    assert.ok(isForbidden(err), `${what}: ${String(err)}`);
+    assert.match(String(err), /system:serviceaccount:kruise-system:kruise-daemon/);
+    return true;
+  });
 }
-interface Manifest {
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  rules?: Rule[];
-  roleRef?: { kind: string; name: string };
-  subjects?: { kind: string; name: string; namespace?: string }[];
-}
 
-describe('imagepuller RBAC in deploy/', function () {
-  this.timeout(30_000);
-  let manifests: Manifest[] = [];
+describe('imagepuller RBAC of deploy/ on the real API server', function () {
+  this.timeout(120_000);
+  let cluster: RealCluster;
+  let agent: KubeClient;
 
-  before(() => {
-    const out = execFileSync('kubectl', ['kustomize', join(packageRoot(), 'deploy')], { encoding: 'utf8' });
-    manifests = out.split(/^---$/m).map((doc) => load(doc) as Manifest);
+  before(async () => {
+    cluster = await useRealCluster();
+    agent = new KubeClient(await loadKubeconfig(cluster.agentKubeconfig), { timeoutMs: 20_000 });
+    await freshNamespace(cluster.admin, NS);
+    await cluster.admin.delete(NODE_IMAGES, PROBE).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    // labelled fake, so a controller never deletes it for want of a Node
+    await cluster.admin.create(NODE_IMAGES, {
+      metadata: { name: PROBE, labels: { [FAKE_NODE_IMAGE_LABEL]: 'true' } },
+      spec: {},
+    } as NodeImageObject);
+    await cluster.admin.create(
+      CoreResources.secrets,
+      { metadata: { name: 'elsewhere', namespace: NS }, data: {} },
+      { namespace: NS },
+    );
   });
 
-  const verbs = (rules: Rule[] | undefined, group: string, resource: string): string[] =>
-    (rules ?? [])
-      .filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource))
-      .flatMap((r) => r.verbs)
-      .sort();
-
-  it('lets the agent read NodeImages, patch their status and record events', () => {
-    const role = manifests.find((m) => m.kind === 'ClusterRole' && m.metadata.name === 'kruise-daemon-role');
-    assert.ok(role, 'ClusterRole kruise-daemon-role');
-    assert.deepEqual(verbs(role.rules, 'apps.kruise.io', 'nodeimages'), ['get', 'list', 'watch']);
-    assert.ok(verbs(role.rules, 'apps.kruise.io', 'nodeimages/status').includes('patch'));
-    assert.deepEqual(verbs(role.rules, '', 'events'), ['create', 'patch']);
-    assert.deepEqual(verbs(role.rules, '', 'secrets'), [], 'no cluster-wide secrets');
-    const binding = manifests.find((m) => m.kind === 'ClusterRoleBinding' && m.roleRef?.name === 'kruise-daemon-role');
-    assert.deepEqual(binding?.subjects, [
-      { kind: 'ServiceAccount', name: 'kruise-daemon', namespace: 'kruise-system' },
-    ]);
+  after(async () => {
+    agent?.close();
+    await cluster?.admin.delete(NODE_IMAGES, PROBE).catch(() => undefined);
+    if (cluster) await removeNamespace(cluster.admin, NS);
   });
 
-  it('lets it read secrets in kruise-daemon-config only', () => {
-    assert.ok(manifests.some((m) => m.kind === 'Namespace' && m.metadata.name === 'kruise-daemon-config'));
-    const role = manifests.find((m) => m.kind === 'Role' && m.metadata.name === 'kruise-daemon-secret-role');
-    assert.equal(role?.metadata.namespace, 'kruise-daemon-config');
-    assert.deepEqual(verbs(role?.rules, '', 'secrets'), ['get', 'list', 'watch']);
-    const binding = manifests.find((m) => m.kind === 'RoleBinding' && m.roleRef?.name === 'kruise-daemon-secret-role');
-    assert.equal(binding?.metadata.namespace, 'kruise-daemon-config');
-    assert.deepEqual(binding?.subjects, [
-      { kind: 'ServiceAccount', name: 'kruise-daemon', namespace: 'kruise-system' },
-    ]);
+  it('lets the agent read NodeImages and patch their status, and nothing more of them', async () => {
+    const list = await agent.list<NodeImageObject>(NODE_IMAGES, { fieldSelector: `metadata.name=${PROBE}` });
+    assert.deepEqual(
+      list.items.map((n) => n.metadata.name),
+      [PROBE],
+    );
+    const probe = await agent.get<NodeImageObject>(NODE_IMAGES, PROBE);
+    const patched = await agent.patch<NodeImageObject>(
+      NODE_IMAGES,
+      PROBE,
+      { status: { desired: 0, succeeded: 0, failed: 0, pulling: 0, waiting: 0 } },
+      { type: 'merge', subresource: 'status' },
+    );
+    assert.equal(patched.status?.desired, 0);
+    await forbidden(
+      agent.update(NODE_IMAGES, { ...probe, spec: { images: { x: { tags: [{ tag: '1' }] } } } } as KubeObject),
+      'spec update',
+    );
+    await forbidden(agent.create(NODE_IMAGES, { metadata: { name: `${PROBE}-2` }, spec: {} } as KubeObject), 'create');
+    await forbidden(agent.delete(NODE_IMAGES, PROBE), 'delete');
+  });
+
+  it('lets it record events (those of a cluster-scoped NodeImage in namespace default)', async () => {
+    // kube-apiserver refuses an event whose namespace is not its object's, and "default" for a cluster-scoped one
+    const event = await agent.create<KubeObject>(
+      CoreResources.events,
+      {
+        metadata: { generateName: 'rbac-probe.', namespace: 'default' },
+        involvedObject: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'NodeImage', name: PROBE },
+        reason: 'Probe',
+        message: 'RBAC probe',
+        type: 'Normal',
+        source: { component: 'kruise-daemon-imagepuller' },
+      } as KubeObject,
+      { namespace: 'default' },
+    );
+    assert.ok(event.metadata?.name?.startsWith('rbac-probe.'));
+    await cluster.admin.delete(CoreResources.events, event.metadata?.name ?? '', { namespace: 'default' });
+  });
+
+  it('lets it read secrets in kruise-daemon-config only', async () => {
+    await agent.list(CoreResources.secrets, { namespace: 'kruise-daemon-config' });
+    await forbidden(agent.get(CoreResources.secrets, 'elsewhere', { namespace: NS }), 'a secret in another namespace');
+    await forbidden(agent.list(CoreResources.secrets, { namespace: NS }), 'secrets of another namespace');
+    await forbidden(agent.list(CoreResources.secrets), 'secrets of every namespace');
+    await forbidden(
+      agent.create(
+        CoreResources.secrets,
+        { metadata: { name: 'x', namespace: 'kruise-daemon-config' } },
+        {
+          namespace: 'kruise-daemon-config',
+        },
+      ),
+      'writing a secret',
+    );
   });
 });

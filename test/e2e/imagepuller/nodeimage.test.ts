@@ -1,110 +1,151 @@
-// The image puller end to end: the agent as a real process (NODE_NAME, KUBECONFIG, RUNTIME_SOCKET) against the
-// API emulator with deploy/crds and the local cluster's real containerd and registries.
+// The image puller end to end on the real cluster: the agent inside kd-node-1 (the kruise-daemon ServiceAccount's
+// token, RBAC enforced by kube-apiserver), the node's own containerd and the cluster's registries; no controller (the
+// test writes the node's NodeImage as the controller or a user would). A registry proxy of ours stalls blobs.
 import assert from 'node:assert/strict';
-import { clusterPaths } from '../../cluster/paths.js';
-import { CoreResources } from '../../../src/kube/resource.js';
-import type { KubeObject } from '../../../src/kube/object.js';
 import type { ImageTagPullPolicy } from '../../../src/api/nodeimage.js';
+import { CriClient } from '../../../src/cri/client.js';
+import { CoreResources } from '../../../src/kube/resource.js';
 import { AgentProcess, httpGet } from '../../component/daemon/agent-process.js';
 import {
   agentCounter,
-  applyCrds,
   dockerConfigSecret,
   pullImageCalls,
   removeImages,
   setNodeImageSpec,
-  startImagePullerEnv,
-  startPuller,
   tagStatusOf,
   waitForStatus,
   DAEMON_CONFIG_NAMESPACE,
-  type ImagePullerEnv,
 } from '../../support/imagepuller-env.js';
-import { startRegistryProxy, writeContainerdHosts, type RegistryProxy } from '../../support/registry-proxy.js';
+import {
+  nodeLauncher,
+  startSystem,
+  useRealCluster,
+  type RealCluster,
+  type RealSystem,
+} from '../../support/real-cluster.js';
+import {
+  CLUSTER_ROLE_BINDINGS,
+  eventsSince,
+  freshNamespace,
+  nodeRegistryProxy,
+  removeNamespace,
+  testServiceAccount,
+  type NodeRegistryProxy,
+} from '../../support/real-images.js';
 import { waitFor } from '../../support/wait.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import { isNotFound } from '../../../src/kube/errors.js';
 
-const NODE = 'e2e-imagepuller-node';
-
-interface CoreEvent extends KubeObject {
-  reason: string;
-  message: string;
-  type: string;
-  involvedObject: { kind: string; name: string; namespace?: string };
-}
+const NS = 'e2e-imagepuller';
+const SECRET = 'e2e-imagepuller-auth';
+const HEALTH_BINDING = 'e2e-imagepuller-health';
 
 function policy(p: ImageTagPullPolicy = {}): ImageTagPullPolicy {
   return { timeoutSeconds: 60, backoffLimit: 0, ttlSecondsAfterFinished: 300, ...p };
 }
 
-describe('imagepuller e2e: NodeImage on a real containerd', function () {
-  this.timeout(120_000);
-  let env: ImagePullerEnv;
-  let agent: AgentProcess;
+describe('imagepuller e2e: NodeImage on the real cluster', function () {
+  this.timeout(180_000);
+  let cluster: RealCluster;
+  let system: RealSystem;
+  let node: string;
+  let cri: CriClient;
   let base: string;
   let reg: string;
-  let proxy: RegistryProxy | undefined;
-  let removeHosts: (() => Promise<void>) | undefined;
+  let slow: NodeRegistryProxy | undefined;
+
+  const agent = (): AgentProcess => system.agents.get(node)!.process;
 
   before(async () => {
-    env = await startImagePullerEnv({ applyCrds: false });
-    reg = env.cluster.registry;
-    agent = startPuller(env, NODE);
-    base = await agent.baseUrl();
+    cluster = await useRealCluster();
+    node = cluster.nodes[0]!.name;
+    reg = cluster.registry;
+    cri = new CriClient({ socket: cluster.nodes[0]!.hostPaths.containerdSocket });
+    await freshNamespace(cluster.admin, NS);
+    await deleteSecret();
+    system = await startSystem(cluster, { controller: false, nodes: [cluster.nodes[0]!] });
+    base = system.agents.get(node)!.url;
   });
 
   after(async () => {
-    await agent?.stop();
-    await removeHosts?.();
-    await proxy?.close();
-    await env?.close();
+    await setNodeImageSpec(cluster.admin, node, { images: {} }).catch(() => undefined);
+    await system?.stop();
+    await slow?.close();
+    cri?.close();
+    await deleteSecret().catch(() => undefined);
+    await cluster?.admin
+      .delete(CLUSTER_ROLE_BINDINGS, HEALTH_BINDING)
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    if (cluster) await removeNamespace(cluster.admin, NS);
   });
 
-  let crdsApplied = false;
-  beforeEach(async function () {
-    // the /healthz test applies the CRDs itself (it checks the agent before they exist); any other test first
-    if (this.currentTest?.title.startsWith('/healthz') || crdsApplied) return;
-    await applyCrds(env);
-    crdsApplied = true;
+  afterEach(() => {
+    if (slow) slow.proxy.stallBlobs = false;
   });
 
-  afterEach(async () => {
-    if (proxy) proxy.stallBlobs = false;
-  });
-
-  async function startProxy(): Promise<RegistryProxy> {
-    if (!proxy) {
-      proxy = await startRegistryProxy(reg);
-      removeHosts = await writeContainerdHosts(clusterPaths(env.cluster.dir).containerd.certsDir, proxy.host);
-    }
-    return proxy;
+  async function deleteSecret(): Promise<void> {
+    await cluster.admin
+      .delete(CoreResources.secrets, SECRET, { namespace: DAEMON_CONFIG_NAMESPACE })
+      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
   }
 
-  it('/healthz fails until the NodeImage informer has synced (no CRDs yet), then passes', async () => {
-    const unhealthy = await waitFor(
-      async () => {
-        const r = await httpGet(`${base}/healthz?verbose`);
-        return r.status === 500 && /nodeImageInformerSynced failed: .*not synced/.test(r.body) ? r : undefined;
-      },
-      { message: '/healthz 500 naming nodeImageInformerSynced' },
-    );
-    assert.match(unhealthy.body, /\[-\]nodeImageInformerSynced failed: .*not synced/);
-    await applyCrds(env);
-    crdsApplied = true;
-    const healthy = await waitFor(
-      async () => {
-        const r = await httpGet(`${base}/healthz?verbose`);
-        return r.status === 200 ? r : undefined;
-      },
-      { timeoutMs: 40_000, message: '/healthz 200 after the CRDs exist' },
-    );
-    assert.match(healthy.body, /\[\+\]nodeImageInformerSynced ok/);
+  async function stallingProxy(): Promise<NodeRegistryProxy['proxy']> {
+    slow ??= await nodeRegistryProxy(cluster);
+    return slow.proxy;
+  }
+
+  it('/healthz fails while the NodeImage cannot be listed (no RBAC grant yet), then passes once granted', async () => {
+    // An agent with a ServiceAccount of its own, on the other node: kube-apiserver answers its list with 403 until
+    // the agent's ClusterRole is bound to it.
+    const other = cluster.nodes[1]!;
+    const kubeconfig = await testServiceAccount(cluster, NS, 'no-rights-yet');
+    const probe = new AgentProcess({
+      launcher: await nodeLauncher(other),
+      host: other.ip,
+      args: ['--addr', `${other.ip}:0`, '--runtime-socket', other.inNode.containerdSocket],
+      env: { NODE_NAME: other.name, KUBECONFIG: kubeconfig, NODE_OPTIONS: cluster.agentNodeOptions, LOG_LEVEL: 'info' },
+    });
+    try {
+      const url = await probe.baseUrl(30_000);
+      const unhealthy = await waitFor(
+        async () => {
+          const r = await httpGet(`${url}/healthz?verbose`);
+          return r.status === 500 && /nodeImageInformerSynced failed: .*not synced.*list failed/.test(r.body)
+            ? r
+            : undefined;
+        },
+        { timeoutMs: 30_000, message: '/healthz 500 naming nodeImageInformerSynced and why' },
+      );
+      // the reason is kube-apiserver's 403 (RBAC), named in the check
+      assert.match(
+        unhealthy.body,
+        /\[-\]nodeImageInformerSynced failed: .*has not synced yet; the last list failed: .*403.*forbidden/i,
+      );
+      await cluster.admin.create(CLUSTER_ROLE_BINDINGS, {
+        metadata: { name: HEALTH_BINDING },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kruise-daemon-role' },
+        subjects: [{ kind: 'ServiceAccount', name: 'no-rights-yet', namespace: NS }],
+      } as KubeObject);
+      const healthy = await waitFor(
+        async () => {
+          const r = await httpGet(`${url}/healthz?verbose`);
+          return /\[\+\]nodeImageInformerSynced ok/.test(r.body) ? r : undefined;
+        },
+        { timeoutMs: 45_000, message: 'nodeImageInformerSynced ok once granted (list retries back off 1 s → 30 s)' },
+      );
+      assert.match(healthy.body, /\[\+\]nodeImageInformerSynced ok/);
+    } finally {
+      await probe.stop();
+    }
   });
 
   it('converges several images and tags with statuses, counters and events; a bad reference fails alone', async () => {
+    const since = Date.now();
     const busybox = `${reg}/test/busybox`;
+    // the node's sandbox image: on the node already (IfNotPresent finds it), and never removed (kubelet needs it)
     const pause = `${reg}/test/pause`;
-    await removeImages(env.cri, [`${busybox}:1.0`, `${busybox}:2.0`, `${pause}:3.9`]);
-    await setNodeImageSpec(env.client, NODE, {
+    await removeImages(cri, [`${busybox}:1.0`, `${busybox}:2.0`]);
+    await setNodeImageSpec(cluster.admin, node, {
       images: {
         [busybox]: {
           tags: [
@@ -118,7 +159,7 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
         ['127.0.0.1:1/test/busybox']: { tags: [{ tag: '1.0', pullPolicy: policy() }] },
       },
     });
-    const done = await waitForStatus(env.client, NODE, (s) => s.succeeded === 3 && s.failed === 2, {
+    const done = await waitForStatus(cluster.admin, node, (s) => s.succeeded === 3 && s.failed === 2, {
       message: '3 tags Succeeded and 2 Failed',
     });
     const status = done.status!;
@@ -136,7 +177,7 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
       assert.equal(t.progress, 100);
       assert.match(t.imageID ?? '', new RegExp(`^${image.replace(/[.]/g, '\\.')}@sha256:[0-9a-f]{64}$`));
       assert.ok(t.startTime && t.completionTime && t.completionTime >= t.startTime);
-      const onNode = await env.cri.imageStatus({ image: { image: `${image}:${tag}` } });
+      const onNode = await cri.imageStatus({ image: { image: `${image}:${tag}` } });
       assert.equal(`${image}@${onNode.image?.id}`, t.imageID, 'the image is on the node with that id');
     }
     const bad = tagStatusOf(status, `${reg}/test/Bad_Name`, '1')!;
@@ -156,20 +197,23 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
       message: 'the tags-by-phase gauge',
     });
 
+    // events of a cluster-scoped object go to namespace default, as kube-apiserver's clients put them
     const events = await waitFor(
       async () => {
-        const list = await env.client.list<CoreEvent>(CoreResources.events, { namespace: 'default' });
-        const mine = list.items.filter((e) => e.involvedObject.name === NODE);
+        const mine = (await eventsSince(cluster.admin, 'default', since)).filter((e) => e.involvedObject.name === node);
         return mine.filter((e) => e.reason === 'PullImageSucceed').length >= 3 ? mine : undefined;
       },
       { message: 'PullImageSucceed events on the NodeImage' },
     );
-    assert.ok(events.some((e) => e.reason === 'PullImageFailed' && e.type === 'Warning' && /Bad_Name/.test(e.message)));
+    assert.ok(
+      events.some((e) => e.reason === 'PullImageFailed' && e.type === 'Warning' && /Bad_Name/.test(e.message ?? '')),
+    );
+    assert.ok(events.every((e) => e.involvedObject.kind === 'NodeImage'));
   });
 
   it('fails only the tag whose spec the schema let through with a bad value (version -1)', async () => {
     const image = `${reg}/test/busybox`;
-    await setNodeImageSpec(env.client, NODE, {
+    await setNodeImageSpec(cluster.admin, node, {
       images: {
         [image]: {
           tags: [
@@ -179,75 +223,85 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
         },
       },
     });
-    const s = await waitForStatus(env.client, NODE, (st) => st.failed === 1 && st.succeeded === 1);
+    const s = await waitForStatus(
+      cluster.admin,
+      node,
+      (st) => st.failed === 1 && st.succeeded === 1 && st.desired === 2,
+    );
     const bad = tagStatusOf(s.status!, image, '1.0')!;
     assert.equal(bad.phase, 'Failed');
     assert.match(bad.message ?? '', /invalid spec for .*busybox:1\.0: version must be a whole number >= 0, got -1/);
     assert.equal(tagStatusOf(s.status!, image, '2.0')?.phase, 'Succeeded');
   });
 
-  it('pulls from the auth registry only with a secret in kruise-daemon-config, saying why otherwise', async () => {
-    const image = `${env.cluster.authRegistry}/test/busybox`;
-    await removeImages(env.cri, [image + ':1.0', `${reg}/test/busybox:1.0`]);
-    await setNodeImageSpec(env.client, NODE, {
+  it('pulls from the auth registry only with a secret in kruise-daemon-config; a missing one is skipped and named', async () => {
+    const image = `${cluster.authRegistry}/test/busybox`;
+    await removeImages(cri, [image + ':1.0', `${reg}/test/busybox:1.0`]);
+    await setNodeImageSpec(cluster.admin, node, {
       images: { [image]: { tags: [{ tag: '1.0', version: 0, pullPolicy: policy() }] } },
     });
-    let s = await waitForStatus(env.client, NODE, (st) => tagStatusOf(st, image, '1.0')?.phase === 'Failed');
+    let s = await waitForStatus(cluster.admin, node, (st) => tagStatusOf(st, image, '1.0')?.phase === 'Failed');
     const noSecret = tagStatusOf(s.status!, image, '1.0')!.message ?? '';
     assert.match(noSecret, /401|unauthorized|authentication/i);
-    assert.match(noSecret, new RegExp(`no pull secret gave credentials for registry ${env.cluster.authRegistry}`));
+    assert.match(noSecret, new RegExp(`no pull secret gave credentials for registry ${cluster.authRegistry}`));
 
-    await setNodeImageSpec(env.client, NODE, {
+    // named but not there (a copy the controller deleted): skipped, the pull goes on anonymously and says so
+    await setNodeImageSpec(cluster.admin, node, {
       images: {
         [image]: {
-          pullSecrets: [{ namespace: DAEMON_CONFIG_NAMESPACE, name: 'auth-pull' }],
+          pullSecrets: [{ namespace: DAEMON_CONFIG_NAMESPACE, name: SECRET }],
           tags: [{ tag: '1.0', version: 1, pullPolicy: policy() }],
         },
       },
     });
-    s = await waitForStatus(env.client, NODE, (st) => {
+    s = await waitForStatus(cluster.admin, node, (st) => {
       const t = tagStatusOf(st, image, '1.0');
       return t?.version === 1 && t.phase === 'Failed';
     });
-    assert.match(
-      tagStatusOf(s.status!, image, '1.0')!.message ?? '',
-      /pull secret kruise-daemon-config\/auth-pull not found/,
+    const skipped = tagStatusOf(s.status!, image, '1.0')!.message ?? '';
+    assert.match(skipped, /no pull secret gave credentials/);
+    assert.match(skipped, new RegExp(`pull secret ${DAEMON_CONFIG_NAMESPACE}/${SECRET} not found, skipped`));
+    assert.ok(
+      agent().logs.some(
+        (l) =>
+          l.msg === 'pull secret not found; pulling without it' && l.secret === `${DAEMON_CONFIG_NAMESPACE}/${SECRET}`,
+      ),
+      'a warning names the missing secret',
     );
 
-    await env.client.create(
+    await cluster.admin.create(
       CoreResources.secrets,
-      dockerConfigSecret('auth-pull', env.cluster.authRegistry, env.cluster.authUser, env.cluster.authPassword),
+      { ...dockerConfigSecret(SECRET, cluster.authRegistry, cluster.authUser, cluster.authPassword) },
+      { namespace: DAEMON_CONFIG_NAMESPACE },
     );
-    await setNodeImageSpec(env.client, NODE, {
+    await setNodeImageSpec(cluster.admin, node, {
       images: {
         [image]: {
-          pullSecrets: [{ namespace: DAEMON_CONFIG_NAMESPACE, name: 'auth-pull' }],
+          pullSecrets: [{ namespace: DAEMON_CONFIG_NAMESPACE, name: SECRET }],
           tags: [{ tag: '1.0', version: 2, pullPolicy: policy() }],
         },
       },
     });
-    s = await waitForStatus(env.client, NODE, (st) => {
+    s = await waitForStatus(cluster.admin, node, (st) => {
       const t = tagStatusOf(st, image, '1.0');
       return t?.version === 2 && t.phase === 'Succeeded';
     });
     assert.deepEqual(
       { desired: s.status!.desired, succeeded: s.status!.succeeded, failed: s.status!.failed },
-      {
-        desired: 1,
-        succeeded: 1,
-        failed: 0,
-      },
+      { desired: 1, succeeded: 1, failed: 0 },
     );
-    const logs = JSON.stringify(agent.logs);
-    assert.ok(!logs.includes(env.cluster.authPassword), 'the password never appears in the logs');
+    assert.equal(tagStatusOf(s.status!, image, '1.0')?.message, undefined, 'nothing skipped');
+    const logs = JSON.stringify(agent().logs);
+    assert.ok(!logs.includes(cluster.authPassword), 'the password never appears in the logs');
   });
 
   it('fails a missing tag after backoffLimit+1 attempts', async () => {
+    const since = Date.now();
     const image = `${reg}/test/busybox`;
-    await setNodeImageSpec(env.client, NODE, { images: {} });
-    await waitForStatus(env.client, NODE, (st) => st.desired === 0);
+    await setNodeImageSpec(cluster.admin, node, { images: {} });
+    await waitForStatus(cluster.admin, node, (st) => st.desired === 0);
     const before = await pullImageCalls(base);
-    await setNodeImageSpec(env.client, NODE, {
+    await setNodeImageSpec(cluster.admin, node, {
       images: {
         [image]: {
           tags: [
@@ -259,7 +313,7 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
                 {
                   apiVersion: 'apps.kruise.io/v1beta1',
                   kind: 'ImagePullJob',
-                  namespace: 'default',
+                  namespace: NS,
                   name: 'job-a',
                   uid: 'u-a',
                 },
@@ -269,21 +323,23 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
         },
       },
     });
-    const s = await waitForStatus(env.client, NODE, (st) => tagStatusOf(st, image, 'no-such-tag')?.phase === 'Failed');
+    const s = await waitForStatus(
+      cluster.admin,
+      node,
+      (st) => tagStatusOf(st, image, 'no-such-tag')?.phase === 'Failed',
+    );
     const t = tagStatusOf(s.status!, image, 'no-such-tag')!;
     assert.match(t.message ?? '', /not found/);
     assert.equal((await pullImageCalls(base)) - before, 3, 'backoffLimit 2 = 3 attempts');
     await waitFor(
-      async () => {
-        const list = await env.client.list<CoreEvent>(CoreResources.events, { namespace: 'default' });
-        return list.items.some(
+      async () =>
+        (await eventsSince(cluster.admin, NS, since)).some(
           (e) =>
             e.reason === 'PullImageFailed' &&
             e.involvedObject.kind === 'ImagePullJob' &&
             e.involvedObject.name === 'job-a' &&
-            /no-such-tag/.test(e.message),
-        );
-      },
+            /no-such-tag/.test(e.message ?? ''),
+        ),
       { message: 'a PullImageFailed event on the ImagePullJob named in ownerReferences' },
     );
   });
@@ -300,20 +356,24 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
         },
       },
     });
-    await setNodeImageSpec(env.client, NODE, tags(0, true));
-    await waitForStatus(env.client, NODE, (st) => st.succeeded === 2 && st.desired === 2);
+    await setNodeImageSpec(cluster.admin, node, tags(0, true));
+    await waitForStatus(cluster.admin, node, (st) => st.succeeded === 2 && st.desired === 2);
     const before = await pullImageCalls(base);
-    await setNodeImageSpec(env.client, NODE, tags(1, true));
+    await setNodeImageSpec(cluster.admin, node, tags(1, true));
     const bumped = await waitForStatus(
-      env.client,
-      NODE,
+      cluster.admin,
+      node,
       (st) => tagStatusOf(st, image, '1.0')?.version === 1 && tagStatusOf(st, image, '1.0')?.phase === 'Succeeded',
     );
     assert.equal((await pullImageCalls(base)) - before, 1, 'only the bumped tag is pulled again');
     assert.equal(tagStatusOf(bumped.status!, image, '2.0')?.phase, 'Succeeded');
 
-    await setNodeImageSpec(env.client, NODE, tags(1, false));
-    const removed = await waitForStatus(env.client, NODE, (st) => st.desired === 1 && !tagStatusOf(st, image, '2.0'));
+    await setNodeImageSpec(cluster.admin, node, tags(1, false));
+    const removed = await waitForStatus(
+      cluster.admin,
+      node,
+      (st) => st.desired === 1 && !tagStatusOf(st, image, '2.0'),
+    );
     assert.deepEqual(
       removed.status!.imageStatuses?.[image]?.tags.map((t) => t.tag),
       ['1.0'],
@@ -322,11 +382,11 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
   });
 
   it('timeoutSeconds and activeDeadlineSeconds cut pulls from a registry that stalls', async () => {
-    const slow = await startProxy();
-    const image = `${slow.host}/test/busybox`;
-    await removeImages(env.cri, [`${reg}/test/busybox:1.0`, `${reg}/test/busybox:2.0`]);
-    slow.stallBlobs = true;
-    await setNodeImageSpec(env.client, NODE, {
+    const proxy = await stallingProxy();
+    const image = `${proxy.host}/test/busybox`;
+    await removeImages(cri, [`${reg}/test/busybox:1.0`, `${reg}/test/busybox:2.0`]);
+    proxy.stallBlobs = true;
+    await setNodeImageSpec(cluster.admin, node, {
       images: {
         [image]: {
           tags: [
@@ -340,41 +400,41 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
         },
       },
     });
-    const s = await waitForStatus(env.client, NODE, (st) => st.failed === 2, { message: 'both slow tags Failed' });
+    const s = await waitForStatus(cluster.admin, node, (st) => st.failed === 2, { message: 'both slow tags Failed' });
     assert.match(
       tagStatusOf(s.status!, image, '1.0')!.message ?? '',
       /timed out after 2s \(pullPolicy\.timeoutSeconds\)/,
     );
     assert.match(tagStatusOf(s.status!, image, '2.0')!.message ?? '', /exceeds the activeDeadlineSeconds \(3s\)/);
-    assert.ok(slow.blobRequests() > 0, 'the pulls reached the blobs');
+    assert.ok(proxy.blobRequests() > 0, 'the pulls reached the blobs');
   });
 
   it('stops a tag removed while it is pulling: the pull is cancelled and its status goes', async () => {
-    const slow = await startProxy();
-    const image = `${slow.host}/test/busybox`;
-    await removeImages(env.cri, [`${reg}/test/busybox:2.0`]);
-    slow.stallBlobs = true;
-    await setNodeImageSpec(env.client, NODE, {
+    const proxy = await stallingProxy();
+    const image = `${proxy.host}/test/busybox`;
+    await removeImages(cri, [`${reg}/test/busybox:2.0`]);
+    proxy.stallBlobs = true;
+    await setNodeImageSpec(cluster.admin, node, {
       images: { [image]: { tags: [{ tag: '2.0', version: 5, pullPolicy: policy({ timeoutSeconds: 120 }) }] } },
     });
-    await waitForStatus(env.client, NODE, (st) => tagStatusOf(st, image, '2.0')?.phase === 'Pulling');
-    await waitFor(() => slow.stalled() > 0, { message: 'a blob request held by the proxy' });
-    await setNodeImageSpec(env.client, NODE, { images: {} });
-    const emptied = await waitForStatus(env.client, NODE, (st) => st.desired === 0 && !st.imageStatuses);
+    await waitForStatus(cluster.admin, node, (st) => tagStatusOf(st, image, '2.0')?.phase === 'Pulling');
+    await waitFor(() => proxy.stalled() > 0, { message: 'a blob request held by the proxy' });
+    await setNodeImageSpec(cluster.admin, node, { images: {} });
+    const emptied = await waitForStatus(cluster.admin, node, (st) => st.desired === 0 && !st.imageStatuses);
     assert.deepEqual(
       [emptied.status!.pulling, emptied.status!.waiting, emptied.status!.succeeded, emptied.status!.failed],
       [0, 0, 0, 0],
     );
-    await waitFor(() => slow.stalled() === 0, { message: 'the runtime to give up the stalled blob request' });
+    await waitFor(() => proxy.stalled() === 0, { message: 'the runtime to give up the stalled blob request' });
   });
 
   it('after SIGKILL mid-pull, a new agent converges and pulls only the tag that was in flight', async () => {
-    const slow = await startProxy();
+    const proxy = await stallingProxy();
     const direct = `${reg}/test/busybox`;
-    const stalled = `${slow.host}/test/busybox`;
-    await removeImages(env.cri, [`${direct}:1.0`, `${direct}:2.0`]);
-    slow.stallBlobs = true;
-    await setNodeImageSpec(env.client, NODE, {
+    const stalled = `${proxy.host}/test/busybox`;
+    await removeImages(cri, [`${direct}:1.0`, `${direct}:2.0`]);
+    proxy.stallBlobs = true;
+    await setNodeImageSpec(cluster.admin, node, {
       images: {
         [direct]: { tags: [{ tag: '2.0', version: 0, pullPolicy: policy() }] },
         // version 1: the previous test left version 0 of this tag Failed (completed, so never pulled again)
@@ -382,21 +442,22 @@ describe('imagepuller e2e: NodeImage on a real containerd', function () {
       },
     });
     const mid = await waitForStatus(
-      env.client,
-      NODE,
+      cluster.admin,
+      node,
       (st) =>
         tagStatusOf(st, direct, '2.0')?.phase === 'Succeeded' && tagStatusOf(st, stalled, '1.0')?.phase === 'Pulling',
     );
-    await waitFor(() => slow.stalled() > 0, { message: 'a blob request held by the proxy' });
+    await waitFor(() => proxy.stalled() > 0, { message: 'a blob request held by the proxy' });
     const completed = tagStatusOf(mid.status!, direct, '2.0')!;
 
-    agent.child.kill('SIGKILL');
-    assert.deepEqual(await agent.exited, { code: null, signal: 'SIGKILL' });
-    slow.stallBlobs = false;
-    agent = startPuller(env, NODE);
-    base = await agent.baseUrl();
+    agent().child.kill('SIGKILL');
+    assert.deepEqual(await agent().exited, { code: null, signal: 'SIGKILL' });
+    proxy.stallBlobs = false;
+    base = (await system.startAgent(cluster.nodes[0]!)).url;
 
-    const after = await waitForStatus(env.client, NODE, (st) => st.succeeded === 2, { message: 'both tags Succeeded' });
+    const after = await waitForStatus(cluster.admin, node, (st) => st.succeeded === 2, {
+      message: 'both tags Succeeded',
+    });
     assert.deepEqual(tagStatusOf(after.status!, direct, '2.0'), completed, 'the completed tag is left as it was');
     assert.equal(await pullImageCalls(base), 1, 'the new agent pulled only the tag that was in flight');
   });

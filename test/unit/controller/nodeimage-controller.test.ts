@@ -2,7 +2,12 @@
 // NodeImage is created, deletion with the Node (not for fake NodeImages), GC writes from a fresh read.
 import assert from 'node:assert/strict';
 import { NodeImageController } from '../../../src/controller/nodeimage/controller.js';
-import type { NodeImageObject, NodeObject, ImagePullJobObject } from '../../../src/controller/resources.js';
+import type {
+  NodeImageObject,
+  NodeObject,
+  ImagePullJobObject,
+  SecretObject,
+} from '../../../src/controller/resources.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
@@ -85,12 +90,18 @@ function node(
   return { metadata: { name, labels }, status: { conditions } };
 }
 
-function controller(nodes: NodeObject[], nodeImages: NodeImageObject[], client: KubeClient): NodeImageController {
+function controller(
+  nodes: NodeObject[],
+  nodeImages: NodeImageObject[],
+  client: KubeClient,
+  secretCopies: SecretObject[] = [],
+): NodeImageController {
   return new NodeImageController({
     client,
     nodes: cache(nodes),
     nodeImages: cache(nodeImages),
     jobs: cache<ImagePullJobObject>([]),
+    secretCopies: cache(secretCopies),
     events: { event: () => undefined } as unknown as EventRecorder,
     clock,
     logger: silentLogger,
@@ -157,5 +168,37 @@ describe('nodeimage controller: reconcile', () => {
     const quiet = recordingClient({ n1: current });
     assert.equal(await controller([node('n1', 60_000)], [current], quiet.client).reconcile('n1'), undefined);
     assert.equal(quiet.calls.length, 0);
+  });
+
+  it('drops a reference to a pull-secret copy that is gone (not cached, and a GET says 404), keeps the others', async () => {
+    const kdc = 'kruise-daemon-config';
+    const copy = (name: string): SecretObject => ({ metadata: { name, namespace: kdc } });
+    const ni = {
+      metadata: { name: 'n1', labels: { zone: 'a' }, resourceVersion: '5' },
+      spec: {
+        images: {
+          nginx: {
+            tags: [{ tag: '1', createdAt: iso(clock.now()) }],
+            pullSecrets: [
+              { namespace: kdc, name: 'copy-deleted', mode: 'batch' },
+              { namespace: kdc, name: 'copy-cached', mode: 'batch' },
+              { namespace: kdc, name: 'copy-not-cached-yet', mode: 'batch' },
+            ],
+          },
+        },
+      },
+    } as NodeImageObject;
+    const { client, calls } = recordingClient({ n1: ni, 'copy-not-cached-yet': copy('copy-not-cached-yet') });
+    await controller([node('n1', 60_000)], [ni], client, [copy('copy-cached')]).reconcile('n1');
+    assert.deepEqual(
+      calls.map((c) => `${c.verb} ${c.name}`),
+      ['get copy-deleted', 'get copy-not-cached-yet', 'get n1', 'update n1'],
+    );
+    const written = calls[3]?.body as NodeImageObject;
+    assert.deepEqual(
+      written.spec?.images?.nginx?.pullSecrets?.map((ref) => ref.name),
+      ['copy-cached', 'copy-not-cached-yet'],
+    );
+    assert.equal(written.spec?.images?.nginx?.tags.length, 1, 'the tag stays');
   });
 });

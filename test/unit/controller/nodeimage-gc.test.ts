@@ -79,6 +79,34 @@ describe('nodeimage controller: spec garbage collection', () => {
     );
   });
 
+  it('drops references to pull-secret copies that are gone, keeps the rest, and the list once it is empty', () => {
+    const kdc = 'kruise-daemon-config';
+    const ni = nodeImage([tag('1')]);
+    ni.spec!.images!.nginx!.pullSecrets = [
+      { namespace: kdc, name: 'copy-gone', mode: 'batch' },
+      { namespace: kdc, name: 'copy-live', mode: 'batch' },
+      { namespace: kdc, name: 'by-hand' }, // not a copy of ours: left alone even if it is gone
+    ];
+    ni.spec!.images!.redis = { tags: [tag('7')], pullSecrets: [{ namespace: kdc, name: 'copy-gone', mode: 'batch' }] };
+    const r = collectSpecGarbage(ni, {
+      nodeLabels: { a: '1' },
+      goneJobUids: new Set(),
+      goneSecretCopies: new Set(['copy-gone', 'by-hand']),
+      now: clock.now(),
+    });
+    assert.equal(r.changed, true);
+    assert.deepEqual(
+      ni.spec?.images?.nginx?.pullSecrets?.map((ref) => ref.name),
+      ['copy-live', 'by-hand'],
+    );
+    assert.equal(ni.spec?.images?.redis?.pullSecrets, undefined, 'an empty list is removed');
+    assert.deepEqual(r.droppedSecrets, [
+      { image: 'nginx', name: 'copy-gone' },
+      { image: 'redis', name: 'copy-gone' },
+    ]);
+    assert.deepEqual(r.collected, [], 'the tags stay');
+  });
+
   it('drops a tag whose TTL after completion ran out, and asks to come back for one still running', () => {
     const done = (ago: number) => ({
       tag: '',

@@ -1,14 +1,29 @@
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import type { ImageTagStatus } from '../../../src/api/nodeimage.js';
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
 import { PullSlots } from '../../../src/daemon/imagepuller/pull-slots.js';
 import { TagPull, type TagPullResult, type TagPullSpec } from '../../../src/daemon/imagepuller/tag-pull.js';
-import { silentLogger } from '../../../src/observability/logger.js';
+import { silentLogger, type Logger } from '../../../src/observability/logger.js';
 import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
 import { dockerConfigSecret, FakeImageRuntime, secretReader } from './fakes.js';
 import type { PullSecretObject } from '../../../src/daemon/imagepuller/docker-keyring.js';
 
 const REG = '127.0.0.1:5000';
+
+/** A real pino logger whose JSON lines land in `lines`. */
+function capturingLogger(lines: string[]): Logger {
+  return pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(...chunk.toString().split('\n').filter(Boolean));
+        done();
+      },
+    }),
+  );
+}
 const IMAGE = `${REG}/test/busybox`;
 
 interface Harness {
@@ -20,7 +35,12 @@ interface Harness {
 }
 
 function harness(
-  options: { cap?: number; secrets?: Record<string, PullSecretObject>; connected?: Promise<void> } = {},
+  options: {
+    cap?: number;
+    secrets?: Record<string, PullSecretObject>;
+    connected?: Promise<void>;
+    logger?: Logger;
+  } = {},
 ): Harness {
   const clock = new FakeClock();
   const runtime = new FakeImageRuntime();
@@ -44,7 +64,7 @@ function harness(
         slots,
         secrets,
         clock,
-        logger: silentLogger,
+        logger: options.logger ?? silentLogger,
         onChange: () => history.push(pull.status),
         onFinished: (r) => results.push(r),
       });
@@ -202,29 +222,83 @@ describe('imagepuller TagPull', () => {
     assert.deepEqual(h.reads.sort(), ['host', 'stale']);
   });
 
-  it('says which secret is missing, and which namespace is not allowed, without pulling', async () => {
+  it('skips a missing pull secret: a warning naming it, then a pull with the secrets that exist, or anonymous', async () => {
+    const lines: string[] = [];
+    const h = harness({
+      secrets: { host: dockerConfigSecret('host', { [REG]: { username: 'u', password: 'good' } }) },
+      logger: capturingLogger(lines),
+    });
+    const both = h.start({
+      tag: 'a',
+      pullSecrets: [{ name: 'gone' }, { name: 'host' }],
+      pullPolicy: { backoffLimit: 0 },
+    });
+    await both.pull.done;
+    assert.equal(both.pull.status.phase, 'Succeeded');
+    assert.equal(h.runtime.pullsOf(`${IMAGE}:a`)[0]!.request.auth?.password, 'good', 'the secret that exists is used');
+    assert.match(both.pull.status.message ?? '', /pull secret kruise-daemon-config\/gone not found, skipped/);
+    const alone = h.start({ tag: 'b', pullSecrets: [{ name: 'gone' }], pullPolicy: { backoffLimit: 0 } });
+    await alone.pull.done;
+    assert.equal(alone.pull.status.phase, 'Succeeded');
+    assert.equal(h.runtime.pullsOf(`${IMAGE}:b`)[0]!.request.auth, undefined, 'an anonymous pull');
+    const warnings = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 40);
+    assert.ok(
+      warnings.some((l) => l.secret === 'kruise-daemon-config/gone' && /not found/.test(String(l.msg))),
+      `a warning names the missing secret: ${lines.join('\n')}`,
+    );
+  });
+
+  it('a secret deleted after it was cached is skipped once the cache expires (a NodeImage may still name it)', async () => {
+    const secrets: Record<string, PullSecretObject> = {
+      copy: dockerConfigSecret('copy', { [REG]: { username: 'u', password: 'p' } }),
+    };
+    const h = harness({ secrets });
+    const first = h.start({ pullSecrets: [{ name: 'copy' }], pullPolicy: { backoffLimit: 0 } });
+    await first.pull.done;
+    assert.equal(h.runtime.pulls[0]!.request.auth?.password, 'p');
+    delete secrets.copy;
+    await h.clock.advance(60_000);
+    const again = h.start({ version: 1, pullSecrets: [{ name: 'copy' }], pullPolicy: { backoffLimit: 0 } });
+    await again.pull.done;
+    assert.equal(again.pull.status.phase, 'Succeeded', again.pull.status.message);
+    assert.equal(h.runtime.pulls[1]!.request.auth, undefined);
+    assert.deepEqual(h.reads, ['copy', 'copy'], 'read again after the cache time');
+  });
+
+  it('a failure says which missing secret was skipped; a namespace that is not allowed fails without a pull', async () => {
     const h = harness();
+    h.runtime.script.set(`${IMAGE}:1.0`, [{ fail: 'pull access denied, 401 Unauthorized' }]);
     const missing = h.start({ pullSecrets: [{ name: 'gone' }], pullPolicy: { backoffLimit: 0 } });
     await missing.pull.done;
     assert.equal(missing.pull.status.phase, 'Failed');
-    assert.match(missing.pull.status.message ?? '', /pull secret kruise-daemon-config\/gone not found/);
-    const elsewhere = h.start({ pullSecrets: [{ namespace: 'default', name: 's' }], pullPolicy: { backoffLimit: 0 } });
+    assert.match(missing.pull.status.message ?? '', /401 Unauthorized/);
+    assert.match(missing.pull.status.message ?? '', /pull secret kruise-daemon-config\/gone not found, skipped/);
+    const pulls = h.runtime.pulls.length;
+    const elsewhere = h.start({
+      tag: '2.0',
+      pullSecrets: [{ namespace: 'default', name: 's' }],
+      pullPolicy: { backoffLimit: 0 },
+    });
     await elsewhere.pull.done;
+    assert.equal(elsewhere.pull.status.phase, 'Failed');
     assert.match(elsewhere.pull.status.message ?? '', /default\/s is not in namespace kruise-daemon-config/);
-    assert.equal(h.runtime.pulls.length, 0);
+    assert.equal(h.runtime.pulls.length, pulls);
   });
 
   it('reads a missing secret again on the next attempt (the controller may copy it in late)', async () => {
     const secrets: Record<string, PullSecretObject> = {};
     const h = harness({ secrets });
+    h.runtime.script.set(`${IMAGE}:1.0`, [{ fail: 'pull access denied, 401 Unauthorized' }, { id: 'sha256:ok' }]);
     const { pull } = h.start({ pullSecrets: [{ name: 'late' }], pullPolicy: { backoffLimit: 1 } });
     await flushMicrotasks();
-    assert.equal(h.runtime.pulls.length, 0);
+    assert.equal(h.runtime.pulls.length, 1);
+    assert.equal(h.runtime.pulls[0]!.request.auth, undefined, 'the first attempt, without the secret, is anonymous');
     secrets.late = dockerConfigSecret('late', { [REG]: { username: 'u', password: 'p' } });
     await h.clock.advance(1000);
     await pull.done;
     assert.equal(pull.status.phase, 'Succeeded');
-    assert.equal(h.runtime.pulls[0]!.request.auth?.password, 'p');
+    assert.equal(h.runtime.pulls[1]!.request.auth?.password, 'p');
+    assert.equal(pull.status.message, undefined, 'nothing was skipped by the attempt that pulled');
   });
 
   it('explains a 401 without credentials, naming the registry', async () => {

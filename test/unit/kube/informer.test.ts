@@ -199,6 +199,20 @@ describe('Informer', () => {
     assert.deepEqual(late, ['a']);
   });
 
+  it('until it has synced, says why: the error of the last failed list (a 403 of RBAC, a 404 without the CRD)', async () => {
+    const { clock, lw, informer } = setup();
+    lw.upsert('a');
+    lw.listErrors = [serverError()];
+    assert.equal(informer.notSyncedReason(), 'has not synced yet', 'before the first list');
+    informer.start();
+    stop = () => informer.stop();
+    await settle();
+    assert.match(informer.notSyncedReason() ?? '', /^has not synced yet; the last list failed: .*500/);
+    await clock.advance(1000);
+    await informer.synced;
+    assert.equal(informer.notSyncedReason(), undefined);
+  });
+
   it('a throwing handler does not stop the others', async () => {
     const { lw, informer, log } = setup();
     informer.addHandlers({

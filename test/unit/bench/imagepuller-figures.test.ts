@@ -1,0 +1,19 @@
+import assert from 'node:assert/strict';
+import { besideEmulator, EMULATOR_FIGURES } from '../../bench/imagepuller.js';
+
+describe('bench imagepuller: figures beside the emulator ones', () => {
+  it('adds the recorded value to the note and a new/old ratio after the figure', () => {
+    const old = EMULATOR_FIGURES['pull20.agent']!;
+    const out = besideEmulator([{ name: 'pull20.agent', value: old * 2, unit: 'ms', note: 'median of 5' }]);
+    assert.deepEqual(out, [
+      { name: 'pull20.agent', value: old * 2, unit: 'ms', note: `median of 5; on the emulator: ${old} ms` },
+      { name: 'pull20.agent new/old', value: 2, unit: 'x' },
+    ]);
+  });
+
+  it('leaves a figure without a recorded value alone, and gives no ratio to an old 0', () => {
+    const fresh = { name: 'pull20.agent.pullsDone', value: 5, unit: 'ms' };
+    const idle = { name: 'apiRequests.idlePerMinute', value: 1, unit: 'count' };
+    assert.deepEqual(besideEmulator([fresh, idle]), [fresh, { ...idle, note: 'on the emulator: 0 count' }]);
+  });
+});
