@@ -30,7 +30,7 @@ import {
   setNodeImageSpec,
   waitForStatus,
   type NodeImageObject,
-} from '../support/imagepuller-env.js';
+} from '../support/nodeimages.js';
 import { startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';

@@ -9,7 +9,7 @@ import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
-import type { NodeImageObject } from '../../support/imagepuller-env.js';
+import type { NodeImageObject } from '../../support/nodeimages.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { freshNamespace, removeNamespace } from '../../support/real-images.js';
 

@@ -15,7 +15,7 @@ import {
   tagStatusOf,
   waitForStatus,
   DAEMON_CONFIG_NAMESPACE,
-} from '../../support/imagepuller-env.js';
+} from '../../support/nodeimages.js';
 import {
   nodeLauncher,
   startSystem,

@@ -1,80 +1,18 @@
-// What the image puller's e2e tests and benchmark share: the local cluster (real containerd and registries), an
-// in-process API emulator with deploy/crds applied and a kubeconfig for it, the agent as a real process, a test
-// client, a direct CRI client, and helpers to read the agent's metrics and to wait for NodeImage statuses.
+// What the image puller's e2e tests and benchmark share (on the real cluster): reading and writing NodeImages,
+// waiting for their statuses, reading the agent's metrics, removing images through CRI, a dockerconfigjson Secret.
 import type { NodeImage, NodeImageSpec, NodeImageStatus } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
 import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';
-import type { ApiServer } from '../cluster/apiserver/index.js';
-import { AgentProcess, httpGet } from '../component/daemon/agent-process.js';
-import { useCluster, type ClusterEnv } from './cluster.js';
-import { applyCrds as applyCrdsWith, startEmulatorWithCrds } from './emulator-with-crds.js';
+import { httpGet } from '../component/daemon/agent-process.js';
 import { waitFor } from './wait.js';
 
 export type NodeImageObject = NodeImage & KubeObject;
 
-export interface ImagePullerEnv {
-  cluster: ClusterEnv;
-  api: ApiServer;
-  kubeconfig: string;
-  /** The test's own client (User-Agent kd-imagepuller-test). */
-  client: KubeClient;
-  cri: CriClient;
-  close(): Promise<void>;
-}
-
 export const TEST_USER_AGENT = 'kd-imagepuller-test';
 export const DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
-
-export async function startImagePullerEnv(options: { applyCrds?: boolean } = {}): Promise<ImagePullerEnv> {
-  const cluster = await useCluster();
-  const emulator = await startEmulatorWithCrds({ applyCrds: options.applyCrds, userAgent: TEST_USER_AGENT });
-  const cri = new CriClient({ socket: cluster.runtimeSocket });
-  const env: ImagePullerEnv = {
-    cluster,
-    api: emulator.api,
-    kubeconfig: emulator.kubeconfig,
-    client: emulator.client,
-    cri,
-    async close() {
-      cri.close();
-      await emulator.close();
-    },
-  };
-  await createNamespace(env.client, DAEMON_CONFIG_NAMESPACE);
-  return env;
-}
-
-/** Create the CRDs of deploy/crds (when the env was started without them). */
-export async function applyCrds(env: Pick<ImagePullerEnv, 'client'>): Promise<void> {
-  await applyCrdsWith(env.client);
-}
-
-async function createNamespace(client: KubeClient, name: string): Promise<void> {
-  const namespaces = { group: '', version: 'v1', resource: 'namespaces', namespaced: false, kind: 'Namespace' };
-  await client.create(namespaces, { metadata: { name } }).catch((err: unknown) => {
-    if ((err as { code?: number }).code !== 409) throw err;
-  });
-}
-
-export function startPuller(
-  env: ImagePullerEnv,
-  nodeName: string,
-  extra: { args?: string[]; env?: Record<string, string> } = {},
-): AgentProcess {
-  return new AgentProcess({
-    args: ['--addr', '127.0.0.1:0', ...(extra.args ?? [])],
-    env: {
-      NODE_NAME: nodeName,
-      KUBECONFIG: env.kubeconfig,
-      RUNTIME_SOCKET: env.cluster.runtimeSocket,
-      LOG_LEVEL: 'info',
-      ...extra.env,
-    },
-  });
-}
 
 export async function getNodeImage(client: KubeClient, name: string): Promise<NodeImageObject | undefined> {
   try {
