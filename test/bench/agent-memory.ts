@@ -10,15 +10,10 @@ import type { WirePod } from '../../src/api/wire.js';
 import { daemonSetNodeOptions } from '../cluster/deployed-agent.js';
 import type { NodeLayout } from '../cluster/k8s/layout.js';
 import { rssMiB } from '../component/daemon/agent-process.js';
-import {
-  createNamespace,
-  deleteNamespace,
-  startAgentOn,
-  useRealCluster,
-  type RealCluster,
-} from '../support/real-cluster.js';
+import { startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
+import { deleteTestNamespace, ensureNamespace } from '../support/test-namespace.js';
 
 /** NODE_OPTIONS of deploy/base/daemon/daemonset.yaml (read from it). */
 export const DAEMONSET_HEAP_FLAGS = daemonSetNodeOptions();
@@ -65,8 +60,8 @@ export const agentMemorySuite: BenchSuite = {
     const tunedIdle = await settledRss(context, cluster, node, 'empty node, heap flags', DAEMONSET_HEAP_FLAGS);
     const plainIdle = await settledRss(context, cluster, node, 'empty node, default V8', '');
 
-    await createNamespace(cluster, NAMESPACE);
-    context.defer(() => deleteNamespace(cluster, NAMESPACE, PODS_TIMEOUT_MS));
+    await ensureNamespace(cluster.admin, NAMESPACE);
+    context.defer(() => deleteTestNamespace(cluster.admin, NAMESPACE, { waitMs: PODS_TIMEOUT_MS }));
     context.log(`${PODS_ON_NODE} pods on ${node.name}`);
     const started = performance.now();
     await runPods(cluster, node);

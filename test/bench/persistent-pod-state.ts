@@ -10,7 +10,8 @@
 import { rssMiB } from '../component/daemon/agent-process.js';
 import { Informer } from '../../src/kube/informer/informer.js';
 import { CoreResources } from '../../src/kube/resource.js';
-import { createNamespace, createReadyNode, startControllerEnv } from '../e2e/controller/controller-env.js';
+import { createReadyNode, startControllerEnv } from '../e2e/controller/controller-env.js';
+import { ensureNamespace } from '../support/test-namespace.js';
 import {
   HOSTNAME_LABEL,
   PERSISTENT_POD_STATES,
@@ -42,7 +43,7 @@ export const persistentPodStateSuite: BenchSuite = {
     context.defer(() => env.close());
     const { client, api } = env;
     for (const node of NODES) await createReadyNode(client, node);
-    await createNamespace(client, NS);
+    await ensureNamespace(client, NS);
     const controller = await env.startController([
       '--lease-duration',
       '15s',

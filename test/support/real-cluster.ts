@@ -8,8 +8,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/util/repo-root.js';
 import { KubeClient } from '../../src/kube/client.js';
-import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
-import { CoreResources } from '../../src/kube/resource.js';
 import { loadKubeconfig } from '../../src/kube/credentials/kubeconfig.js';
 import { downCluster, isClusterUp, upCluster } from '../cluster/components.js';
 import { layoutFromContext } from '../cluster/k8s/context.js';
@@ -262,29 +260,4 @@ export async function startSystem(cluster: RealCluster, options: SystemOptions =
     throw err;
   }
   return system;
-}
-
-/** Create namespace `name` for one test file or bench (one that exists is kept). */
-export async function createNamespace(cluster: RealCluster, name: string): Promise<void> {
-  await cluster.admin.create(CoreResources.namespaces, { metadata: { name } }).catch((err: unknown) => {
-    if (!isAlreadyExists(err)) throw err;
-  });
-}
-
-/** Delete namespace `name` and wait until it is gone, with every pod in it (kubelet has stopped them). */
-export async function deleteNamespace(cluster: RealCluster, name: string, timeoutMs = 120_000): Promise<void> {
-  await cluster.admin.delete(CoreResources.namespaces, name).catch((err: unknown) => {
-    if (!isNotFound(err)) throw err;
-  });
-  await waitFor(
-    () =>
-      cluster.admin.get(CoreResources.namespaces, name).then(
-        () => false,
-        (err: unknown) => {
-          if (isNotFound(err)) return true;
-          throw err;
-        },
-      ),
-    { timeoutMs, intervalMs: 1000, message: `namespace ${name} deleted` },
-  );
 }

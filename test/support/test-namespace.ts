@@ -1,10 +1,13 @@
-// A namespace of a test file's own on the real cluster, so files do not see each other's objects: create it in
-// before(), delete it in after(). Its name is generated, so a run never meets the previous run's still-terminating one.
+// Namespaces for tests and benchmarks on the real cluster: one per test file (create it in before(), delete it in
+// after()) so files do not see each other's objects. One helper per job: a generated name (a run never meets the
+// previous run's still-terminating namespace), a fixed name created if missing, and a delete that may wait.
 import type { KubeClient } from '../../src/kube/client.js';
-import { isNotFound } from '../../src/kube/errors.js';
+import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import { CoreResources } from '../../src/kube/resource.js';
+import { waitFor } from './wait.js';
 
+/** A new namespace named `<prefix>-<random>`; returns its name. */
 export async function createTestNamespace(client: KubeClient, prefix: string): Promise<string> {
   const created = await client.create<KubeObject>(CoreResources.namespaces, {
     metadata: { generateName: `${prefix}-` },
@@ -14,8 +17,39 @@ export async function createTestNamespace(client: KubeClient, prefix: string): P
   return name;
 }
 
-export async function deleteTestNamespace(client: KubeClient, name: string): Promise<void> {
+/** Namespace `name`, created unless it exists (one that exists is kept as it is). */
+export async function ensureNamespace(
+  client: KubeClient,
+  name: string,
+  labels?: Record<string, string>,
+): Promise<void> {
+  await client.create(CoreResources.namespaces, { metadata: { name, labels } }).catch((err: unknown) => {
+    if (!isAlreadyExists(err)) throw err;
+  });
+}
+
+/**
+ * Delete namespace `name` (gone already is fine). With `waitMs`, wait until it is gone with everything in it (its
+ * pods stopped by kubelet), e.g. before the next run reuses a fixed name.
+ */
+export async function deleteTestNamespace(
+  client: KubeClient,
+  name: string,
+  options: { waitMs?: number } = {},
+): Promise<void> {
   await client.delete(CoreResources.namespaces, name).catch((err: unknown) => {
     if (!isNotFound(err)) throw err;
   });
+  if (options.waitMs === undefined) return;
+  await waitFor(
+    () =>
+      client.get(CoreResources.namespaces, name).then(
+        () => false,
+        (err: unknown) => {
+          if (isNotFound(err)) return true;
+          throw err;
+        },
+      ),
+    { timeoutMs: options.waitMs, intervalMs: 1000, message: `namespace ${name} deleted` },
+  );
 }

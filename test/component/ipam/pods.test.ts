@@ -14,16 +14,10 @@ import { CoreResources } from '../../../src/kube/resource.js';
 import { POD_NETWORK_NAME } from '../../cluster/k8s/nodes.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { getOrUndefined, SLEEP_FOREVER } from '../../e2e/persistentpodstate/manifests.js';
-import {
-  createNamespace,
-  deleteNamespace,
-  startSystem,
-  useRealCluster,
-  type RealCluster,
-  type RealSystem,
-} from '../../support/real-cluster.js';
+import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
 import { httpGet } from '../daemon/agent-process.js';
+import { deleteTestNamespace, ensureNamespace } from '../../support/test-namespace.js';
 
 type Pod = WirePod & KubeObject;
 const NS = 'ipam-pods';
@@ -42,12 +36,12 @@ describe('kruise-ipam behind the real kubelet: a recreated pod keeps its IP', fu
   before(async function () {
     cluster = await useRealCluster();
     node = cluster.nodes[0]!;
-    await createNamespace(cluster, NS);
+    await ensureNamespace(cluster.admin, NS);
     system = await startSystem(cluster, { nodes: [node], controller: false });
   });
 
   after(async function () {
-    if (cluster) await deleteNamespace(cluster, NS, WAIT_MS).finally(() => system?.stop());
+    if (cluster) await deleteTestNamespace(cluster.admin, NS, { waitMs: WAIT_MS }).finally(() => system?.stop());
   });
 
   const store = () => readState(storePaths(join(node.hostPaths.cniStateDir, 'kruise-ipam'), POD_NETWORK_NAME));

@@ -26,6 +26,7 @@ import {
   type ApiServerOptions,
 } from '../../cluster/apiserver/index.js';
 import { waitFor } from '../../support/wait.js';
+import { ensureNamespace } from '../../support/test-namespace.js';
 import { ControllerProcess, freePort } from './controller-process.js';
 
 export const TEST_USER_AGENT = 'kd-controller-test';
@@ -83,7 +84,7 @@ export async function startControllerEnv(apiOptions: ApiServerOptions = {}): Pro
     },
   };
   await applyCrds(client);
-  for (const ns of ['kruise-system', 'kruise-daemon-config']) await createNamespace(client, ns);
+  for (const ns of ['kruise-system', 'kruise-daemon-config']) await ensureNamespace(client, ns);
   return env;
 }
 
@@ -104,16 +105,6 @@ export async function applyCrds(client: KubeClient): Promise<void> {
     },
     { timeoutMs: 10_000, message: 'the image kinds to be served' },
   );
-}
-
-export async function createNamespace(
-  client: KubeClient,
-  name: string,
-  labels?: Record<string, string>,
-): Promise<void> {
-  await client.create(CoreResources.namespaces, { metadata: { name, labels } }).catch((err: unknown) => {
-    if (!isAlreadyExists(err)) throw err;
-  });
 }
 
 /** A Node that has been Ready for a minute (so the NodeImage creation delay has passed). */

@@ -17,7 +17,8 @@ import { admissionDenied, startApiServer, writeKubeconfig, type ApiServer } from
 import { removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
 import type { KubeObject as EmulatorObject } from '../../cluster/apiserver/types.js';
 import { AgentProcess } from '../../component/daemon/agent-process.js';
-import { applyCrds, createNamespace } from '../controller/controller-env.js';
+import { applyCrds } from '../controller/controller-env.js';
+import { ensureNamespace } from '../../support/test-namespace.js';
 import { ControllerProcess, freePort } from '../controller/controller-process.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 import { startE2eKubeletLite } from '../../support/e2e-kubelet-lite.js';
@@ -95,7 +96,7 @@ export async function startLaunchStack(options: LaunchStackOptions): Promise<Lau
     });
   else {
     await applyCrds(client);
-    await createNamespace(client, 'kruise-system');
+    await ensureNamespace(client, 'kruise-system');
     controller = new ControllerProcess({
       kubeconfig,
       statusPort: await freePort(),

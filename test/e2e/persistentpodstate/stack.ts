@@ -7,7 +7,7 @@ import { CoreResources } from '../../../src/kube/resource.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
-import { createNamespace } from '../controller/controller-env.js';
+import { ensureNamespace } from '../../support/test-namespace.js';
 import { getOrUndefined, PERSISTENT_POD_STATES } from './manifests.js';
 
 export interface PpsStack {
@@ -27,7 +27,7 @@ export async function startPpsStack(options: { namespace: string }): Promise<Pps
   const client = cluster.admin;
   const [first, second] = cluster.nodes;
   if (!first || !second) throw new Error(`the PPS tests need two nodes, the real cluster has ${cluster.nodes.length}`);
-  await createNamespace(client, options.namespace);
+  await ensureNamespace(client, options.namespace);
   let system: RealSystem | undefined;
   const close = async (): Promise<void> => {
     // the namespace goes first, while the controller still answers its webhooks (failurePolicy Fail)
