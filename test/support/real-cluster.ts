@@ -55,8 +55,10 @@ export function realClusterDir(env: NodeJS.ProcessEnv = process.env): string {
   return dir;
 }
 
+/** Progress into <dir>/logs/cluster.log; a first run's Kubernetes build also shows in the terminal (minutes long). */
 function fileLog(dir: string): (message: string) => void {
   return (message: string) => {
+    if (message.startsWith('k8s-binaries:')) process.stderr.write(`      [real cluster] ${message}\n`);
     try {
       mkdirSync(join(dir, 'logs'), { recursive: true });
       appendFileSync(join(dir, 'logs', 'cluster.log'), `${new Date().toISOString()} [pid ${process.pid}] ${message}\n`);
