@@ -1,18 +1,17 @@
 // ContainerRecreateRequests: how fast the agent reacts to a new CRR (CRR created → StopContainer issued, from the
 // agent's own log line written right before the CRI call, both clocks being this machine's), over 100 CRRs on
-// real containers (local cluster: emulator, containerd, kubelet-lite, agent and controller processes); and the
-// agent's RSS and API requests with 110 pods on its node (pods registered with the API only, not run).
+// real containers (the real local cluster: API server, kubelet and containerd of a node, our agent inside that node
+// with the DaemonSet's heap flags, the controller on the host); and the agent's RSS and API requests with 110 pods on
+// its node (pods registered with the API emulator only, not run: its request counter counts the agent's requests).
 import { DAEMONSET_HEAP_FLAGS } from './agent-memory.js';
 import type { BenchSuite, Figure } from './framework.js';
 import { percentile } from './stats.js';
 import { AgentProcess, httpGet, rssMiB } from '../component/daemon/agent-process.js';
 import { CoreResources } from '../../src/kube/resource.js';
-import { useCluster } from '../support/cluster.js';
 import { startEmulatorWithCrds } from '../support/emulator-with-crds.js';
 import { waitFor } from '../support/wait.js';
 import {
   createCrr,
-  NAMESPACE,
   runPod,
   SLEEP_FOREVER,
   startCrrStack,
@@ -25,6 +24,8 @@ const CRR_COUNT = 100;
 const PARALLEL_PODS = 10;
 const CONTAINERS_PER_POD = 10;
 const PODS_ON_NODE = 110;
+/** The emulator's namespace for the RSS part. */
+const NAMESPACE = 'default';
 
 export const crrSuite: BenchSuite = {
   name: 'crr',
@@ -32,8 +33,7 @@ export const crrSuite: BenchSuite = {
   inDefaultRun: true,
   async run(context) {
     const figures: Figure[] = [];
-    const node = 'crr-bench-node';
-    const stack = await startCrrStack(node, { NODE_OPTIONS: DAEMONSET_HEAP_FLAGS, LOG_LEVEL: 'info' });
+    const stack = await startCrrStack({ namespace: 'bench-crr' });
     context.defer(() => stack.close());
     const image = stack.cluster.images.busybox1;
     const pods: string[] = [];
@@ -41,9 +41,9 @@ export const crrSuite: BenchSuite = {
       const pod: PodObject = {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `crr-bench-${i}`, namespace: NAMESPACE },
+        metadata: { name: `crr-bench-${i}`, namespace: stack.namespace },
         spec: {
-          nodeName: node,
+          nodeName: stack.node.name,
           terminationGracePeriodSeconds: 2,
           containers: Array.from({ length: CONTAINERS_PER_POD }, (_, c) => ({
             name: `c${c}`,
@@ -52,7 +52,7 @@ export const crrSuite: BenchSuite = {
           })),
         },
       };
-      await runPod(stack.client, pod, 120_000);
+      await runPod(stack, pod, 180_000);
       pods.push(pod.metadata!.name!);
     }
     context.log(`${pods.length} pods running; ${CRR_COUNT} CRRs, ${PARALLEL_PODS} pods at a time`);
@@ -65,7 +65,7 @@ export const crrSuite: BenchSuite = {
         round.map(async (podName) => {
           const name = `crr-bench-${++seq}`;
           const container = `c${Math.floor(samples.length / PARALLEL_PODS) % CONTAINERS_PER_POD}`;
-          await createCrr(stack.client, name, {
+          await createCrr(stack, name, {
             podName,
             containers: [{ name: container }],
             strategy: { terminationGracePeriodSeconds: 2 },
@@ -80,7 +80,7 @@ export const crrSuite: BenchSuite = {
           );
           if (typeof line.sinceArrivalMs === 'number') inAgent.push(line.sinceArrivalMs);
           samples.push((typeof line.time === 'string' ? Date.parse(line.time) : Number(line.time)) - created);
-          await waitCompleted(stack.client, name, 120_000);
+          await waitCompleted(stack, name, 120_000);
         }),
       );
     }
@@ -103,8 +103,8 @@ export const crrSuite: BenchSuite = {
     );
     await stack.close();
 
-    // 110 pods registered with the API only (bound to the node, with container statuses), the agent watching them
-    const cluster = await useCluster();
+    // 110 pods registered with the API emulator only (bound to the node, with container statuses), the agent watching
+    // them (its runtime: the real node's containerd, where none of them runs)
     const emulator = await startEmulatorWithCrds();
     context.defer(() => emulator.close());
     const rssNode = 'crr-rss-node';
@@ -134,7 +134,7 @@ export const crrSuite: BenchSuite = {
     const agent = new AgentProcess({
       env: {
         NODE_NAME: rssNode,
-        RUNTIME_SOCKET: cluster.runtimeSocket,
+        RUNTIME_SOCKET: stack.node.hostPaths.containerdSocket,
         KUBECONFIG: emulator.kubeconfig,
         LOG_LEVEL: 'info',
         NODE_OPTIONS: DAEMONSET_HEAP_FLAGS,

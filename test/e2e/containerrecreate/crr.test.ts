@@ -1,7 +1,7 @@
-// ContainerRecreateRequests and env-from-metadata restarts on the local cluster: emulator + real containerd +
-// kubelet-lite + the agent and the controller as real processes.
+// ContainerRecreateRequests and env-from-metadata restarts on the real local cluster: the real API server calls the
+// controller's CRR webhook, the controller's housekeeping runs, the agent runs inside a real node, and that node's
+// real kubelet starts every container the agent stops again (crash-loop backoff included).
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
 import { RUNTIME_CONTAINERS_META_ANNOTATION, IN_PLACE_UPDATE_STATE_ANNOTATION } from '../../../src/api/constants.js';
 import type { WireContainer } from '../../../src/api/wire.js';
 import { ApiError } from '../../../src/kube/errors.js';
@@ -14,7 +14,6 @@ import {
   createCrr,
   getCrr,
   getPod,
-  NAMESPACE,
   runPod,
   SLEEP_FOREVER,
   startCrrStack,
@@ -24,7 +23,7 @@ import {
   type PodObject,
 } from './stack.js';
 
-const NODE = 'crr-node';
+const NAMESPACE = 'e2e-crr';
 /** The controller completes a CRR no agent has given a phase within this (default 1 min): short, to meet it here. */
 const RESPONSE_TIMEOUT_SECONDS = 5;
 
@@ -35,7 +34,10 @@ describe('ContainerRecreateRequest e2e', function () {
   let seq = 0;
 
   before(async () => {
-    stack = await startCrrStack(NODE, {}, ['--crr-response-timeout', `${RESPONSE_TIMEOUT_SECONDS}s`]);
+    stack = await startCrrStack({
+      namespace: NAMESPACE,
+      controllerArgs: ['--crr-response-timeout', `${RESPONSE_TIMEOUT_SECONDS}s`],
+    });
     image = stack.cluster.images.busybox1;
   });
   after(async () => {
@@ -56,7 +58,7 @@ describe('ContainerRecreateRequest e2e', function () {
       kind: 'Pod',
       metadata: { name: `crr-pod-${++seq}`, namespace: NAMESPACE, annotations: extra.annotations },
       spec: {
-        nodeName: NODE,
+        nodeName: stack.node.name,
         terminationGracePeriodSeconds: extra.grace ?? 5,
         readinessGates: extra.readinessGates,
         restartPolicy: extra.restartPolicy,
@@ -77,39 +79,39 @@ describe('ContainerRecreateRequest e2e', function () {
   }
 
   it('restarts one container in place (new id, restartCount + 1, same IP, others untouched), completes, then TTL-deletes', async () => {
-    const before = await runPod(stack.client, pod([{ name: 'app' }, { name: 'side' }]));
+    const before = await runPod(stack, pod([{ name: 'app' }, { name: 'side' }]));
     const name = `crr-one-${seq}`;
-    await createCrr(stack.client, name, {
+    await createCrr(stack, name, {
       podName: before.metadata!.name!,
       containers: [{ name: 'app' }],
       ttlSecondsAfterFinished: 3,
     });
-    const done = await waitCompleted(stack.client, name);
+    const done = await waitCompleted(stack, name);
     assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
     assert.equal(done.status?.message, undefined);
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    const after = (await getPod(stack, before.metadata!.name!))!;
     const [appBefore, appAfter] = [containerStatus(before, 'app'), containerStatus(after, 'app')];
     assert.notEqual(appAfter.containerID, appBefore.containerID);
     assert.equal(appAfter.restartCount, appBefore.restartCount + 1);
     assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
     assert.equal(containerStatus(after, 'side').restartCount, containerStatus(before, 'side').restartCount);
     assert.equal(after.status?.podIP, before.status?.podIP);
-    await waitFor(() => getCrr(stack.client, name).then((c) => c === undefined), {
+    await waitFor(() => getCrr(stack, name).then((c) => c === undefined), {
       timeoutMs: 30_000,
       message: 'CRR deleted after its TTL',
     });
   });
 
   it('orderedRecreate restarts two containers strictly in order (runtime start times)', async () => {
-    const before = await runPod(stack.client, pod([{ name: 'a' }, { name: 'b' }]));
+    const before = await runPod(stack, pod([{ name: 'a' }, { name: 'b' }]));
     const name = `crr-ordered-${seq}`;
-    await createCrr(stack.client, name, {
+    await createCrr(stack, name, {
       podName: before.metadata!.name!,
       containers: [{ name: 'a' }, { name: 'b' }],
       strategy: { orderedRecreate: true },
     });
-    await waitCompleted(stack.client, name);
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    await waitCompleted(stack, name);
+    const after = (await getPod(stack, before.metadata!.name!))!;
     const newA = bareId(containerStatus(after, 'a').containerID);
     const newB = bareId(containerStatus(after, 'b').containerID);
     const oldB = bareId(containerStatus(before, 'b').containerID);
@@ -122,16 +124,13 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it('runs the preStop hook before the container is stopped', async () => {
-    const before = await runPod(
-      stack.client,
-      pod([{ name: 'app', preStop: ['sh', '-c', 'echo PRESTOP > /proc/1/fd/1'] }]),
-    );
+    const before = await runPod(stack, pod([{ name: 'app', preStop: ['sh', '-c', 'echo PRESTOP > /proc/1/fd/1'] }]));
     const oldId = bareId(containerStatus(before, 'app').containerID);
     const { status } = await stack.cri.containerStatus({ container_id: oldId });
     const name = `crr-prestop-${seq}`;
-    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
-    await waitCompleted(stack.client, name);
-    const log = await readFile(status!.log_path, 'utf8');
+    await createCrr(stack, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    await waitCompleted(stack, name);
+    const log = await stack.readNodeFile(status!.log_path);
     const [pre, term] = [log.indexOf('PRESTOP'), log.indexOf('TERM')];
     assert.ok(pre >= 0, `preStop output in the container log: ${log}`);
     assert.ok(term > pre, `SIGTERM came after the preStop hook: ${log}`);
@@ -148,19 +147,21 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it('denies a CRR for a missing container or an unscheduled pod with a clear message', async () => {
-    const running = await runPod(stack.client, pod([{ name: 'app' }]));
+    const running = await runPod(stack, pod([{ name: 'app' }]));
     await assert.rejects(
-      createCrr(stack.client, `crr-missing-${seq}`, {
+      createCrr(stack, `crr-missing-${seq}`, {
         podName: running.metadata!.name!,
         containers: [{ name: 'nope' }],
       }),
       (err: unknown) => err instanceof ApiError && /container nope not found in Pod/.test(err.message),
     );
+    // no node has this hostname: kube-scheduler leaves the pod unscheduled
     const pending = pod([{ name: 'app' }]);
     delete pending.spec!.nodeName;
+    pending.spec!.nodeSelector = { 'kubernetes.io/hostname': 'no-such-node' };
     await stack.client.create(CoreResources.pods, pending, { namespace: NAMESPACE });
     await assert.rejects(
-      createCrr(stack.client, `crr-pending-${seq}`, {
+      createCrr(stack, `crr-pending-${seq}`, {
         podName: pending.metadata!.name!,
         containers: [{ name: 'app' }],
       }),
@@ -171,28 +172,28 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it('activeDeadlineSeconds completes a stuck CRR', async () => {
-    const before = await runPod(stack.client, pod([{ name: 'app' }]));
+    const before = await runPod(stack, pod([{ name: 'app' }]));
     const name = `crr-deadline-${seq}`;
     // the agent waits for the unready grace period (10 min): stuck
-    await createCrr(stack.client, name, {
+    await createCrr(stack, name, {
       podName: before.metadata!.name!,
       containers: [{ name: 'app' }],
       activeDeadlineSeconds: 3,
       strategy: { unreadyGracePeriodSeconds: 600 },
     });
-    const done = await waitCompleted(stack.client, name);
+    const done = await waitCompleted(stack, name);
     assert.equal(done.status?.message, 'recreating has exceeded the activeDeadlineSeconds');
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    const after = (await getPod(stack, before.metadata!.name!))!;
     assert.equal(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
   });
 
-  it('changing an annotation that feeds an env var restarts only that container, which sees the new value', async () => {
+  it('changing an annotation that feeds an env var restarts only that container, once, and it sees the new value', async () => {
     const annotations = { 'app-flavour': 'old', 'side-flavour': 'same' };
     const envFrom = (key: string): WireContainer['env'] => [
       { name: 'FLAVOUR', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${key}']` } } },
     ];
     const before = await runPod(
-      stack.client,
+      stack,
       pod(
         [
           { name: 'app', env: envFrom('app-flavour') },
@@ -206,7 +207,7 @@ describe('ContainerRecreateRequest e2e', function () {
     );
     const podName = before.metadata!.name!;
     await waitFor(
-      () => getPod(stack.client, podName).then((p) => p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]),
+      () => getPod(stack, podName).then((p) => p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]),
       {
         timeoutMs: 30_000,
         message: 'runtime-containers-meta written',
@@ -238,13 +239,15 @@ describe('ContainerRecreateRequest e2e', function () {
     );
     const after = await waitFor(
       () =>
-        getPod(stack.client, podName).then((p) => {
+        getPod(stack, podName).then((p) => {
           const app = p?.status?.containerStatuses?.find((s) => s.name === 'app');
           return app && app.containerID !== containerStatus(before, 'app').containerID && app.ready ? p : undefined;
         }),
       { timeoutMs: 60_000, message: 'app restarted and ready' },
     );
     assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
+    // once: a stop before kubelet had the new annotation would bring app back with 'old' and need a second restart
+    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
     const res = await stack.cri.execSync({
       container_id: bareId(containerStatus(after, 'app').containerID),
       cmd: ['sh', '-c', 'echo "$FLAVOUR"'],
@@ -266,7 +269,7 @@ describe('ContainerRecreateRequest e2e', function () {
       { name: 'KRUISE_CONTAINER_PRIORITY', value: priority },
     ];
     const before = await runPod(
-      stack.client,
+      stack,
       pod(
         [
           { name: 'low', env: envFrom('low-flavour', '1') },
@@ -281,7 +284,7 @@ describe('ContainerRecreateRequest e2e', function () {
     const podName = before.metadata!.name!;
     await waitFor(
       () =>
-        getPod(stack.client, podName).then((p) => {
+        getPod(stack, podName).then((p) => {
           const m = JSON.parse(
             p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION] ?? '{"containers":[]}',
           ) as {
@@ -313,7 +316,7 @@ describe('ContainerRecreateRequest e2e', function () {
     );
     const after = await waitFor(
       () =>
-        getPod(stack.client, podName).then((p) => {
+        getPod(stack, podName).then((p) => {
           const changed = ['low', 'high'].every((n) => {
             const cs = p?.status?.containerStatuses?.find((s) => s.name === n);
             return cs?.ready && cs.containerID !== containerStatus(before, n).containerID;
@@ -329,6 +332,7 @@ describe('ContainerRecreateRequest e2e', function () {
         timeout: 5,
       });
       assert.equal(res.stdout.toString('utf8').trim(), 'b', `${n} sees the new value`);
+      assert.equal(containerStatus(after, n).restartCount, containerStatus(before, n).restartCount + 1, `${n} once`);
     }
     const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
       containerBatchesRecord?: Array<{ containers: string[] }>;
@@ -346,11 +350,11 @@ describe('ContainerRecreateRequest e2e', function () {
 
   it('an agent killed with SIGKILL mid-CRR resumes without stopping the container twice', async () => {
     const before = await runPod(
-      stack.client,
+      stack,
       pod([{ name: 'app', preStop: ['sh', '-c', 'sleep 3; echo PRESTOP > /proc/1/fd/1'] }], { grace: 20 }),
     );
     const name = `crr-sigkill-${seq}`;
-    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    await createCrr(stack, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
     // kill the agent while the preStop hook sleeps (it logs right before the hook starts)
     await waitFor(
       () => stack.agent.logs.find((l) => l.msg === 'stopping container' && String(l.crr).endsWith(`/${name}`)),
@@ -359,8 +363,8 @@ describe('ContainerRecreateRequest e2e', function () {
       },
     );
     await stack.restartAgent('SIGKILL');
-    await waitCompleted(stack.client, name);
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    await waitCompleted(stack, name);
+    const after = (await getPod(stack, before.metadata!.name!))!;
     assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
     assert.notEqual(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
   });
@@ -368,7 +372,7 @@ describe('ContainerRecreateRequest e2e', function () {
   async function followCrr(name: string, settle: () => Promise<boolean>): Promise<CrrObject['status'][]> {
     const seen: CrrObject['status'][] = [];
     const look = async (): Promise<CrrObject | undefined> => {
-      const crr = await getCrr(stack.client, name);
+      const crr = await getCrr(stack, name);
       if (JSON.stringify(crr?.status) !== JSON.stringify(seen.at(-1))) seen.push(crr?.status);
       return crr;
     };
@@ -386,14 +390,14 @@ describe('ContainerRecreateRequest e2e', function () {
   it('a preStop hook longer than the no-response timeout: Recreating all along, completed once, never changed after', async () => {
     const hookSeconds = RESPONSE_TIMEOUT_SECONDS + 3;
     const before = await runPod(
-      stack.client,
+      stack,
       pod([{ name: 'app', preStop: ['sh', '-c', `sleep ${hookSeconds}`] }], { grace: 30 }),
     );
     const name = `crr-long-prestop-${seq}`;
-    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    await createCrr(stack, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
     const oldId = containerStatus(before, 'app').containerID;
     const seen = await followCrr(name, async () => {
-      const p = await getPod(stack.client, before.metadata!.name!);
+      const p = await getPod(stack, before.metadata!.name!);
       const app = p && containerStatus(p, 'app');
       return Boolean(app && app.containerID !== oldId && app.ready);
     });
@@ -412,9 +416,9 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it('denies a CRR for a pod with restartPolicy Never: kubelet would not start the container again', async () => {
-    const never = await runPod(stack.client, pod([{ name: 'app' }], { restartPolicy: 'Never' }));
+    const never = await runPod(stack, pod([{ name: 'app' }], { restartPolicy: 'Never' }));
     await assert.rejects(
-      createCrr(stack.client, `crr-never-${seq}`, { podName: never.metadata!.name!, containers: [{ name: 'app' }] }),
+      createCrr(stack, `crr-never-${seq}`, { podName: never.metadata!.name!, containers: [{ name: 'app' }] }),
       (err: unknown) =>
         err instanceof ApiError &&
         err.message.includes(
@@ -424,16 +428,16 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it("a second CRR of a container soon after the first waits out kubelet's crash-loop backoff, and says so", async () => {
-    const before = await runPod(stack.client, pod([{ name: 'app' }]));
+    const before = await runPod(stack, pod([{ name: 'app' }]));
     const podName = before.metadata!.name!;
     const first = `crr-again-1-${seq}`;
-    await createCrr(stack.client, first, { podName, containers: [{ name: 'app' }] });
-    await waitCompleted(stack.client, first);
+    await createCrr(stack, first, { podName, containers: [{ name: 'app' }] });
+    await waitCompleted(stack, first);
     const again = `crr-again-2-${seq}`;
-    await createCrr(stack.client, again, { podName, containers: [{ name: 'app' }] });
+    await createCrr(stack, again, { podName, containers: [{ name: 'app' }] });
     const waiting = await waitFor(
       () =>
-        getCrr(stack.client, again).then((c) =>
+        getCrr(stack, again).then((c) =>
           c?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? c : undefined,
         ),
       { timeoutMs: 30_000, message: 'the second CRR naming the backoff' },
@@ -443,7 +447,7 @@ describe('ContainerRecreateRequest e2e', function () {
       waiting.status!.containerRecreateStates![0]!.message!,
       /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app pod=/,
     );
-    const done = await waitCompleted(stack.client, again);
+    const done = await waitCompleted(stack, again);
     assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
     const events = await stack.client.list<KubeObject & { reason?: string; involvedObject?: { name?: string } }>(
       CoreResources.events,
