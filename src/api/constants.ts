@@ -86,6 +86,10 @@ export const MAX_IMAGES_PER_IMAGE_LIST_PULL_JOB = 255;
 /** Webhook defaults for a tag's / job's pull policy. */
 export const DEFAULT_PULL_TIMEOUT_SECONDS = 600;
 export const DEFAULT_PULL_BACKOFF_LIMIT = 3;
+/** The values `imagePullPolicy` may take on a NodeImage tag and on the jobs. */
+export const IMAGE_PULL_POLICIES: readonly string[] = ['Always', 'IfNotPresent'];
+/** The values a job's `completionPolicy.type` may take. */
+export const COMPLETION_POLICY_TYPES: readonly string[] = ['Always', 'Never'];
 
 // ---- ContainerRecreateRequest ------------------------------------------------------------------
 
@@ -106,6 +110,8 @@ export const VIRTUAL_KUBELET_LABEL = 'type';
 export const VIRTUAL_KUBELET_LABEL_VALUE = 'virtual-kubelet';
 /** The webhook rejects activeDeadlineSeconds below this. */
 export const CRR_MIN_ACTIVE_DEADLINE_SECONDS = 3;
+/** The values `spec.strategy.failurePolicy` may take (empty defaults to Fail). */
+export const CRR_FAILURE_POLICIES: readonly string[] = ['Fail', 'Ignore'];
 /** The agent's grace period when neither the CRR nor the pod gives one. */
 export const CRR_DEFAULT_TERMINATION_GRACE_SECONDS = 30;
 

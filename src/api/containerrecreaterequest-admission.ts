@@ -1,8 +1,11 @@
 // Admission of ContainerRecreateRequests (OpenKruise's CRR mutating webhook, reference §1.3): on create the
 // defaults, the labels and each container's preStop/ports/statusContext filled from the pod, and every check
 // with OpenKruise's message under the path of the field; on update spec and the identity labels are immutable.
+// This webhook runs before the CRD schema, so it checks the shapes it reads itself: a field of the wrong type is
+// denied by its type with the value given, never by a rule about its value.
 import {
   CRR_ACTIVE_LABEL,
+  CRR_FAILURE_POLICIES,
   CRR_MIN_ACTIVE_DEADLINE_SECONDS,
   CRR_NODE_NAME_LABEL,
   CRR_POD_UID_LABEL,
@@ -10,14 +13,20 @@ import {
   VIRTUAL_KUBELET_LABEL,
   VIRTUAL_KUBELET_LABEL_VALUE,
 } from './constants.js';
-import type { ContainerRecreateRequest, ContainerRecreateRequestContainer } from './containerrecreaterequest.js';
+import type {
+  ContainerRecreateRequest,
+  ContainerRecreateRequestContainer,
+  ContainerRecreateRequestStrategy,
+} from './containerrecreaterequest.js';
+import { fieldError, isObject, notSupportedError, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import type { WireNode, WirePod } from './wire.js';
 
 /** Pod condition OpenKruise accepts as "sidecars terminated" (a finished pod may still be recreated then). */
 export const SIDECAR_TERMINATED_CONDITION = 'SidecarTerminated';
 
-const invalid = (field: string, message: string): FieldError => ({ field, type: 'FieldValueInvalid', message });
+const invalid = (field: string, message: string, given?: unknown): FieldError =>
+  fieldError('FieldValueInvalid', field, message, given);
 const required = (field: string, message: string): FieldError => ({ field, type: 'FieldValueRequired', message });
 const forbidden = (field: string, message: string): FieldError => ({ field, type: 'FieldValueForbidden', message });
 
@@ -25,49 +34,95 @@ function isInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v);
 }
 
+/** An error when a present value is not an integer, or is an integer below `minimum`. */
+function integerError(field: string, value: unknown, minimum: number, rule: string): FieldError | undefined {
+  const shape = typeError(field, value, 'integer');
+  if (shape) return shape;
+  return isInt(value) && value < minimum ? invalid(field, rule, value) : undefined;
+}
+
+const EMPTY_CONTAINERS = 'containers list can not be empty: name at least one container, e.g. [{name: app}]';
+
+/** spec.containers must be a non-empty list of objects whose name is a string (empty names: fillCrrFromPod). */
+function containerListErrors(containers: unknown): FieldError[] {
+  const path = 'spec.containers';
+  if (containers === undefined || containers === null) return [required(path, EMPTY_CONTAINERS)];
+  if (!Array.isArray(containers)) {
+    return [
+      fieldError(
+        'FieldValueTypeInvalid',
+        path,
+        'must be a list of the containers to recreate, e.g. [{name: app}]',
+        containers,
+      ),
+    ];
+  }
+  if (containers.length === 0) return [required(path, EMPTY_CONTAINERS)];
+  const errors: FieldError[] = [];
+  containers.forEach((container: unknown, i) => {
+    const at = `${path}[${i}]`;
+    if (!isObject(container)) {
+      errors.push(
+        fieldError('FieldValueTypeInvalid', at, 'must be an object naming the container, e.g. {name: app}', container),
+      );
+      return;
+    }
+    const nameError = typeError(`${at}.name`, container['name'], 'string');
+    if (nameError) errors.push(nameError);
+  });
+  return errors;
+}
+
 /** Checks that need no pod, and the strategy defaults. Mutates `crr` (a copy of the request's object). */
 export function defaultAndCheckCrrSpec(crr: ContainerRecreateRequest): FieldError[] {
+  const specError = typeError('spec', crr.spec, 'object');
+  if (specError) return [specError];
   const errors: FieldError[] = [];
+  const add = (error: FieldError | undefined): void => {
+    if (error) errors.push(error);
+  };
   const spec = (crr.spec ??= { podName: '', containers: [] });
-  if (typeof spec.podName !== 'string' || spec.podName === '')
-    errors.push(required('spec.podName', 'podName can not be empty'));
-  spec.strategy ??= {};
+  const podNameError = typeError('spec.podName', spec.podName, 'string');
+  if (podNameError) errors.push(podNameError);
+  else if (!spec.podName) errors.push(required('spec.podName', 'podName can not be empty'));
   const labels = (crr.metadata.labels ??= {});
   labels[CRR_ACTIVE_LABEL] = 'true';
-  if (!Array.isArray(spec.containers) || spec.containers.length === 0) {
-    errors.push(required('spec.containers', 'containers list can not be null'));
-  }
-  if (spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds !== null) {
-    if (!isInt(spec.activeDeadlineSeconds) || spec.activeDeadlineSeconds < CRR_MIN_ACTIVE_DEADLINE_SECONDS) {
-      errors.push(
-        invalid(
-          'spec.activeDeadlineSeconds',
-          `activeDeadlineSeconds can not be less than ${CRR_MIN_ACTIVE_DEADLINE_SECONDS}s`,
-        ),
-      );
-    }
-  }
-  if (spec.ttlSecondsAfterFinished !== undefined && spec.ttlSecondsAfterFinished !== null) {
-    if (!isInt(spec.ttlSecondsAfterFinished) || spec.ttlSecondsAfterFinished < 0) {
-      errors.push(invalid('spec.ttlSecondsAfterFinished', 'ttlSecondsAfterFinished must be non-negative integer'));
-    }
-  }
-  const strategy = spec.strategy;
+  errors.push(...containerListErrors(spec.containers));
+  add(
+    integerError(
+      'spec.activeDeadlineSeconds',
+      spec.activeDeadlineSeconds,
+      CRR_MIN_ACTIVE_DEADLINE_SECONDS,
+      `activeDeadlineSeconds can not be less than ${CRR_MIN_ACTIVE_DEADLINE_SECONDS}s`,
+    ),
+  );
+  add(
+    integerError(
+      'spec.ttlSecondsAfterFinished',
+      spec.ttlSecondsAfterFinished,
+      0,
+      'ttlSecondsAfterFinished must be non-negative integer',
+    ),
+  );
+  const strategyError = typeError('spec.strategy', spec.strategy, 'object');
+  if (strategyError) errors.push(strategyError);
+  else errors.push(...defaultAndCheckStrategy((spec.strategy ??= {})));
+  return errors;
+}
+
+/** The strategy's durations, and failurePolicy (empty → Fail). */
+function defaultAndCheckStrategy(strategy: ContainerRecreateRequestStrategy): FieldError[] {
+  const errors: FieldError[] = [];
   for (const field of ['terminationGracePeriodSeconds', 'unreadyGracePeriodSeconds', 'minStartedSeconds'] as const) {
-    const v = strategy[field];
-    if (v !== undefined && v !== null && (!isInt(v) || v < 0)) {
-      errors.push(invalid(`spec.strategy.${field}`, `${field} must be non-negative integer`));
-    }
+    const error = integerError(`spec.strategy.${field}`, strategy[field], 0, `${field} must be non-negative integer`);
+    if (error) errors.push(error);
   }
-  if (strategy.failurePolicy === undefined || (strategy.failurePolicy as string) === '')
-    strategy.failurePolicy = 'Fail';
-  else if (strategy.failurePolicy !== 'Fail' && strategy.failurePolicy !== 'Ignore') {
-    errors.push({
-      field: 'spec.strategy.failurePolicy',
-      type: 'FieldValueNotSupported',
-      message: `unknown failurePolicy ${String(strategy.failurePolicy)}`,
-    });
-  }
+  const failurePolicy: unknown = strategy.failurePolicy;
+  const failurePolicyError =
+    typeError('spec.strategy.failurePolicy', failurePolicy, 'string') ??
+    notSupportedError('spec.strategy.failurePolicy', failurePolicy, CRR_FAILURE_POLICIES);
+  if (failurePolicyError) errors.push(failurePolicyError);
+  else if (!failurePolicy) strategy.failurePolicy = 'Fail';
   return errors;
 }
 

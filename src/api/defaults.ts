@@ -1,7 +1,10 @@
 // Defaulting of the image kinds, as OpenKruise's mutating webhooks do it (apis/apps/defaults). Each
-// function returns a defaulted copy and leaves its argument alone. Time comes in as a parameter.
+// function returns a defaulted copy and leaves its argument alone. Time comes in as a parameter. A policy
+// that is present but not an object is left as sent, so that the schema or validation names it (spreading
+// a string into an object would turn `pullPolicy: fast` into unknown fields "0".."3").
 
 import { DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS } from './constants.js';
+import { isObject } from './field-checks.js';
 import type { ImageListPullJob } from './imagelistpulljob.js';
 import type { CompletionPolicy, ImagePullJob, PullPolicy } from './imagepulljob.js';
 import type { Time } from './meta.js';
@@ -17,7 +20,7 @@ export function defaultNodeImage(nodeImage: NodeImage, now: Time): NodeImage {
     if (!Array.isArray(image.tags)) continue;
     for (const tag of image.tags) {
       tag.createdAt ??= now;
-      tag.pullPolicy = withTagPullDefaults(tag.pullPolicy);
+      tag.pullPolicy = unlessMalformed(tag.pullPolicy, withTagPullDefaults);
     }
     image.tags.sort(byTag);
   }
@@ -33,8 +36,8 @@ export function defaultNodeImage(nodeImage: NodeImage, now: Time): NodeImage {
  */
 export function defaultImagePullJob(job: ImagePullJob): ImagePullJob {
   const out = structuredClone(job);
-  out.spec.completionPolicy = withCompletionDefaults(out.spec.completionPolicy);
-  out.spec.pullPolicy = withJobPullDefaults(out.spec.pullPolicy);
+  out.spec.completionPolicy = unlessMalformed(out.spec.completionPolicy, withCompletionDefaults);
+  out.spec.pullPolicy = unlessMalformed(out.spec.pullPolicy, withJobPullDefaults);
   out.spec.imagePullPolicy ||= 'IfNotPresent';
   return out;
 }
@@ -42,8 +45,8 @@ export function defaultImagePullJob(job: ImagePullJob): ImagePullJob {
 /** ImageListPullJob: completionPolicy.type Always and pullPolicy {600, 3}; imagePullPolicy is left alone. */
 export function defaultImageListPullJob(job: ImageListPullJob): ImageListPullJob {
   const out = structuredClone(job);
-  out.spec.completionPolicy = withCompletionDefaults(out.spec.completionPolicy);
-  out.spec.pullPolicy = withJobPullDefaults(out.spec.pullPolicy);
+  out.spec.completionPolicy = unlessMalformed(out.spec.completionPolicy, withCompletionDefaults);
+  out.spec.pullPolicy = unlessMalformed(out.spec.pullPolicy, withJobPullDefaults);
   return out;
 }
 
@@ -65,6 +68,11 @@ function withJobPullDefaults(policy: PullPolicy | undefined): PullPolicy {
 
 function withCompletionDefaults(policy: CompletionPolicy | undefined): CompletionPolicy {
   return { ...policy, type: policy?.type || 'Always' };
+}
+
+/** `fill(policy)`, unless the policy is present but not an object (whatever its declared type says). */
+function unlessMalformed<T>(policy: T, fill: (policy: T) => T): T {
+  return policy !== undefined && policy !== null && !isObject(policy) ? policy : fill(policy);
 }
 
 function byTag(a: { tag: string }, b: { tag: string }): number {

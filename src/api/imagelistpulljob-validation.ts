@@ -10,9 +10,11 @@ import {
   validateParallelism,
   validateSelectors,
   validateTemplateShapes,
+  type JobValidationOptions,
 } from './job-template-validation.js';
 
-export function validateImageListPullJob(job: unknown): FieldError[] {
+/** Pass the stored object as `oldObject` on update (a bound the job already broke is let through). */
+export function validateImageListPullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
   if (!isObject(job)) {
     return [
       fieldError('FieldValueTypeInvalid', '<nil>', `ImageListPullJob must be an object, got ${jsonTypeName(job)}`),
@@ -26,8 +28,8 @@ export function validateImageListPullJob(job: unknown): FieldError[] {
   errors.push(...validateSelectors(spec));
   errors.push(...validateImages(spec['images']));
   errors.push(...validateParallelism(spec['parallelism']));
-  errors.push(...validateTemplateShapes(spec));
-  errors.push(...validateCompletionPolicy(spec));
+  errors.push(...validateTemplateShapes(spec, options));
+  errors.push(...validateCompletionPolicy(spec, options));
   return errors;
 }
 
@@ -44,13 +46,16 @@ function validateImages(images: unknown): FieldError[] {
         'FieldValueTooMany',
         'spec.images',
         `the maximum number of images cannot > ${MAX_IMAGES_PER_IMAGE_LIST_PULL_JOB}`,
+        images.length,
       ),
     );
   }
   const seen = new Set<unknown>();
   images.forEach((image: unknown, index) => {
     const path = indexPath('spec.images', index);
-    if (seen.has(image)) errors.push(fieldError('FieldValueDuplicate', path, 'images cannot have duplicate values'));
+    if (seen.has(image)) {
+      errors.push(fieldError('FieldValueDuplicate', path, 'images cannot have duplicate values', image));
+    }
     seen.add(image);
     const problem = validateImageReference(image);
     if (problem) errors.push(fieldError('FieldValueInvalid', path, `invalid image ${String(image)}: ${problem}`));

@@ -1,5 +1,5 @@
 // ImagePullJob validation: OpenKruise's webhook rules and messages, as field errors. Pass the stored
-// object as `oldObject` on update (spec.pullSecrets is immutable). Takes raw input; never throws.
+// object as `oldObject` on update (spec.pullSecrets is immutable; bounds are ratcheted). Takes raw input; never throws.
 
 import { DEFAULT_PULL_TIMEOUT_SECONDS } from './constants.js';
 import { fieldError, isObject, jsonTypeName, optionalInteger, typeError } from './field-checks.js';
@@ -10,12 +10,8 @@ import {
   validateParallelism,
   validateSelectors,
   validateTemplateShapes,
+  type JobValidationOptions,
 } from './job-template-validation.js';
-
-export interface JobValidationOptions {
-  /** The object before this update; absent on create. */
-  oldObject?: unknown;
-}
 
 export function validateImagePullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
   if (!isObject(job)) {
@@ -49,29 +45,34 @@ export function validateImagePullJob(job: unknown, options: JobValidationOptions
   }
 
   errors.push(...validateParallelism(spec['parallelism']));
-  errors.push(...validateTemplateShapes(spec));
-  errors.push(...validateCompletionPolicy(spec));
+  errors.push(...validateTemplateShapes(spec, options));
+  errors.push(...validateCompletionPolicy(spec, options));
   errors.push(...validateDeadlineVersusTimeout(spec));
   return errors;
 }
 
-/** With type Always, a deadline shorter than one pull attempt's timeout (default 600) can never be met. */
+/**
+ * With type Always, a deadline shorter than one pull attempt's timeout (default 600) can never be met. Only for a
+ * deadline and timeout that are valid themselves (those are reported on their own).
+ */
 function validateDeadlineVersusTimeout(spec: Record<string, unknown>): FieldError[] {
   const completion = spec['completionPolicy'];
   if (!isObject(completion)) return [];
   const type = completion['type'];
   if (type !== undefined && type !== null && type !== '' && type !== 'Always') return [];
   const deadline = optionalInteger(completion['activeDeadlineSeconds']);
-  if (deadline === undefined) return [];
+  if (deadline === undefined || deadline < 1) return [];
   const pullPolicy = spec['pullPolicy'];
-  const timeout =
-    (isObject(pullPolicy) ? optionalInteger(pullPolicy['timeoutSeconds']) : undefined) ?? DEFAULT_PULL_TIMEOUT_SECONDS;
-  if (timeout <= deadline) return [];
+  const givenTimeout = isObject(pullPolicy) ? optionalInteger(pullPolicy['timeoutSeconds']) : undefined;
+  const timeout = givenTimeout ?? DEFAULT_PULL_TIMEOUT_SECONDS;
+  if (timeout < 1 || timeout <= deadline) return [];
+  const which = givenTimeout === undefined ? `${timeout}, its default` : `${timeout}`;
   return [
     fieldError(
       'FieldValueInvalid',
       'spec.completionPolicy.activeDeadlineSeconds',
-      'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)',
+      `completionPolicy.activeDeadlineSeconds must be greater than or equal to pullPolicy.timeoutSeconds (${which})`,
+      deadline,
     ),
   ];
 }

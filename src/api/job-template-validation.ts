@@ -1,13 +1,46 @@
 // Checks shared by ImagePullJob and ImageListPullJob validation (the ImagePullJobTemplate part):
-// node/pod selectors, parallelism, completion policy and the shapes of the remaining fields.
-// Messages are OpenKruise's webhook messages.
+// node/pod selectors, parallelism, completion policy, pull policy and the shapes of the remaining fields.
+// Messages are OpenKruise's webhook messages where it has a rule, with the value given. Our additions:
+// pullPolicy.timeoutSeconds > 0, backoffLimit >= 0, completionPolicy.activeDeadlineSeconds > 0 and
+// ttlSecondsAfterFinished >= 0 (OpenKruise admits them; docs/image-pull.md says what it then does).
 
+import { COMPLETION_POLICY_TYPES, IMAGE_PULL_POLICIES } from './constants.js';
 import { childPath, indexPath, type FieldError } from './field-errors.js';
-import { fieldError, isObject, typeError, type JsonObject } from './field-checks.js';
+import {
+  belowMinimumError,
+  fieldError,
+  isObject,
+  notSupportedError,
+  typeError,
+  type JsonObject,
+} from './field-checks.js';
 import { labelSelectorErrors } from './label-selector.js';
 import { validateSandboxConfig } from './nodeimage-validation.js';
 
-const PULL_POLICIES = ['Always', 'IfNotPresent'];
+/** The lowest value of each whole-number field (0: non-negative, 1: positive). A pull needs some time. */
+const PULL_POLICY_MINIMUMS = { timeoutSeconds: 1, backoffLimit: 0 } as const;
+const COMPLETION_MINIMUMS = { activeDeadlineSeconds: 1, ttlSecondsAfterFinished: 0 } as const;
+
+/** What validation needs to know of the job before this update; absent on create. */
+export interface JobValidationOptions {
+  oldObject?: unknown;
+}
+
+/** `spec.<policy>.<key>` of the stored job, or undefined. */
+function oldValue(options: JobValidationOptions, policy: string, key: string): unknown {
+  const oldSpec = isObject(options.oldObject) ? options.oldObject['spec'] : undefined;
+  const oldPolicy = isObject(oldSpec) ? oldSpec[policy] : undefined;
+  return isObject(oldPolicy) ? oldPolicy[key] : undefined;
+}
+
+/**
+ * The bound of a whole-number field, ratcheted as kube-apiserver ratchets CRD schemas: on update a value the job
+ * already had is let through, so a job admitted before the bounds existed can still get and lose its finalizer.
+ */
+function boundError(field: string, value: unknown, minimum: 0 | 1, previous: unknown): FieldError | undefined {
+  if (previous !== undefined && previous === value) return undefined;
+  return belowMinimumError(field, value, minimum);
+}
 
 /** selector / podSelector rules. */
 export function validateSelectors(spec: JsonObject): FieldError[] {
@@ -40,7 +73,9 @@ export function validateSelectors(spec: JsonObject): FieldError[] {
         const path = indexPath('spec.selector.names', index);
         const nameError = typeError(path, name, 'string');
         if (nameError) errors.push(nameError);
-        if (seen.has(name)) errors.push(fieldError('FieldValueDuplicate', path, 'duplicated name in selector names'));
+        if (seen.has(name)) {
+          errors.push(fieldError('FieldValueDuplicate', path, 'duplicated name in selector names', name));
+        }
         seen.add(name);
       });
     }
@@ -63,62 +98,67 @@ export function validateSelectors(spec: JsonObject): FieldError[] {
 export function validateParallelism(parallelism: unknown): FieldError[] {
   const path = 'spec.parallelism';
   if (parallelism === undefined || parallelism === null) return [];
+  const negative = [fieldError('FieldValueInvalid', path, 'parallelism must be non-negative', parallelism)];
   if (typeof parallelism === 'number') {
     if (!Number.isInteger(parallelism))
-      return [fieldError('FieldValueTypeInvalid', path, 'parallelism must be an integer')];
-    return parallelism < 0 ? [fieldError('FieldValueInvalid', path, 'parallelism must be non-negative')] : [];
+      return [fieldError('FieldValueTypeInvalid', path, 'parallelism must be an integer', parallelism)];
+    return parallelism < 0 ? negative : [];
   }
   if (typeof parallelism !== 'string') {
-    return [fieldError('FieldValueTypeInvalid', path, 'parallelism must be an integer or a string holding one')];
+    return [
+      fieldError('FieldValueTypeInvalid', path, 'parallelism must be an integer or a string holding one', parallelism),
+    ];
   }
   if (parallelism.endsWith('%')) {
-    return [fieldError('FieldValueInvalid', path, 'parallelism does not support percentage value')];
+    return [fieldError('FieldValueInvalid', path, 'parallelism does not support percentage value', parallelism)];
   }
   const parsed = parseInt32(parallelism);
   if (typeof parsed === 'string') {
     return [fieldError('FieldValueInvalid', path, `parallelism must be a valid integer: ${parsed}`)];
   }
-  return parsed < 0 ? [fieldError('FieldValueInvalid', path, 'parallelism must be non-negative')] : [];
+  return parsed < 0 ? negative : [];
 }
 
 /**
- * completionPolicy: `Never` takes neither activeDeadlineSeconds nor ttlSecondsAfterFinished; other
- * types are unknown. A missing type counts as `Always` (its default). ImagePullJob adds the
- * deadline-versus-timeout check itself.
+ * completionPolicy: activeDeadlineSeconds > 0 and ttlSecondsAfterFinished >= 0; `Never` takes neither
+ * (one error per field set); other types are not supported. A missing type counts as `Always` (its
+ * default). ImagePullJob adds the deadline-versus-timeout check itself.
  */
-export function validateCompletionPolicy(spec: JsonObject): FieldError[] {
+export function validateCompletionPolicy(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
   const path = 'spec.completionPolicy';
   const policy = spec['completionPolicy'];
   const shapeError = typeError(path, policy, 'object');
   if (shapeError) return [shapeError];
   if (!isObject(policy)) return [];
   const errors: FieldError[] = [];
-  for (const key of ['activeDeadlineSeconds', 'ttlSecondsAfterFinished']) {
-    const error = typeError(childPath(path, key), policy[key], 'integer');
+  const add = (error: FieldError | undefined): void => {
     if (error) errors.push(error);
-  }
+  };
   const type = policy['type'];
-  if (type === undefined || type === null || type === '' || type === 'Always') return errors;
-  if (type === 'Never') {
-    if (present(policy['activeDeadlineSeconds']) || present(policy['ttlSecondsAfterFinished'])) {
+  add(typeError(childPath(path, 'type'), type, 'string'));
+  add(notSupportedError(childPath(path, 'type'), type, COMPLETION_POLICY_TYPES));
+  for (const [key, minimum] of Object.entries(COMPLETION_MINIMUMS)) {
+    const field = childPath(path, key);
+    const value = policy[key];
+    const previous = oldValue(options, 'completionPolicy', key);
+    const error = typeError(field, value, 'integer') ?? boundError(field, value, minimum, previous);
+    if (error) errors.push(error);
+    else if (type === 'Never' && present(value)) {
       errors.push(
         fieldError(
           'FieldValueInvalid',
-          path,
+          field,
           'activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType',
+          value,
         ),
       );
     }
-    return errors;
   }
-  errors.push(
-    fieldError('FieldValueNotSupported', childPath(path, 'type'), `unknown type of completionPolicy: ${String(type)}`),
-  );
   return errors;
 }
 
-/** Shapes of pullSecrets, pullPolicy, sandboxConfig and imagePullPolicy. */
-export function validateTemplateShapes(spec: JsonObject): FieldError[] {
+/** Shapes of pullSecrets, pullPolicy (and its numbers' minimums), sandboxConfig and imagePullPolicy. */
+export function validateTemplateShapes(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
   const errors: FieldError[] = [];
   const add = (error: FieldError | undefined): void => {
     if (error) errors.push(error);
@@ -131,21 +171,16 @@ export function validateTemplateShapes(spec: JsonObject): FieldError[] {
   const pullPolicy = spec['pullPolicy'];
   add(typeError('spec.pullPolicy', pullPolicy, 'object'));
   if (isObject(pullPolicy)) {
-    add(typeError('spec.pullPolicy.timeoutSeconds', pullPolicy['timeoutSeconds'], 'integer'));
-    add(typeError('spec.pullPolicy.backoffLimit', pullPolicy['backoffLimit'], 'integer'));
+    for (const [key, minimum] of Object.entries(PULL_POLICY_MINIMUMS)) {
+      const field = childPath('spec.pullPolicy', key);
+      const previous = oldValue(options, 'pullPolicy', key);
+      add(typeError(field, pullPolicy[key], 'integer') ?? boundError(field, pullPolicy[key], minimum, previous));
+    }
   }
   errors.push(...validateSandboxConfig(spec['sandboxConfig'], 'spec.sandboxConfig'));
   const imagePullPolicy = spec['imagePullPolicy'];
   add(typeError('spec.imagePullPolicy', imagePullPolicy, 'string'));
-  if (typeof imagePullPolicy === 'string' && imagePullPolicy !== '' && !PULL_POLICIES.includes(imagePullPolicy)) {
-    errors.push(
-      fieldError(
-        'FieldValueNotSupported',
-        'spec.imagePullPolicy',
-        `imagePullPolicy ${JSON.stringify(imagePullPolicy)} is not supported: use Always or IfNotPresent`,
-      ),
-    );
-  }
+  add(notSupportedError('spec.imagePullPolicy', imagePullPolicy, IMAGE_PULL_POLICIES));
   return errors;
 }
 

@@ -1,14 +1,21 @@
 // NodeImage validation: OpenKruise's webhook rules (with its messages), reported as field errors,
 // plus two checks of our own that a pull would otherwise fail on later: each image name + tag must
-// form a valid image reference, and imagePullPolicy must be Always or IfNotPresent. Status is not
-// validated (as OpenKruise). Takes raw input; never throws.
+// form a valid image reference, and imagePullPolicy must be Always or IfNotPresent. Unlike OpenKruise,
+// a tag without pullPolicy.ttlSecondsAfterFinished is admitted (it stays until removed, as OpenKruise's
+// controller keeps such a tag too). Status is not validated (as OpenKruise). Takes raw input; never throws.
 
-import { MAX_IMAGES_PER_NODE_IMAGE } from './constants.js';
+import { IMAGE_PULL_POLICIES, MAX_IMAGES_PER_NODE_IMAGE } from './constants.js';
 import { childPath, indexPath, keyPath, type FieldError } from './field-errors.js';
-import { fieldError, isObject, jsonTypeName, optionalInteger, typeError, type JsonObject } from './field-checks.js';
+import {
+  fieldError,
+  isObject,
+  jsonTypeName,
+  notSupportedError,
+  optionalInteger,
+  typeError,
+  type JsonObject,
+} from './field-checks.js';
 import { tryParseNameAndTag } from './image-reference.js';
-
-const PULL_POLICIES = ['Always', 'IfNotPresent'];
 
 export function validateNodeImage(nodeImage: unknown): FieldError[] {
   if (!isObject(nodeImage)) {
@@ -118,7 +125,12 @@ function validateTagSpec(name: string, tag: string, tagSpec: JsonObject, tagPath
   add(typeError(childPath(tagPath, 'version'), version, 'integer'));
   if ((optionalInteger(version) ?? 0) < 0) {
     errors.push(
-      fieldError('FieldValueInvalid', childPath(tagPath, 'version'), `version for ${fullName} can not be less than 0`),
+      fieldError(
+        'FieldValueInvalid',
+        childPath(tagPath, 'version'),
+        `version for ${fullName} can not be less than 0`,
+        version,
+      ),
     );
   }
 
@@ -131,29 +143,11 @@ function validateTagSpec(name: string, tag: string, tagSpec: JsonObject, tagPath
     for (const key of ['timeoutSeconds', 'backoffLimit', 'ttlSecondsAfterFinished', 'activeDeadlineSeconds']) {
       add(typeError(childPath(policyPath, key), policy[key], 'integer'));
     }
-    const ttl = policy['ttlSecondsAfterFinished'];
-    if (ttl === undefined || ttl === null) {
-      errors.push(
-        fieldError(
-          'FieldValueRequired',
-          childPath(policyPath, 'ttlSecondsAfterFinished'),
-          `pullPolicy.ttlSecondsAfterFinished for ${fullName} must set`,
-        ),
-      );
-    }
   }
 
   const pullPolicy = tagSpec['imagePullPolicy'];
   add(typeError(childPath(tagPath, 'imagePullPolicy'), pullPolicy, 'string'));
-  if (typeof pullPolicy === 'string' && pullPolicy !== '' && !PULL_POLICIES.includes(pullPolicy)) {
-    errors.push(
-      fieldError(
-        'FieldValueNotSupported',
-        childPath(tagPath, 'imagePullPolicy'),
-        `imagePullPolicy ${JSON.stringify(pullPolicy)} for ${fullName} is not supported: use Always or IfNotPresent`,
-      ),
-    );
-  }
+  add(notSupportedError(childPath(tagPath, 'imagePullPolicy'), pullPolicy, IMAGE_PULL_POLICIES));
   add(typeError(childPath(tagPath, 'ownerReferences'), tagSpec['ownerReferences'], 'array'));
   return errors;
 }

@@ -1,6 +1,8 @@
 // PersistentPodState in kruise-controller: the API emulator with two Ready Nodes, the controller as a real process
 // (webhooks called by the emulator), one StatefulSet with the auto-generate + required hostname annotations, and its
-// pods made Ready by this process (no kubelet: bound with pods/binding, Ready written into the status). Figures:
+// pods made by this process (no StatefulSet controller, no scheduler, no kubelet: each pod created as the StatefulSet
+// controller would, bound with pods/binding, Ready written into the status). It stays on the emulator, unlike the e2e
+// test, for its per-user-agent request counter and for pods made Ready without waiting on a kubelet. Figures:
 // pod Ready written → its entry visible in the PPS (p50/p99, one pod at a time, seen through a watch); pod create
 // round trip for a recreated StatefulSet pod (through the PPS pod webhook) versus a plain pod (not sent to it);
 // the controller's API requests per minute at steady state besides its Lease; its RSS.
@@ -11,13 +13,14 @@ import { createNamespace, createReadyNode, startControllerEnv } from '../e2e/con
 import {
   HOSTNAME_LABEL,
   PERSISTENT_POD_STATES,
+  PIN_TO_NODE_ANNOTATIONS,
   STATEFULSETS,
   statefulSetManifest,
-  statefulSetPod,
   type PersistentPodStateObject,
   type PodObject,
   type StatefulSetObject,
-} from '../e2e/persistentpodstate/stack.js';
+} from '../e2e/persistentpodstate/manifests.js';
+import type { KubeObject } from '../../src/kube/object.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchSuite, Figure } from './framework.js';
 import { percentile } from './stats.js';
@@ -61,9 +64,12 @@ export const persistentPodStateSuite: BenchSuite = {
 
     const sts = await client.create<StatefulSetObject>(
       STATEFULSETS,
-      statefulSetManifest(NS, 'bench', pods, 'registry.invalid/busybox:1', {
-        'kruise.io/auto-generate-persistent-pod-state': 'true',
-        'kruise.io/required-persistent-topology': HOSTNAME_LABEL,
+      statefulSetManifest({
+        namespace: NS,
+        name: 'bench',
+        replicas: pods,
+        image: 'registry.invalid/busybox:1',
+        annotations: { ...PIN_TO_NODE_ANNOTATIONS },
       }),
     );
     await waitFor(() => ppsWatch.store.has(`${NS}/bench`), { timeoutMs: 30_000, message: 'the PPS generated' });
@@ -170,3 +176,31 @@ export const persistentPodStateSuite: BenchSuite = {
     return figures;
   },
 };
+
+/** The pod the StatefulSet controller would create for this ordinal (the emulator runs no StatefulSet controller). */
+function statefulSetPod(sts: StatefulSetObject, ordinal: number): PodObject {
+  const name = `${sts.metadata!.name!}-${ordinal}`;
+  const template = sts.spec!.template!;
+  const meta: KubeObject['metadata'] = template.metadata;
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: sts.metadata!.namespace,
+      labels: { ...meta?.labels, 'statefulset.kubernetes.io/pod-name': name },
+      annotations: { ...meta?.annotations },
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'StatefulSet',
+          name: sts.metadata!.name!,
+          uid: sts.metadata!.uid!,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: structuredClone(template.spec),
+  };
+}

@@ -2,7 +2,7 @@
 // to the next through ctx.env) and writes <CLUSTER_DIR>/env; down runs them in reverse. Later components (the API
 // emulator, kubelet-lite) go at the end of clusterComponents().
 import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { apiServerComponent } from './apiserver/component.js';
 import type { ClusterComponent, ClusterContext } from './component.js';
@@ -36,11 +36,17 @@ export function parseClusterKind(text: string): ClusterKind {
   return text;
 }
 
-/** The kind of the cluster in `dir`: what its last up recorded, else CLUSTER_KIND, else lite. */
+/** Where up records the kind it starts (before its first component, so a down after a crash knows it too). */
+function kindFile(dir: string): string {
+  return join(dir, 'kind');
+}
+
+/** The kind of the cluster in `dir`: what its last up recorded (or its env file says), else CLUSTER_KIND, else lite. */
 export async function clusterKindOf(dir: string, env: NodeJS.ProcessEnv = process.env): Promise<ClusterKind> {
-  const recorded = (await readEnvFile(clusterPaths(dir).envFile).catch(() => undefined))?.CLUSTER_KIND;
-  if (recorded !== undefined) return parseClusterKind(recorded);
-  if (existsSync(join(dir, 'k8s'))) return 'real';
+  const recorded = (await readFile(kindFile(dir), 'utf8').catch(() => undefined))?.trim();
+  if (recorded) return parseClusterKind(recorded);
+  const running = (await readEnvFile(clusterPaths(dir).envFile).catch(() => undefined))?.CLUSTER_KIND;
+  if (running) return parseClusterKind(running);
   return parseClusterKind(env.CLUSTER_KIND ?? 'lite');
 }
 
@@ -113,6 +119,13 @@ export async function upCluster(options: UpOptions): Promise<Record<string, stri
       );
     }
     const kind = options.kind ?? current;
+    if (kind !== current) {
+      // another kind was here and did not finish its up (no env file): clean up what it may have left first
+      const old = context(paths.dir, { CLUSTER_DIR: paths.dir }, options.log);
+      for (const component of [...clusterComponents(current)].reverse())
+        await component.down(old).catch(() => undefined);
+    }
+    await writeFile(kindFile(paths.dir), `${kind}\n`);
     const env: Record<string, string> = { CLUSTER_DIR: paths.dir, CLUSTER_KIND: kind, NODE_COUNT: String(nodeCount) };
     const ctx = context(paths.dir, env, options.log);
     for (const component of options.components ?? clusterComponents(kind)) {

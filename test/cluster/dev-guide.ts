@@ -52,7 +52,7 @@ export function prepareDevFiles(clusterDir: string): DevPaths {
 export interface DevSetup {
   clusterDir: string;
   nodes: string[];
-  /** node → http://127.0.0.1:PORT (the agent's /healthz, /readyz, /metrics) */
+  /** node → http://<node address>:PORT (the agent's /healthz, /readyz, /metrics) */
   agentUrls: Map<string, string>;
   controllerUrl: string | undefined;
   /** The dev process: dev.env works only while a process of this pid has `script` in its command line. */
@@ -157,7 +157,7 @@ export function devGuide(setup: DevSetup, envFile: string): string {
     '  kubectl apply -f $EXAMPLES/crr-pod.yaml                  # examples/ filled for this cluster',
     '  kubectl kruise-node recreate crr-demo -c app             # a container recreated in place',
     '  kubectl apply -f $EXAMPLES/launch-priority-pod.yaml      # a launch order enforced',
-    '  kubectl apply -f $EXAMPLES/pod-ip-retention.yaml         # a pod keeping its IP',
+    '  kubectl apply -f $EXAMPLES/statefulset-ip-retention.yaml # StatefulSet pods keeping their node and IP',
     '  kubectl kruise-node ips                                  # the agents: $KRUISE_NODE_AGENTS',
     'README.md ("Try it") walks through all four features; examples/ has the manifests.',
     '',

@@ -121,7 +121,7 @@ async function startOnce(): Promise<ClusterEnv> {
     atRunEnd(() => downCluster({ dir, log }));
   }
   try {
-    return toClusterEnv(await upCluster({ dir, log }));
+    return toClusterEnv(await upCluster({ dir, log, kind: 'lite' }));
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw new Error(

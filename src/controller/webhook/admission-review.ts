@@ -1,5 +1,6 @@
-// admission.k8s.io/v1 AdmissionReview as the API server sends it and the answer it expects, plus a JSON patch
-// (RFC 6902) from the object as sent to the object as a mutating handler left it.
+// admission.k8s.io/v1 AdmissionReview as the API server sends it and the answer it expects, a denial made of
+// field errors, plus a JSON patch (RFC 6902) from the object as sent to the object as a mutating handler left it.
+import { formatFieldErrors, type FieldError } from '../../api/field-errors.js';
 import type { KubeObject } from '../../kube/object.js';
 
 export interface GroupVersionKind {
@@ -49,6 +50,15 @@ export type AdmissionDecision =
   { allowed: true; object?: KubeObject; warnings?: string[] } | { allowed: false; code: number; message: string };
 
 export type AdmissionHandler = (request: AdmissionRequest) => AdmissionDecision | Promise<AdmissionDecision>;
+
+/**
+ * Field errors → a denial: 403 when the change is forbidden (immutable field), else 400; the message names each
+ * field with the value given and the rule, as kube prints field errors (`spec.a: Invalid value: -1: must be ...`).
+ */
+export function denyFor(errors: readonly FieldError[]): AdmissionDecision {
+  const forbidden = errors.some((e) => e.type === 'FieldValueForbidden');
+  return { allowed: false, code: forbidden ? 403 : 400, message: formatFieldErrors(errors) };
+}
 
 export type JsonPatchOperation =
   { op: 'add' | 'replace'; path: string; value: unknown } | { op: 'remove'; path: string };

@@ -1,7 +1,7 @@
 // Admission handlers of the image kinds: defaulting (mutating) and validation (validating) of NodeImage,
 // ImagePullJob and ImageListPullJob, with src/api's rules and OpenKruise's messages; a denial names the field.
 import { defaultImageListPullJob, defaultImagePullJob, defaultNodeImage } from '../../api/defaults.js';
-import { formatFieldErrors, type FieldError } from '../../api/field-errors.js';
+import type { FieldError } from '../../api/field-errors.js';
 import { validateImageListPullJob } from '../../api/imagelistpulljob-validation.js';
 import type { ImageListPullJob } from '../../api/imagelistpulljob.js';
 import { validateImagePullJob } from '../../api/imagepulljob-validation.js';
@@ -11,7 +11,7 @@ import type { NodeImage } from '../../api/nodeimage.js';
 import type { KubeObject } from '../../kube/object.js';
 import type { Clock } from '../../util/clock.js';
 import { rfc3339 } from '../shared/time.js';
-import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from './admission-review.js';
+import { denyFor, type AdmissionHandler, type AdmissionRequest } from './admission-review.js';
 
 export const IMAGE_WEBHOOK_PATHS = {
   mutateNodeImage: '/mutate-apps-kruise-io-nodeimage',
@@ -21,12 +21,6 @@ export const IMAGE_WEBHOOK_PATHS = {
   mutateImageListPullJob: '/mutate-apps-kruise-io-imagelistpulljob',
   validateImageListPullJob: '/validate-apps-kruise-io-imagelistpulljob',
 } as const;
-
-/** Field errors → a denial: 403 when the change is forbidden (immutable field), else 400. */
-export function denyFor(errors: readonly FieldError[]): AdmissionDecision {
-  const forbidden = errors.some((e) => e.type === 'FieldValueForbidden');
-  return { allowed: false, code: forbidden ? 403 : 400, message: formatFieldErrors(errors) };
-}
 
 function writes(request: AdmissionRequest): request is AdmissionRequest & { object: KubeObject } {
   return (request.operation === 'CREATE' || request.operation === 'UPDATE') && !!request.object;
@@ -52,15 +46,20 @@ function validating(check: (request: AdmissionRequest & { object: KubeObject }) 
   };
 }
 
+/** The stored object on update, for the rules that compare with it. */
+function storedObject(request: AdmissionRequest): { oldObject?: unknown } {
+  return request.operation === 'UPDATE' && request.oldObject ? { oldObject: request.oldObject } : {};
+}
+
 export function imageWebhookHandlers(clock: Clock): Record<string, AdmissionHandler> {
   return {
     [IMAGE_WEBHOOK_PATHS.mutateNodeImage]: mutating<NodeImage>((o) => defaultNodeImage(o, rfc3339(clock.now()))),
     [IMAGE_WEBHOOK_PATHS.validateNodeImage]: validating((r) => validateNodeImage(r.object)),
     [IMAGE_WEBHOOK_PATHS.mutateImagePullJob]: mutating<ImagePullJob>(defaultImagePullJob),
-    [IMAGE_WEBHOOK_PATHS.validateImagePullJob]: validating((r) =>
-      validateImagePullJob(r.object, r.operation === 'UPDATE' && r.oldObject ? { oldObject: r.oldObject } : {}),
-    ),
+    [IMAGE_WEBHOOK_PATHS.validateImagePullJob]: validating((r) => validateImagePullJob(r.object, storedObject(r))),
     [IMAGE_WEBHOOK_PATHS.mutateImageListPullJob]: mutating<ImageListPullJob>(defaultImageListPullJob),
-    [IMAGE_WEBHOOK_PATHS.validateImageListPullJob]: validating((r) => validateImageListPullJob(r.object)),
+    [IMAGE_WEBHOOK_PATHS.validateImageListPullJob]: validating((r) =>
+      validateImageListPullJob(r.object, storedObject(r)),
+    ),
   };
 }

@@ -40,6 +40,9 @@ const CGROUP_V1_CONTROLLERS = ['cpu', 'cpuacct', 'cpuset', 'memory', 'devices', 
 
 // ---- configs ----
 
+/** The name of every node's pod network (its conflist; kruise-ipam keeps its store under it). */
+export const POD_NETWORK_NAME = 'kd-pods';
+
 export function nodeConflist(node: NodeLayout, ipam: PodIpam): string {
   const range = { subnet: node.podCidr, gateway: node.podGateway };
   // the pod's default route goes through the bridge (the node), which routes on to the host and other nodes
@@ -50,7 +53,7 @@ export function nodeConflist(node: NodeLayout, ipam: PodIpam): string {
       : { type: 'host-local', ranges: [[range]], routes, dataDir: join(node.inNode.cniStateDir, 'networks') };
   const conflist = {
     cniVersion: '1.0.0',
-    name: 'kd-pods',
+    name: POD_NETWORK_NAME,
     plugins: [
       {
         type: 'bridge',

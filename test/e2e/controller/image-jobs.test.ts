@@ -113,7 +113,7 @@ describe('kruise-controller e2e: image jobs', function () {
       [job('bad-image', { image: 'Invalid:Image:x' }), /spec\.image: invalid image/],
       [
         job('bad-par', { image: `${REG}/x/a:1`, parallelism: -1 }),
-        /spec\.parallelism: parallelism must be non-negative/,
+        /spec\.parallelism: Invalid value: -1: parallelism must be non-negative/,
       ],
       [
         job('bad-never', { image: `${REG}/x/a:1`, completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 5 } }),

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { defaultImageListPullJob, defaultImagePullJob } from '../../../src/api/defaults.js';
+import { formatFieldErrors } from '../../../src/api/field-errors.js';
 import type { ImageListPullJob } from '../../../src/api/imagelistpulljob.js';
 import { validateImageListPullJob } from '../../../src/api/imagelistpulljob-validation.js';
 import type { ImagePullJob } from '../../../src/api/imagepulljob.js';
@@ -47,6 +48,21 @@ describe('ImagePullJob defaulting', () => {
     });
     assert.equal(never.spec.completionPolicy.type, 'Never');
     assert.equal(never.spec.imagePullPolicy, 'Always');
+  });
+
+  it('leaves a pullPolicy or completionPolicy that is not an object as sent, for the schema to name', () => {
+    const input = {
+      metadata: { name: 'j' },
+      spec: { image: 'nginx', completionPolicy: 'done', pullPolicy: 'fast' },
+    } as unknown as ImagePullJob;
+    const out = defaultImagePullJob(input);
+    assert.equal(out.spec.pullPolicy, 'fast');
+    assert.equal(out.spec.completionPolicy, 'done');
+    const list = defaultImageListPullJob({
+      metadata: {},
+      spec: { images: ['nginx'], completionPolicy: {}, pullPolicy: 7 },
+    } as unknown as ImageListPullJob);
+    assert.equal(list.spec.pullPolicy, 7);
   });
 
   it('ImageListPullJob: same but leaves imagePullPolicy unset', () => {
@@ -123,18 +139,18 @@ describe('ImagePullJob validation', () => {
       [{ parallelism: '-2' }, 'parallelism must be non-negative'],
       [
         { completionPolicy: { type: 'Always', activeDeadlineSeconds: 599 } },
-        'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)',
+        'completionPolicy.activeDeadlineSeconds must be greater than or equal to pullPolicy.timeoutSeconds (600, its default)',
       ],
       [
         { completionPolicy: { activeDeadlineSeconds: 100 }, pullPolicy: { timeoutSeconds: 101 } },
-        'completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)',
+        'completionPolicy.activeDeadlineSeconds must be greater than or equal to pullPolicy.timeoutSeconds (101)',
       ],
       [
         { completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 10 } },
         'activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType',
       ],
-      [{ completionPolicy: { type: 'Sometimes' } }, 'unknown type of completionPolicy: Sometimes'],
-      [{ imagePullPolicy: 'Never' }, /imagePullPolicy "Never" is not supported/],
+      [{ completionPolicy: { type: 'Sometimes' } }, 'supported values: "Always", "Never"'],
+      [{ imagePullPolicy: 'Never' }, 'supported values: "Always", "IfNotPresent"'],
     ];
     for (const [spec, expected] of cases) {
       const found = messages(validateImagePullJob(job(spec)));
@@ -144,6 +160,89 @@ describe('ImagePullJob validation', () => {
     }
     // Equal deadline and timeout is fine.
     assert.deepEqual(validateImagePullJob(job({ completionPolicy: { activeDeadlineSeconds: 600 } })), []);
+  });
+
+  it('a denial reads field, value given, what is allowed', () => {
+    const cases: [spec: Record<string, unknown>, text: string][] = [
+      [{ parallelism: -1 }, 'spec.parallelism: Invalid value: -1: parallelism must be non-negative'],
+      [{ parallelism: '10%' }, 'spec.parallelism: Invalid value: "10%": parallelism does not support percentage value'],
+      [
+        { completionPolicy: { type: 'Sometimes' } },
+        'spec.completionPolicy.type: Unsupported value: "Sometimes": supported values: "Always", "Never"',
+      ],
+      [
+        { completionPolicy: { type: 'Never', ttlSecondsAfterFinished: 10 } },
+        'spec.completionPolicy.ttlSecondsAfterFinished: Invalid value: 10: activeDeadlineSeconds and ' +
+          'ttlSecondsAfterFinished can only work with Always CompletionPolicyType',
+      ],
+      [
+        { completionPolicy: { activeDeadlineSeconds: 100 } },
+        'spec.completionPolicy.activeDeadlineSeconds: Invalid value: 100: completionPolicy.activeDeadlineSeconds ' +
+          'must be greater than or equal to pullPolicy.timeoutSeconds (600, its default)',
+      ],
+      [
+        { imagePullPolicy: 'Never' },
+        'spec.imagePullPolicy: Unsupported value: "Never": supported values: "Always", "IfNotPresent"',
+      ],
+      [
+        { selector: { names: ['a', 'a'] } },
+        'spec.selector.names[1]: Duplicate value: "a": duplicated name in selector names',
+      ],
+      [
+        { pullPolicy: { timeoutSeconds: '600' } },
+        'spec.pullPolicy.timeoutSeconds: Invalid value: "600": must be of type integer, got string',
+      ],
+    ];
+    for (const [spec, text] of cases) assert.equal(formatFieldErrors(validateImagePullJob(job(spec))), text);
+  });
+
+  it('denies a negative timeoutSeconds, backoffLimit, ttlSecondsAfterFinished or activeDeadlineSeconds (OpenKruise admits them)', () => {
+    assert.equal(
+      formatFieldErrors(
+        validateImagePullJob(
+          job({
+            pullPolicy: { timeoutSeconds: -5, backoffLimit: -1 },
+            completionPolicy: { type: 'Always', ttlSecondsAfterFinished: -1 },
+          }),
+        ),
+      ),
+      '[spec.pullPolicy.timeoutSeconds: Invalid value: -5: must be greater than 0, ' +
+        'spec.pullPolicy.backoffLimit: Invalid value: -1: must be greater than or equal to 0, ' +
+        'spec.completionPolicy.ttlSecondsAfterFinished: Invalid value: -1: must be greater than or equal to 0]',
+    );
+    // Only the rule that failed: a negative deadline is not also reported as shorter than the timeout.
+    assert.equal(
+      formatFieldErrors(validateImagePullJob(job({ completionPolicy: { activeDeadlineSeconds: -1 } }))),
+      'spec.completionPolicy.activeDeadlineSeconds: Invalid value: -1: must be greater than 0',
+    );
+    assert.equal(
+      formatFieldErrors(validateImagePullJob(job({ pullPolicy: { timeoutSeconds: 0 } }))),
+      'spec.pullPolicy.timeoutSeconds: Invalid value: 0: must be greater than 0',
+    );
+    assert.deepEqual(
+      validateImagePullJob(job({ pullPolicy: { backoffLimit: 0 }, completionPolicy: { ttlSecondsAfterFinished: 0 } })),
+      [],
+    );
+  });
+
+  it('on update, lets through a negative number the job already had (its finalizer can still change), not a new one', () => {
+    const old = job({ pullPolicy: { timeoutSeconds: -5 }, completionPolicy: { ttlSecondsAfterFinished: -1 } });
+    const finalized = { ...old, metadata: { name: 'j', namespace: 'default', finalizers: ['x'] } };
+    assert.deepEqual(validateImagePullJob(finalized, { oldObject: old }), []);
+    assert.equal(
+      formatFieldErrors(
+        validateImagePullJob(
+          job({ pullPolicy: { timeoutSeconds: -6 }, completionPolicy: { ttlSecondsAfterFinished: -1 } }),
+          {
+            oldObject: old,
+          },
+        ),
+      ),
+      'spec.pullPolicy.timeoutSeconds: Invalid value: -6: must be greater than 0',
+    );
+    const oldList = listJob({ pullPolicy: { backoffLimit: -1 } });
+    assert.deepEqual(validateImageListPullJob(oldList, { oldObject: oldList }), []);
+    assert.equal(validateImageListPullJob(oldList, { oldObject: listJob({}) }).length, 1);
   });
 
   it('forbids changing pullSecrets on update', () => {
@@ -194,7 +293,7 @@ describe('ImageListPullJob validation', () => {
       [
         { completionPolicy: { type: 'Never', activeDeadlineSeconds: 5 } },
         'activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType',
-        'spec.completionPolicy',
+        'spec.completionPolicy.activeDeadlineSeconds',
       ],
       [
         { selector: { names: ['n'], matchLabels: { a: 'b' } } },
@@ -210,5 +309,26 @@ describe('ImageListPullJob validation', () => {
       else assert.match(errors[0]!.message, expected);
     }
     assert.equal(validateImageListPullJob({ spec: { completionPolicy: {} } })[0]?.message, 'image can not be empty');
+  });
+
+  it('denies negative pull and completion numbers as ImagePullJob does, showing the value given', () => {
+    assert.equal(
+      formatFieldErrors(
+        validateImageListPullJob(
+          listJob({
+            pullPolicy: { timeoutSeconds: -5, backoffLimit: -1 },
+            completionPolicy: { ttlSecondsAfterFinished: -1, activeDeadlineSeconds: 0 },
+          }),
+        ),
+      ),
+      '[spec.pullPolicy.timeoutSeconds: Invalid value: -5: must be greater than 0, ' +
+        'spec.pullPolicy.backoffLimit: Invalid value: -1: must be greater than or equal to 0, ' +
+        'spec.completionPolicy.activeDeadlineSeconds: Invalid value: 0: must be greater than 0, ' +
+        'spec.completionPolicy.ttlSecondsAfterFinished: Invalid value: -1: must be greater than or equal to 0]',
+    );
+    assert.equal(
+      formatFieldErrors(validateImageListPullJob(listJob({ images: ['nginx', 'nginx'] }))),
+      'spec.images[1]: Duplicate value: "nginx": images cannot have duplicate values',
+    );
   });
 });

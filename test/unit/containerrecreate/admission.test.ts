@@ -119,18 +119,25 @@ describe('CRR admission', () => {
       await denial({ podName: '', containers: [{ name: 'app' }] }),
       'spec.podName: podName can not be empty',
     );
-    assert.equal(await denial({ podName: 'web', containers: [] }), 'spec.containers: containers list can not be null');
+    assert.equal(
+      await denial({ podName: 'web', containers: [] }),
+      'spec.containers: containers list can not be empty: name at least one container, e.g. [{name: app}]',
+    );
     assert.equal(
       await denial({ podName: 'web', containers: [{ name: 'app' }], activeDeadlineSeconds: 2 }),
-      'spec.activeDeadlineSeconds: activeDeadlineSeconds can not be less than 3s',
+      'spec.activeDeadlineSeconds: Invalid value: 2: activeDeadlineSeconds can not be less than 3s',
     );
     assert.equal(
       await denial({ podName: 'web', containers: [{ name: 'app' }], strategy: { failurePolicy: 'Retry' } }),
-      'spec.strategy.failurePolicy: unknown failurePolicy Retry',
+      'spec.strategy.failurePolicy: Unsupported value: "Retry": supported values: "Fail", "Ignore"',
     );
     assert.equal(
       await denial({ podName: 'web', containers: [{ name: 'app' }], strategy: { unreadyGracePeriodSeconds: -1 } }),
-      'spec.strategy.unreadyGracePeriodSeconds: unreadyGracePeriodSeconds must be non-negative integer',
+      'spec.strategy.unreadyGracePeriodSeconds: Invalid value: -1: unreadyGracePeriodSeconds must be non-negative integer',
+    );
+    assert.equal(
+      await denial({ podName: 'web', containers: [{ name: 'app' }], ttlSecondsAfterFinished: -1 }),
+      'spec.ttlSecondsAfterFinished: Invalid value: -1: ttlSecondsAfterFinished must be non-negative integer',
     );
     assert.equal(
       await denial({ podName: 'web', containers: [{ name: 'app' }, { name: 'app' }] }),
@@ -151,6 +158,50 @@ describe('CRR admission', () => {
       await denial({ podName: 'web', containers: [{ name: 'app' }] }, POD, null),
       'spec.podName: failed to get Node node-a',
     );
+  });
+
+  it('denies a containers field that is not a list of objects with what was given and what is allowed', async () => {
+    const notAList = (given: string): string =>
+      `spec.containers: Invalid value: ${given}: must be a list of the containers to recreate, e.g. [{name: app}]`;
+    assert.equal(await denial({ podName: 'web', containers: 'app' }), notAList('"app"'));
+    assert.equal(await denial({ podName: 'web', containers: 5 }), notAList('5'));
+    assert.equal(await denial({ podName: 'web', containers: { name: 'app' } }), notAList('{"name":"app"}'));
+    assert.equal(
+      await denial({ podName: 'web' }),
+      'spec.containers: containers list can not be empty: name at least one container, e.g. [{name: app}]',
+    );
+    assert.equal(
+      await denial({ podName: 'web', containers: ['app', { name: 'side' }] }),
+      'spec.containers[0]: Invalid value: "app": must be an object naming the container, e.g. {name: app}',
+    );
+    assert.equal(
+      await denial({ podName: 'web', containers: [{ name: 7 }] }),
+      'spec.containers[0].name: Invalid value: 7: must be of type string, got integer',
+    );
+  });
+
+  it('denies fields of the wrong type by their type, not by a rule about their value, and never crashes', async () => {
+    assert.equal(
+      await denial({ podName: 5, containers: [{ name: 'app' }], activeDeadlineSeconds: 'soon' }),
+      '[spec.podName: Invalid value: 5: must be of type string, got integer, ' +
+        'spec.activeDeadlineSeconds: Invalid value: "soon": must be of type integer, got string]',
+    );
+    assert.equal(
+      await denial({ podName: 'web', containers: [{ name: 'app' }], strategy: 'fast' }),
+      'spec.strategy: Invalid value: "fast": must be of type object, got string',
+    );
+    assert.equal(
+      await denial({ podName: 'web', containers: [{ name: 'app' }], strategy: { failurePolicy: 1 } }),
+      'spec.strategy.failurePolicy: Invalid value: 1: must be of type string, got integer',
+    );
+    const decision = await crrAdmissionHandler(reader(POD))(
+      create({}, { object: { metadata: { name: 'c', namespace: 'ns' }, spec: 'fast' } as unknown as KubeObject }),
+    );
+    assert.deepEqual(decision, {
+      allowed: false,
+      code: 400,
+      message: 'spec: Invalid value: "fast": must be of type object, got string',
+    });
   });
 
   it('denies an inactive pod', async () => {

@@ -66,6 +66,18 @@ describe('controller webhooks: image handlers', () => {
     assert.deepEqual(d, { allowed: false, code: 400, message: 'spec.image: image can not be empty' });
   });
 
+  it('passes the stored ImageListPullJob on update, so a negative number it already had does not block it', async () => {
+    const old = {
+      metadata: { name: 'l' },
+      spec: { images: ['nginx'], completionPolicy: {}, pullPolicy: { backoffLimit: -1 } },
+    };
+    const updated = { ...old, metadata: { name: 'l', finalizers: ['apps.kruise.io/deletion-protection'] } };
+    assert.deepEqual(await call(IMAGE_WEBHOOK_PATHS.validateImageListPullJob, request(updated, 'UPDATE', old)), {
+      allowed: true,
+    });
+    assert.equal((await call(IMAGE_WEBHOOK_PATHS.validateImageListPullJob, request(updated))).allowed, false);
+  });
+
   it('denies a change of spec.pullSecrets with 403', async () => {
     const old = { metadata: { name: 'j' }, spec: { image: 'nginx', completionPolicy: {}, pullSecrets: ['a'] } };
     const d = await call(
@@ -76,20 +88,33 @@ describe('controller webhooks: image handlers', () => {
     assert.ok(!d.allowed && d.code === 403 && /spec\.pullSecrets is immutable/.test(d.message));
   });
 
-  it('denies a NodeImage tag without TTL and an ImageListPullJob without images', async () => {
-    const ni = await call(
-      IMAGE_WEBHOOK_PATHS.validateNodeImage,
-      request({
-        metadata: { name: 'n' },
-        spec: { images: { nginx: { tags: [{ tag: 'a', createdAt: 'x', pullPolicy: {} }] } } },
-      }),
-    );
-    assert.ok(!ni.allowed && /ttlSecondsAfterFinished/.test(ni.message));
+  it('admits a NodeImage tag without TTL, denies only the rule a tag breaks, and an ImageListPullJob without images', async () => {
+    const tag = { tag: 'a', createdAt: '2026-03-01T00:00:00Z', pullPolicy: {} };
+    const ni = (tags: unknown[]) =>
+      call(
+        IMAGE_WEBHOOK_PATHS.validateNodeImage,
+        request({ metadata: { name: 'n' }, spec: { images: { nginx: { tags } } } }),
+      );
+    assert.deepEqual(await ni([tag]), { allowed: true });
+    assert.deepEqual(await ni([{ ...tag, version: -2 }]), {
+      allowed: false,
+      code: 400,
+      message: 'spec.images[nginx].tags[0].version: Invalid value: -2: version for nginx/a can not be less than 0',
+    });
     const list = await call(
       IMAGE_WEBHOOK_PATHS.validateImageListPullJob,
       request({ metadata: { name: 'l' }, spec: { images: [], completionPolicy: {} } }),
     );
     assert.ok(!list.allowed && /image can not be empty/.test(list.message));
+  });
+
+  it('leaves a malformed pullPolicy as sent instead of defaulting it into an object', async () => {
+    const d = await call(
+      IMAGE_WEBHOOK_PATHS.mutateImagePullJob,
+      request({ metadata: { name: 'j' }, spec: { image: 'nginx', completionPolicy: {}, pullPolicy: 'fast' } }),
+    );
+    assert.ok(d.allowed && d.object);
+    assert.equal((d.object as unknown as { spec: { pullPolicy: unknown } }).spec.pullPolicy, 'fast');
   });
 
   it('allows deletes and malformed objects through the mutating handlers untouched', async () => {

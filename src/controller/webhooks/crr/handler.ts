@@ -11,13 +11,12 @@ import {
   type PodLookup,
 } from '../../../api/containerrecreaterequest-admission.js';
 import { checkCrrRestartPolicy } from '../../../api/containerrecreaterequest-restart-policy.js';
-import { formatFieldErrors, type FieldError } from '../../../api/field-errors.js';
 import type { WireNode, WirePod } from '../../../api/wire.js';
-import { isNotFound } from '../../../kube/errors.js';
+import { errorMessage, isNotFound } from '../../../kube/errors.js';
 import type { KubeClient } from '../../../kube/client.js';
 import type { KubeObject } from '../../../kube/object.js';
 import { CoreResources } from '../../../kube/resource.js';
-import type { AdmissionDecision, AdmissionHandler } from '../../webhook/admission-review.js';
+import { denyFor, type AdmissionHandler } from '../../webhook/admission-review.js';
 
 export const CRR_WEBHOOK_PATH = '/mutate-apps-kruise-io-containerrecreaterequest';
 
@@ -48,11 +47,6 @@ export function apiReader(client: Pick<KubeClient, 'get'>): CrrObjectReader {
   };
 }
 
-function deny(errors: FieldError[]): AdmissionDecision {
-  const code = errors.some((e) => e.type === 'FieldValueForbidden') ? 403 : 400;
-  return { allowed: false, code, message: formatFieldErrors(errors) };
-}
-
 export function crrAdmissionHandler(reader: CrrObjectReader): AdmissionHandler {
   return async (request) => {
     if (request.operation === 'UPDATE') {
@@ -61,33 +55,33 @@ export function crrAdmissionHandler(reader: CrrObjectReader): AdmissionHandler {
         request.object as unknown as ContainerRecreateRequest,
         request.oldObject as unknown as ContainerRecreateRequest,
       );
-      return errors.length > 0 ? deny(errors) : { allowed: true };
+      return errors.length > 0 ? denyFor(errors) : { allowed: true };
     }
     if (request.operation !== 'CREATE' || !request.object) return { allowed: true };
     const crr = structuredClone(request.object) as unknown as ContainerRecreateRequest;
     crr.metadata ??= {};
     crr.metadata.namespace ??= request.namespace;
     const specErrors = defaultAndCheckCrrSpec(crr);
-    if (specErrors.length > 0) return deny(specErrors);
+    if (specErrors.length > 0) return denyFor(specErrors);
     let pod: PodLookup;
     try {
       pod = await reader.pod(crr.metadata.namespace ?? '', crr.spec.podName);
     } catch (err) {
-      return { allowed: false, code: 500, message: `failed to get Pod ${crr.spec.podName}: ${String(err)}` };
+      return { allowed: false, code: 500, message: `failed to get Pod ${crr.spec.podName}: ${errorMessage(err)}` };
     }
     const podErrors = fillCrrFromPod(crr, pod);
-    if (podErrors.length > 0) return deny(podErrors);
+    if (podErrors.length > 0) return denyFor(podErrors);
     const restartPolicyErrors = pod.found ? checkCrrRestartPolicy(crr, pod.pod) : [];
-    if (restartPolicyErrors.length > 0) return deny(restartPolicyErrors);
+    if (restartPolicyErrors.length > 0) return denyFor(restartPolicyErrors);
     const nodeName = pod.found ? (pod.pod.spec?.nodeName ?? '') : '';
     let node: NodeLookup;
     try {
       node = await reader.node(nodeName);
     } catch (err) {
-      return { allowed: false, code: 500, message: `failed to get Node ${nodeName}: ${String(err)}` };
+      return { allowed: false, code: 500, message: `failed to get Node ${nodeName}: ${errorMessage(err)}` };
     }
     const nodeErrors = fillCrrFromNode(crr, nodeName, node);
-    if (nodeErrors.length > 0) return deny(nodeErrors);
+    if (nodeErrors.length > 0) return denyFor(nodeErrors);
     return { allowed: true, object: crr as unknown as KubeObject };
   };
 }

@@ -2,7 +2,7 @@
 // bad values printed the way Go's fmt prints them (%v for numbers and booleans, %q for strings, %#v for
 // lists and maps: `[]interface {}{"a", 1}`, `map[string]interface {}{"k":"v"}`).
 
-import type { FieldError, FieldErrorType } from '../../../../src/api/field-errors.js';
+import { FIELD_ERROR_TYPE_TEXT, type FieldError, type FieldErrorType } from '../../../../src/api/field-errors.js';
 import { formatPath, isJsonObject, type FieldPath } from './types.js';
 
 /** A field error that still knows its path as segments (needed for ratcheting). */
@@ -10,25 +10,12 @@ export interface SchemaError extends FieldError {
   path: FieldPath;
 }
 
-const TYPE_TEXT: Record<FieldErrorType, string> = {
-  FieldValueRequired: 'Required value',
-  FieldValueInvalid: 'Invalid value',
-  FieldValueNotSupported: 'Unsupported value',
-  FieldValueTypeInvalid: 'Invalid value',
-  FieldValueTooLong: 'Too long',
-  FieldValueTooMany: 'Too many',
-  FieldValueDuplicate: 'Duplicate value',
-  FieldValueForbidden: 'Forbidden',
-  FieldValueNotFound: 'Not found',
-  InternalError: 'Internal error',
-};
-
 /** Marks "print no value" (kube's omitValue). */
 export const OMIT_VALUE: unique symbol = Symbol('omit value');
 
 /** ErrorBody: `<Type text>[: <value>][: <detail>]`. */
 export function errorBody(type: FieldErrorType, value: unknown, detail: string): string {
-  let body = TYPE_TEXT[type];
+  let body = FIELD_ERROR_TYPE_TEXT[type];
   const valueless =
     type === 'FieldValueRequired' ||
     type === 'FieldValueForbidden' ||
