@@ -2,7 +2,11 @@
 // controller's CRR webhook, the controller's housekeeping runs, the agent runs inside a real node, and that node's
 // real kubelet starts every container the agent stops again (crash-loop backoff included).
 import assert from 'node:assert/strict';
-import { RUNTIME_CONTAINERS_META_ANNOTATION, IN_PLACE_UPDATE_STATE_ANNOTATION } from '../../../src/api/constants.js';
+import {
+  CRR_UNREADY_ACQUIRED_KEY,
+  IN_PLACE_UPDATE_STATE_ANNOTATION,
+  RUNTIME_CONTAINERS_META_ANNOTATION,
+} from '../../../src/api/constants.js';
 import type { WireContainer } from '../../../src/api/wire.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
@@ -169,6 +173,63 @@ describe('ContainerRecreateRequest e2e', function () {
         err instanceof ApiError &&
         /spec\.podName: not allowed to recreate containers in a pending Pod/.test(err.message),
     );
+  });
+
+  it('unreadyGracePeriodSeconds: the pod is not Ready (KruisePodReady False) that long before the stop, then Ready again', async () => {
+    const grace = 3;
+    const created = await runPod(
+      stack,
+      pod([{ name: 'app' }], { readinessGates: [{ conditionType: 'KruisePodReady' }] }),
+    );
+    const podName = created.metadata!.name!;
+    // what OpenKruise's pod webhook starts a gated pod with: KruisePodReady True; kubelet then reports it Ready
+    await stack.client.patch(
+      CoreResources.pods,
+      podName,
+      { status: { conditions: [...(created.status?.conditions ?? []), { type: 'KruisePodReady', status: 'True' }] } },
+      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
+    );
+    const condition = (p: PodObject | undefined, type: string) => p?.status?.conditions?.find((c) => c.type === type);
+    const before = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'True' ? p : undefined)),
+      { message: 'pod Ready with its KruisePodReady gate True' },
+    );
+    const name = `crr-unready-${seq}`;
+    await createCrr(stack, name, {
+      podName,
+      containers: [{ name: 'app' }],
+      strategy: { unreadyGracePeriodSeconds: grace },
+    });
+    const notReady = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'False' ? p : undefined)),
+      { message: 'pod not Ready' },
+    );
+    const notReadySeenMs = Date.now();
+    assert.equal(condition(notReady, 'KruisePodReady')?.status, 'False');
+    assert.equal(
+      condition(notReady, 'KruisePodReady')?.message,
+      JSON.stringify([{ userAgent: 'ContainerRecreateRequest', key: `${NAMESPACE}/${name}` }]),
+    );
+    assert.equal(condition(notReady, 'Ready')?.reason, 'ReadinessGatesNotReady');
+    assert.equal(containerStatus(notReady, 'app').containerID, containerStatus(before, 'app').containerID);
+    const acquired = await waitFor(
+      () => getCrr(stack, name).then((c) => c?.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY]),
+      { message: 'unready-acquired time on the CRR' },
+    );
+    const done = await waitCompleted(stack, name);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    const stopping = stack.agent.logs.find((l) => l.msg === 'stopping container' && String(l.crr).endsWith(`/${name}`));
+    const stoppingMs = typeof stopping?.time === 'string' ? Date.parse(stopping.time) : Number(stopping?.time);
+    assert.ok(stoppingMs >= notReadySeenMs, 'the container was stopped only after the pod was seen not Ready');
+    assert.ok(stoppingMs >= Date.parse(acquired) + grace * 1000, `stopped ${grace} s after ${acquired}`);
+    const after = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'True' ? p : undefined)),
+      { timeoutMs: 30_000, message: 'pod Ready again' },
+    );
+    assert.equal(condition(after, 'KruisePodReady')?.status, 'True');
+    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+    const finalizers = (await getCrr(stack, name))?.metadata?.finalizers ?? [];
+    assert.ok(!finalizers.includes(CRR_UNREADY_ACQUIRED_KEY), `finalizer released: ${JSON.stringify(finalizers)}`);
   });
 
   it('activeDeadlineSeconds completes a stuck CRR', async () => {
