@@ -1,5 +1,6 @@
 // ContainerRecreateRequests: how fast the agent reacts to a new CRR (CRR created → StopContainer issued, from the
-// agent's own log line written right before the CRI call, both clocks being this machine's), over 100 CRRs on
+// agent's own log line written right before the CRI call, both clocks being this machine's), how long until the CRR
+// is Completed and until kubelet reports the container running again, each beside kubelet-lite's figure, over 100 CRRs on
 // real containers (the real local cluster: API server, kubelet and containerd of a node, our agent inside that node
 // with the DaemonSet's heap flags, the controller on the host); and the agent's RSS and API requests with 110 pods on
 // its node (pods registered with the API emulator only, not run: its request counter counts the agent's requests).
@@ -11,7 +12,9 @@ import { CoreResources } from '../../src/kube/resource.js';
 import { startEmulatorWithCrds } from '../support/emulator-with-crds.js';
 import { waitFor } from '../support/wait.js';
 import {
+  containerStatus,
   createCrr,
+  getPod,
   runPod,
   SLEEP_FOREVER,
   startCrrStack,
@@ -27,6 +30,35 @@ const PODS_ON_NODE = 110;
 /** The emulator's namespace for the RSS part. */
 const NAMESPACE = 'default';
 
+/**
+ * The same figures measured on kubelet-lite (API emulator, kubelet-lite and containerd on the host, the agent and the
+ * controller as host processes) by this suite's loop as it was on main 5c5dace (plus the Completed/running
+ * measurements), run once on 2026-11-25 with Node 24, back to back with the real-cluster run, on the same shared
+ * 2-core machine (load average 20-30). Earlier, quieter runs on kubelet-lite measured createdToStop p50 19 ms / p99
+ * 71 ms (commit 492d629) and p50 66 ms / p99 335 ms (docs/container-recreate.md): compare runs of one session only.
+ */
+export const KUBELET_LITE_FIGURES: Readonly<Record<string, number>> = {
+  'createdToStop.p50': 167,
+  'createdToStop.p99': 936,
+  'inAgent.p50': 159,
+  'inAgent.p99': 995,
+  'createdToCompleted.p50': 2863,
+  'createdToCompleted.p99': 6839,
+  'createdToRunning.p50': 3019,
+  'createdToRunning.p99': 6869,
+};
+
+/** A figure, and where kubelet-lite has a recorded one, that one and the ratio real / kubelet-lite. */
+function besideKubeletLite(figure: Figure): Figure[] {
+  const lite = KUBELET_LITE_FIGURES[figure.name];
+  if (lite === undefined) return [figure];
+  return [
+    figure,
+    { name: `${figure.name}.kubeletLite`, value: lite, unit: figure.unit, note: 'recorded on kubelet-lite' },
+    { name: `${figure.name}.vsKubeletLite`, value: Math.round((figure.value / lite) * 100) / 100, unit: 'x' },
+  ];
+}
+
 export const crrSuite: BenchSuite = {
   name: 'crr',
   description: 'CRR created → StopContainer p50/p99 (100 CRRs, real containers); agent RSS with 110 pods on its node',
@@ -37,6 +69,8 @@ export const crrSuite: BenchSuite = {
     context.defer(() => stack.close());
     const image = stack.cluster.images.busybox1;
     const pods: string[] = [];
+    /** Per pod/container: the id of the instance each CRR replaces. */
+    const oldIds = new Map<string, string | undefined>();
     for (let i = 0; i < PARALLEL_PODS; i++) {
       const pod: PodObject = {
         apiVersion: 'v1',
@@ -52,12 +86,17 @@ export const crrSuite: BenchSuite = {
           })),
         },
       };
-      await runPod(stack, pod, 180_000);
+      const running = await runPod(stack, pod, 180_000);
       pods.push(pod.metadata!.name!);
+      for (const status of running.status?.containerStatuses ?? []) {
+        oldIds.set(`${pod.metadata!.name!}/${status.name}`, status.containerID);
+      }
     }
     context.log(`${pods.length} pods running; ${CRR_COUNT} CRRs, ${PARALLEL_PODS} pods at a time`);
     const samples: number[] = [];
     const inAgent: number[] = [];
+    const toCompleted: number[] = [];
+    const toRunning: number[] = [];
     let seq = 0;
     while (samples.length < CRR_COUNT) {
       const round = pods.slice(0, Math.min(PARALLEL_PODS, CRR_COUNT - samples.length));
@@ -81,10 +120,20 @@ export const crrSuite: BenchSuite = {
           if (typeof line.sinceArrivalMs === 'number') inAgent.push(line.sinceArrivalMs);
           samples.push((typeof line.time === 'string' ? Date.parse(line.time) : Number(line.time)) - created);
           await waitCompleted(stack, name, 120_000);
+          toCompleted.push(Date.now() - created);
+          await waitFor(
+            () =>
+              getPod(stack, podName).then((p) => {
+                const status = p && containerStatus(p, container);
+                return status?.state?.running && status.containerID !== oldIds.get(`${podName}/${container}`);
+              }),
+            { timeoutMs: 60_000, intervalMs: 10, message: `${podName}/${container} running again` },
+          );
+          toRunning.push(Date.now() - created);
         }),
       );
     }
-    figures.push(
+    const measured: Figure[] = [
       {
         name: 'createdToStop.p50',
         value: percentile(samples, 50),
@@ -100,7 +149,22 @@ export const crrSuite: BenchSuite = {
         note: "from the CRR's arrival in the agent's watch cache to its log line before StopContainer",
       },
       { name: 'inAgent.p99', value: percentile(inAgent, 99), unit: 'ms' },
-    );
+      {
+        name: 'createdToCompleted.p50',
+        value: percentile(toCompleted, 50),
+        unit: 'ms',
+        note: 'from the create response to the CRR read back Completed (polled every 25 ms)',
+      },
+      { name: 'createdToCompleted.p99', value: percentile(toCompleted, 99), unit: 'ms' },
+      {
+        name: 'createdToRunning.p50',
+        value: percentile(toRunning, 50),
+        unit: 'ms',
+        note: "from the create response to the pod's status showing a new instance of the container running (after Completed)",
+      },
+      { name: 'createdToRunning.p99', value: percentile(toRunning, 99), unit: 'ms' },
+    ];
+    figures.push(...measured.flatMap(besideKubeletLite));
     await stack.close();
 
     // 110 pods registered with the API emulator only (bound to the node, with container statuses), the agent watching

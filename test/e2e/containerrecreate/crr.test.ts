@@ -82,7 +82,7 @@ describe('ContainerRecreateRequest e2e', function () {
     return BigInt(status?.started_at ?? 0);
   }
 
-  it('restarts one container in place (new id, restartCount + 1, same IP, others untouched), completes, then TTL-deletes', async () => {
+  it('restarts one container in place (new id, restartCount + 1, same pod UID and IP, others untouched), completes, then TTL-deletes', async () => {
     const before = await runPod(stack, pod([{ name: 'app' }, { name: 'side' }]));
     const name = `crr-one-${seq}`;
     await createCrr(stack, name, {
@@ -100,6 +100,7 @@ describe('ContainerRecreateRequest e2e', function () {
     assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
     assert.equal(containerStatus(after, 'side').restartCount, containerStatus(before, 'side').restartCount);
     assert.equal(after.status?.podIP, before.status?.podIP);
+    assert.equal(after.metadata?.uid, before.metadata?.uid, 'the same pod, not a new one');
     await waitFor(() => getCrr(stack, name).then((c) => c === undefined), {
       timeoutMs: 30_000,
       message: 'CRR deleted after its TTL',
@@ -496,6 +497,7 @@ describe('ContainerRecreateRequest e2e', function () {
     await waitCompleted(stack, first);
     const again = `crr-again-2-${seq}`;
     await createCrr(stack, again, { podName, containers: [{ name: 'app' }] });
+    const againCreatedMs = Date.now();
     const waiting = await waitFor(
       () =>
         getCrr(stack, again).then((c) =>
@@ -508,8 +510,20 @@ describe('ContainerRecreateRequest e2e', function () {
       waiting.status!.containerRecreateStates![0]!.message!,
       /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app pod=/,
     );
-    const done = await waitCompleted(stack, again);
+    const done = await waitCompleted(stack, again, 90_000);
+    const waitedMs = Date.now() - againCreatedMs;
     assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    // Succeeded only once kubelet has started the container again, after its 10 s back-off
+    assert.ok(waitedMs >= 10_000, `completed ${waitedMs} ms after its creation`);
+    // kubelet's status shows the new instance a little after the agent saw it in the runtime
+    await waitFor(
+      () =>
+        getPod(stack, podName).then((p) => {
+          const app = p && containerStatus(p, 'app');
+          return app?.state?.running && app.restartCount === containerStatus(before, 'app').restartCount + 2;
+        }),
+      { timeoutMs: 15_000, message: 'app running again, restarted twice in all' },
+    );
     const events = await stack.client.list<KubeObject & { reason?: string; involvedObject?: { name?: string } }>(
       CoreResources.events,
       { namespace: NAMESPACE },
