@@ -233,6 +233,59 @@ describe('ContainerRecreateRequest e2e', function () {
     assert.ok(!finalizers.includes(CRR_UNREADY_ACQUIRED_KEY), `finalizer released: ${JSON.stringify(finalizers)}`);
   });
 
+  it('a failing preStop hook: FailedPreStopHook on the pod, the container is recreated all the same', async () => {
+    const before = await runPod(stack, pod([{ name: 'app', preStop: ['sh', '-c', 'echo broken >&2; exit 3'] }]));
+    const podName = before.metadata!.name!;
+    const name = `crr-failing-hook-${seq}`;
+    await createCrr(stack, name, { podName, containers: [{ name: 'app' }] });
+    const done = await waitCompleted(stack, name);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    const failed = await waitFor(
+      async () => {
+        const events = await stack.client.list<
+          KubeObject & { reason?: string; type?: string; message?: string; involvedObject?: { name?: string } }
+        >(CoreResources.events, { namespace: NAMESPACE });
+        return events.items.find((e) => e.reason === 'FailedPreStopHook' && e.involvedObject?.name === podName);
+      },
+      { message: 'FailedPreStopHook event on the pod' },
+    );
+    assert.equal(failed.type, 'Warning');
+    assert.match(failed.message ?? '', /^PreStopHook failed for container app: /);
+    const after = await waitFor(
+      () =>
+        getPod(stack, podName).then((p) => {
+          const app = p && containerStatus(p, 'app');
+          return app?.state?.running && app.containerID !== containerStatus(before, 'app').containerID ? p : undefined;
+        }),
+      { message: 'app running again' },
+    );
+    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+  });
+
+  it('a pod deleted while its CRR waits: the CRR completes with "pod has gone" and stays so', async () => {
+    const before = await runPod(stack, pod([{ name: 'app' }], { grace: 1 }));
+    const podName = before.metadata!.name!;
+    const name = `crr-pod-gone-${seq}`;
+    // waits for the unready grace period (10 min): the pod goes first
+    await createCrr(stack, name, {
+      podName,
+      containers: [{ name: 'app' }],
+      strategy: { unreadyGracePeriodSeconds: 600 },
+    });
+    await waitFor(() => getCrr(stack, name).then((c) => c?.status?.phase === 'Recreating'), {
+      message: 'CRR Recreating',
+    });
+    await stack.client.delete(CoreResources.pods, podName, { namespace: NAMESPACE });
+    const done = await waitCompleted(stack, name);
+    assert.equal(done.status?.message, 'pod has gone');
+    await waitFor(() => getPod(stack, podName).then((p) => p === undefined), {
+      message: 'pod object deleted by kubelet',
+    });
+    const later = await getCrr(stack, name);
+    assert.equal(later?.status?.phase, 'Completed');
+    assert.equal(later?.status?.message, 'pod has gone');
+  });
+
   it('activeDeadlineSeconds completes a stuck CRR', async () => {
     const before = await runPod(stack, pod([{ name: 'app' }]));
     const name = `crr-deadline-${seq}`;
