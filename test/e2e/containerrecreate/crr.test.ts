@@ -52,6 +52,7 @@ describe('ContainerRecreateRequest e2e', function () {
     containers: Array<{ name: string; preStop?: string[]; env?: WireContainer['env'] }>,
     extra: {
       annotations?: Record<string, string>;
+      labels?: Record<string, string>;
       readinessGates?: Array<{ conditionType: string }>;
       grace?: number;
       restartPolicy?: string;
@@ -60,7 +61,12 @@ describe('ContainerRecreateRequest e2e', function () {
     return {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `crr-pod-${++seq}`, namespace: NAMESPACE, annotations: extra.annotations },
+      metadata: {
+        name: `crr-pod-${++seq}`,
+        namespace: NAMESPACE,
+        annotations: extra.annotations,
+        labels: extra.labels,
+      },
       spec: {
         nodeName: stack.node.name,
         terminationGracePeriodSeconds: extra.grace ?? 5,
@@ -302,81 +308,83 @@ describe('ContainerRecreateRequest e2e', function () {
     assert.equal(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
   });
 
-  it('changing an annotation that feeds an env var restarts only that container, once, and it sees the new value', async () => {
-    const annotations = { 'app-flavour': 'old', 'side-flavour': 'same' };
-    const envFrom = (key: string): WireContainer['env'] => [
-      { name: 'FLAVOUR', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${key}']` } } },
-    ];
-    const before = await runPod(
-      stack,
-      pod(
-        [
-          { name: 'app', env: envFrom('app-flavour') },
-          { name: 'side', env: envFrom('side-flavour') },
-        ],
-        {
-          annotations,
-          readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
-        },
-      ),
-    );
-    const podName = before.metadata!.name!;
-    await waitFor(
-      () => getPod(stack, podName).then((p) => p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]),
-      {
-        timeoutMs: 30_000,
-        message: 'runtime-containers-meta written',
-      },
-    );
-    // what a workload controller does for an in-place update: InPlaceUpdateReady False, then the new metadata
-    await stack.client.patch(
-      CoreResources.pods,
-      podName,
-      {
-        status: {
-          conditions: [
-            ...(before.status?.conditions ?? []),
-            {
-              type: 'InPlaceUpdateReady',
-              status: 'False',
-              lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-            },
+  for (const field of ['annotations', 'labels'] as const) {
+    it(`changing ${field === 'labels' ? 'a label' : 'an annotation'} that feeds an env var restarts only that container, once, and it sees the new value`, async () => {
+      const values = { 'app-flavour': 'old', 'side-flavour': 'same' };
+      const envFrom = (key: string): WireContainer['env'] => [
+        { name: 'FLAVOUR', valueFrom: { fieldRef: { fieldPath: `metadata.${field}['${key}']` } } },
+      ];
+      const before = await runPod(
+        stack,
+        pod(
+          [
+            { name: 'app', env: envFrom('app-flavour') },
+            { name: 'side', env: envFrom('side-flavour') },
           ],
+          {
+            [field]: values,
+            readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
+          },
+        ),
+      );
+      const podName = before.metadata!.name!;
+      await waitFor(
+        () => getPod(stack, podName).then((p) => p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]),
+        {
+          timeoutMs: 30_000,
+          message: 'runtime-containers-meta written',
         },
-      },
-      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
-    );
-    await stack.client.patch(
-      CoreResources.pods,
-      podName,
-      { metadata: { annotations: { 'app-flavour': 'new' } } },
-      { type: 'merge', namespace: NAMESPACE },
-    );
-    const after = await waitFor(
-      () =>
-        getPod(stack, podName).then((p) => {
-          const app = p?.status?.containerStatuses?.find((s) => s.name === 'app');
-          return app && app.containerID !== containerStatus(before, 'app').containerID && app.ready ? p : undefined;
-        }),
-      { timeoutMs: 60_000, message: 'app restarted and ready' },
-    );
-    assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
-    // once: a stop before kubelet had the new annotation would bring app back with 'old' and need a second restart
-    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
-    const res = await stack.cri.execSync({
-      container_id: bareId(containerStatus(after, 'app').containerID),
-      cmd: ['sh', '-c', 'echo "$FLAVOUR"'],
-      timeout: 5,
+      );
+      // what a workload controller does for an in-place update: InPlaceUpdateReady False, then the new metadata
+      await stack.client.patch(
+        CoreResources.pods,
+        podName,
+        {
+          status: {
+            conditions: [
+              ...(before.status?.conditions ?? []),
+              {
+                type: 'InPlaceUpdateReady',
+                status: 'False',
+                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+              },
+            ],
+          },
+        },
+        { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
+      );
+      await stack.client.patch(
+        CoreResources.pods,
+        podName,
+        { metadata: { [field]: { 'app-flavour': 'new' } } },
+        { type: 'merge', namespace: NAMESPACE },
+      );
+      const after = await waitFor(
+        () =>
+          getPod(stack, podName).then((p) => {
+            const app = p?.status?.containerStatuses?.find((s) => s.name === 'app');
+            return app && app.containerID !== containerStatus(before, 'app').containerID && app.ready ? p : undefined;
+          }),
+        { timeoutMs: 60_000, message: 'app restarted and ready' },
+      );
+      assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
+      // once: a stop before kubelet had the new value would bring app back with 'old' and need a second restart
+      assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+      const res = await stack.cri.execSync({
+        container_id: bareId(containerStatus(after, 'app').containerID),
+        cmd: ['sh', '-c', 'echo "$FLAVOUR"'],
+        timeout: 5,
+      });
+      assert.equal(res.stdout.toString('utf8').trim(), 'new');
+      const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
+        containerBatchesRecord?: Array<{ containers: string[] }>;
+      };
+      assert.deepEqual(
+        state.containerBatchesRecord?.map((b) => b.containers),
+        [['app']],
+      );
     });
-    assert.equal(res.stdout.toString('utf8').trim(), 'new');
-    const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
-      containerBatchesRecord?: Array<{ containers: string[] }>;
-    };
-    assert.deepEqual(
-      state.containerBatchesRecord?.map((b) => b.containers),
-      [['app']],
-    );
-  });
+  }
 
   it('env-from-metadata changes in two containers restart them in launch-priority batches, recorded in inplace-update-state', async () => {
     const envFrom = (key: string, priority: string): WireContainer['env'] => [
