@@ -559,13 +559,23 @@ describe('ContainerRecreateRequest e2e', function () {
     const again = `crr-again-2-${seq}`;
     await createCrr(stack, again, { podName, containers: [{ name: 'app' }] });
     const againCreatedMs = Date.now();
+    const seen: string[] = [];
     const waiting = await waitFor(
-      () =>
-        getCrr(stack, again).then((c) =>
-          c?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? c : undefined,
-        ),
+      async () => {
+        const [crr, p] = [await getCrr(stack, again), await getPod(stack, podName)];
+        const app = p && containerStatus(p, 'app');
+        const now = JSON.stringify({ crr: crr?.status, app: { state: app?.state, restartCount: app?.restartCount } });
+        if (now !== seen.at(-1)) seen.push(now);
+        return crr?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? crr : undefined;
+      },
       { timeoutMs: 30_000, message: 'the second CRR naming the backoff' },
-    );
+    ).catch((err: unknown) => {
+      // what the CRR and kubelet's status went through, and the agent's lines about the pod
+      const agentLines = stack.agent.logs
+        .filter((l) => JSON.stringify(l).includes(podName))
+        .map((l) => JSON.stringify(l));
+      throw new Error(`${String(err)}; seen:\n${seen.join('\n')}\nagent:\n${agentLines.join('\n')}`);
+    });
     assert.equal(waiting.status?.phase, 'Recreating');
     assert.match(
       waiting.status!.containerRecreateStates![0]!.message!,
