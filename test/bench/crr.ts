@@ -1,18 +1,20 @@
 // ContainerRecreateRequests: how fast the agent reacts to a new CRR (CRR created → StopContainer issued, from the
-// agent's own log line written right before the CRI call, both clocks being this machine's), over 100 CRRs on
-// real containers (local cluster: emulator, containerd, kubelet-lite, agent and controller processes); and the
-// agent's RSS and API requests with 110 pods on its node (pods registered with the API only, not run).
+// agent's own log line written right before the CRI call, both clocks being this machine's), how long until the CRR
+// is Completed and until kubelet reports the container running again, each beside kubelet-lite's figure, over 100 CRRs on
+// real containers (the real local cluster: API server, kubelet and containerd of a node, our agent inside that node
+// with the DaemonSet's heap flags, the controller on the host); and the agent's RSS and API requests with 110 pods on
+// its node (pods registered with the API emulator only, not run: its request counter counts the agent's requests).
 import { DAEMONSET_HEAP_FLAGS } from './agent-memory.js';
 import type { BenchSuite, Figure } from './framework.js';
 import { percentile } from './stats.js';
 import { AgentProcess, httpGet, rssMiB } from '../component/daemon/agent-process.js';
 import { CoreResources } from '../../src/kube/resource.js';
-import { useCluster } from '../support/cluster.js';
 import { startEmulatorWithCrds } from '../support/emulator-with-crds.js';
 import { waitFor } from '../support/wait.js';
 import {
+  containerStatus,
   createCrr,
-  NAMESPACE,
+  getPod,
   runPod,
   SLEEP_FOREVER,
   startCrrStack,
@@ -25,6 +27,37 @@ const CRR_COUNT = 100;
 const PARALLEL_PODS = 10;
 const CONTAINERS_PER_POD = 10;
 const PODS_ON_NODE = 110;
+/** The emulator's namespace for the RSS part. */
+const NAMESPACE = 'default';
+
+/**
+ * The same figures measured on kubelet-lite (API emulator, kubelet-lite and containerd on the host, the agent and the
+ * controller as host processes) by this suite's loop as it was on main 5c5dace (plus the Completed/running
+ * measurements), run once on 2026-11-25 with Node 24, back to back with the real-cluster run, on the same shared
+ * 2-core machine (load average 20-30). Earlier, quieter runs on kubelet-lite measured createdToStop p50 19 ms / p99
+ * 71 ms (commit 492d629) and p50 66 ms / p99 335 ms (docs/container-recreate.md): compare runs of one session only.
+ */
+export const KUBELET_LITE_FIGURES: Readonly<Record<string, number>> = {
+  'createdToStop.p50': 167,
+  'createdToStop.p99': 936,
+  'inAgent.p50': 159,
+  'inAgent.p99': 995,
+  'createdToCompleted.p50': 2863,
+  'createdToCompleted.p99': 6839,
+  'createdToRunning.p50': 3019,
+  'createdToRunning.p99': 6869,
+};
+
+/** A figure, and where kubelet-lite has a recorded one, that one and the ratio real / kubelet-lite. */
+function besideKubeletLite(figure: Figure): Figure[] {
+  const lite = KUBELET_LITE_FIGURES[figure.name];
+  if (lite === undefined) return [figure];
+  return [
+    figure,
+    { name: `${figure.name}.kubeletLite`, value: lite, unit: figure.unit, note: 'recorded on kubelet-lite' },
+    { name: `${figure.name}.vsKubeletLite`, value: Math.round((figure.value / lite) * 100) / 100, unit: 'x' },
+  ];
+}
 
 export const crrSuite: BenchSuite = {
   name: 'crr',
@@ -32,18 +65,19 @@ export const crrSuite: BenchSuite = {
   inDefaultRun: true,
   async run(context) {
     const figures: Figure[] = [];
-    const node = 'crr-bench-node';
-    const stack = await startCrrStack(node, { NODE_OPTIONS: DAEMONSET_HEAP_FLAGS, LOG_LEVEL: 'info' });
+    const stack = await startCrrStack({ namespace: 'bench-crr' });
     context.defer(() => stack.close());
     const image = stack.cluster.images.busybox1;
     const pods: string[] = [];
+    /** Per pod/container: the id of the instance each CRR replaces. */
+    const oldIds = new Map<string, string | undefined>();
     for (let i = 0; i < PARALLEL_PODS; i++) {
       const pod: PodObject = {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `crr-bench-${i}`, namespace: NAMESPACE },
+        metadata: { name: `crr-bench-${i}`, namespace: stack.namespace },
         spec: {
-          nodeName: node,
+          nodeName: stack.node.name,
           terminationGracePeriodSeconds: 2,
           containers: Array.from({ length: CONTAINERS_PER_POD }, (_, c) => ({
             name: `c${c}`,
@@ -52,12 +86,17 @@ export const crrSuite: BenchSuite = {
           })),
         },
       };
-      await runPod(stack.client, pod, 120_000);
+      const running = await runPod(stack, pod, 180_000);
       pods.push(pod.metadata!.name!);
+      for (const status of running.status?.containerStatuses ?? []) {
+        oldIds.set(`${pod.metadata!.name!}/${status.name}`, status.containerID);
+      }
     }
     context.log(`${pods.length} pods running; ${CRR_COUNT} CRRs, ${PARALLEL_PODS} pods at a time`);
     const samples: number[] = [];
     const inAgent: number[] = [];
+    const toCompleted: number[] = [];
+    const toRunning: number[] = [];
     let seq = 0;
     while (samples.length < CRR_COUNT) {
       const round = pods.slice(0, Math.min(PARALLEL_PODS, CRR_COUNT - samples.length));
@@ -65,7 +104,7 @@ export const crrSuite: BenchSuite = {
         round.map(async (podName) => {
           const name = `crr-bench-${++seq}`;
           const container = `c${Math.floor(samples.length / PARALLEL_PODS) % CONTAINERS_PER_POD}`;
-          await createCrr(stack.client, name, {
+          await createCrr(stack, name, {
             podName,
             containers: [{ name: container }],
             strategy: { terminationGracePeriodSeconds: 2 },
@@ -80,11 +119,21 @@ export const crrSuite: BenchSuite = {
           );
           if (typeof line.sinceArrivalMs === 'number') inAgent.push(line.sinceArrivalMs);
           samples.push((typeof line.time === 'string' ? Date.parse(line.time) : Number(line.time)) - created);
-          await waitCompleted(stack.client, name, 120_000);
+          await waitCompleted(stack, name, 120_000);
+          toCompleted.push(Date.now() - created);
+          await waitFor(
+            () =>
+              getPod(stack, podName).then((p) => {
+                const status = p && containerStatus(p, container);
+                return status?.state?.running && status.containerID !== oldIds.get(`${podName}/${container}`);
+              }),
+            { timeoutMs: 60_000, intervalMs: 10, message: `${podName}/${container} running again` },
+          );
+          toRunning.push(Date.now() - created);
         }),
       );
     }
-    figures.push(
+    const measured: Figure[] = [
       {
         name: 'createdToStop.p50',
         value: percentile(samples, 50),
@@ -100,11 +149,26 @@ export const crrSuite: BenchSuite = {
         note: "from the CRR's arrival in the agent's watch cache to its log line before StopContainer",
       },
       { name: 'inAgent.p99', value: percentile(inAgent, 99), unit: 'ms' },
-    );
+      {
+        name: 'createdToCompleted.p50',
+        value: percentile(toCompleted, 50),
+        unit: 'ms',
+        note: 'from the create response to the CRR read back Completed (polled every 25 ms)',
+      },
+      { name: 'createdToCompleted.p99', value: percentile(toCompleted, 99), unit: 'ms' },
+      {
+        name: 'createdToRunning.p50',
+        value: percentile(toRunning, 50),
+        unit: 'ms',
+        note: "from the create response to the pod's status showing a new instance of the container running (after Completed)",
+      },
+      { name: 'createdToRunning.p99', value: percentile(toRunning, 99), unit: 'ms' },
+    ];
+    figures.push(...measured.flatMap(besideKubeletLite));
     await stack.close();
 
-    // 110 pods registered with the API only (bound to the node, with container statuses), the agent watching them
-    const cluster = await useCluster();
+    // 110 pods registered with the API emulator only (bound to the node, with container statuses), the agent watching
+    // them (its runtime: the real node's containerd, where none of them runs)
     const emulator = await startEmulatorWithCrds();
     context.defer(() => emulator.close());
     const rssNode = 'crr-rss-node';
@@ -134,7 +198,7 @@ export const crrSuite: BenchSuite = {
     const agent = new AgentProcess({
       env: {
         NODE_NAME: rssNode,
-        RUNTIME_SOCKET: cluster.runtimeSocket,
+        RUNTIME_SOCKET: stack.node.hostPaths.containerdSocket,
         KUBECONFIG: emulator.kubeconfig,
         LOG_LEVEL: 'info',
         NODE_OPTIONS: DAEMONSET_HEAP_FLAGS,

@@ -14,6 +14,14 @@ import {
 } from './admission-review.js';
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024 + 64 * 1024;
+/** How long kube-apiserver's webhook client keeps an idle connection for reuse (Go's http.Transport default). */
+export const API_SERVER_IDLE_CONN_TIMEOUT_MS = 90_000;
+/**
+ * How long this server keeps an idle connection: longer than its client, so the client always closes first. With
+ * Node's default (5 s) the server closed connections the API server was about to reuse, and a CRR create failed with
+ * `failed calling webhook ... write: broken pipe` (seen on the real cluster with a CRR every few seconds).
+ */
+const KEEP_ALIVE_TIMEOUT_MS = API_SERVER_IDLE_CONN_TIMEOUT_MS + 30_000;
 
 export interface WebhookServerOptions {
   certPem: string;
@@ -34,6 +42,7 @@ export class WebhookServer {
         else res.destroy();
       });
     });
+    this.server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
     this.server.headersTimeout = 10_000;
     this.server.requestTimeout = 30_000;
   }

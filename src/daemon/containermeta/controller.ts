@@ -55,6 +55,16 @@ const DEFAULT_GRACE_SECONDS = 30;
  * again only after a backoff: 3 s, doubling, at most 10 min (OpenKruise's restarter queue). */
 const RESTART_BACKOFF_MS = 3000;
 const RESTART_BACKOFF_MAX_MS = 600_000;
+/**
+ * A container is stopped for new env-from-metadata values only once the agent has had them this long. kubelet syncs a
+ * pod with the pod object it held when the sync began, after waiting for its next runtime relist (PLEG, every 1 s):
+ * a container stopped during that wait is started again from the pod as it was, with the old values, and the second
+ * restart then meets kubelet's crash-loop backoff (10 s). Such a sync is the rule, not bad luck: the workload
+ * controller sets InPlaceUpdateReady False (a readiness gate, so kubelet syncs the pod) right before it writes the new
+ * metadata. Seen on a real kubelet 1.33; OpenKruise's agent stops about 4 s after the change (a 1 s enqueue delay,
+ * then its restarter queue's 3 s).
+ */
+export const KUBELET_SETTLE_MS = 2000;
 
 interface RestartRecord {
   expected: number;
@@ -73,6 +83,8 @@ export interface ContainerMetaControllerOptions {
   kubeMetrics?: KubeMetrics;
   workers?: number;
   events?: EventSink & { close?(): Promise<void> | void };
+  /** How long new values wait for kubelet before a restart (default KUBELET_SETTLE_MS). */
+  kubeletSettleMs?: number;
 }
 
 /** Pods OpenKruise manages meta for (owned by an apps.kruise.io workload, or SidecarSet-injected), and pods that
@@ -116,6 +128,8 @@ export class ContainerMetaController {
   private readonly stopped = new Map<string, Set<string>>();
   /** Per pod uid and container name: the values it was last restarted for, and when it may be restarted again. */
   private readonly restarts = new Map<string, RestartRecord>();
+  /** Per pod uid and container name: the env hash the pod's metadata asks for, when this agent first saw it. */
+  private readonly noticed = new Map<string, { expected: number; atMs: number }>();
   private runtimeHandle?: ContainerRuntime;
   private workers?: Promise<void>;
   private removeHandlers?: () => void;
@@ -161,7 +175,9 @@ export class ContainerMetaController {
         this.expectations.forget(pod);
         this.stopped.delete(pod.metadata?.uid ?? '');
         const prefix = `${pod.metadata?.uid ?? ''}/`;
-        for (const key of this.restarts.keys()) if (key.startsWith(prefix)) this.restarts.delete(key);
+        for (const byContainer of [this.restarts, this.noticed]) {
+          for (const key of byContainer.keys()) if (key.startsWith(prefix)) byContainer.delete(key);
+        }
       },
     });
     this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
@@ -245,12 +261,15 @@ export class ContainerMetaController {
           const restartKey = `${pod.metadata?.uid}/${m.name}`;
           if (consistent(m.name)) {
             this.restarts.delete(restartKey);
+            this.noticed.delete(restartKey);
             return false;
           }
+          const expected = expectedEnvHash(specs.get(m.name)!, pod.metadata ?? {});
+          if (this.noticed.get(restartKey)?.expected !== expected)
+            this.noticed.set(restartKey, { expected, atMs: now });
           if (!(hash > 0 && rc?.state === 'running' && parseContainerId(m.containerID)?.id === rc.id)) return false;
           if (this.stopped.get(pod.metadata?.uid ?? '')?.has(rc.id)) return false;
           const last = this.restarts.get(restartKey);
-          const expected = expectedEnvHash(specs.get(m.name)!, pod.metadata ?? {});
           if (last && last.expected === expected && now < last.notBefore) {
             recheck = Math.min(recheck ?? Number.POSITIVE_INFINITY, last.notBefore - now + 1);
             return false;
@@ -273,14 +292,20 @@ export class ContainerMetaController {
       });
       if (plan.kind === 'wait') recheck = BATCH_RECHECK_MS;
       if (plan.kind === 'restart') {
-        toRestart = plan.containers;
-        if (plan.record) {
-          const base = state ?? { revision: '', updateTimestamp: rfc3339(clock.now()), updateEnvFromMetadata: true };
-          const recorded = {
-            ...base,
-            containerBatchesRecord: [...batches, { timestamp: rfc3339(clock.now()), containers: plan.containers }],
-          };
-          annotations[IN_PLACE_UPDATE_STATE_ANNOTATION] = JSON.stringify(recorded);
+        const settleLeft = this.settleLeft(pod.metadata.uid, plan.containers, now);
+        if (settleLeft > 0) {
+          log.debug({ containers: plan.containers, settleLeft }, 'letting kubelet see the new metadata first');
+          recheck = Math.min(recheck ?? Number.POSITIVE_INFINITY, settleLeft);
+        } else {
+          toRestart = plan.containers;
+          if (plan.record) {
+            const base = state ?? { revision: '', updateTimestamp: rfc3339(now), updateEnvFromMetadata: true };
+            const recorded = {
+              ...base,
+              containerBatchesRecord: [...batches, { timestamp: rfc3339(now), containers: plan.containers }],
+            };
+            annotations[IN_PLACE_UPDATE_STATE_ANNOTATION] = JSON.stringify(recorded);
+          }
         }
       }
     }
@@ -329,6 +354,13 @@ export class ContainerMetaController {
     if (toRestart.length > 0) return { requeueAfter: BATCH_RECHECK_MS };
     if (retryEnv) return { requeueAfter: ENV_RETRY_MS };
     return recheck ? { requeueAfter: recheck } : undefined;
+  }
+
+  /** How long the restart of these containers still waits for kubelet to have their new values (0: none). */
+  private settleLeft(podUid: string, containers: string[], now: number): number {
+    const noticedAt = containers.map((name) => this.noticed.get(`${podUid}/${name}`)?.atMs ?? now);
+    const settle = this.options.kubeletSettleMs ?? KUBELET_SETTLE_MS;
+    return Math.max(0, ...noticedAt.map((at) => at + settle - now));
   }
 
   /** The env hash of what the container was started with; no exec when no env comes from metadata. */

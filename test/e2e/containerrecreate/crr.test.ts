@@ -1,8 +1,12 @@
-// ContainerRecreateRequests and env-from-metadata restarts on the local cluster: emulator + real containerd +
-// kubelet-lite + the agent and the controller as real processes.
+// ContainerRecreateRequests and env-from-metadata restarts on the real local cluster: the real API server calls the
+// controller's CRR webhook, the controller's housekeeping runs, the agent runs inside a real node, and that node's
+// real kubelet starts every container the agent stops again (crash-loop backoff included).
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
-import { RUNTIME_CONTAINERS_META_ANNOTATION, IN_PLACE_UPDATE_STATE_ANNOTATION } from '../../../src/api/constants.js';
+import {
+  CRR_UNREADY_ACQUIRED_KEY,
+  IN_PLACE_UPDATE_STATE_ANNOTATION,
+  RUNTIME_CONTAINERS_META_ANNOTATION,
+} from '../../../src/api/constants.js';
 import type { WireContainer } from '../../../src/api/wire.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
@@ -14,7 +18,6 @@ import {
   createCrr,
   getCrr,
   getPod,
-  NAMESPACE,
   runPod,
   SLEEP_FOREVER,
   startCrrStack,
@@ -24,7 +27,7 @@ import {
   type PodObject,
 } from './stack.js';
 
-const NODE = 'crr-node';
+const NAMESPACE = 'e2e-crr';
 /** The controller completes a CRR no agent has given a phase within this (default 1 min): short, to meet it here. */
 const RESPONSE_TIMEOUT_SECONDS = 5;
 
@@ -35,7 +38,10 @@ describe('ContainerRecreateRequest e2e', function () {
   let seq = 0;
 
   before(async () => {
-    stack = await startCrrStack(NODE, {}, ['--crr-response-timeout', `${RESPONSE_TIMEOUT_SECONDS}s`]);
+    stack = await startCrrStack({
+      namespace: NAMESPACE,
+      controllerArgs: ['--crr-response-timeout', `${RESPONSE_TIMEOUT_SECONDS}s`],
+    });
     image = stack.cluster.images.busybox1;
   });
   after(async () => {
@@ -46,6 +52,7 @@ describe('ContainerRecreateRequest e2e', function () {
     containers: Array<{ name: string; preStop?: string[]; env?: WireContainer['env'] }>,
     extra: {
       annotations?: Record<string, string>;
+      labels?: Record<string, string>;
       readinessGates?: Array<{ conditionType: string }>;
       grace?: number;
       restartPolicy?: string;
@@ -54,9 +61,14 @@ describe('ContainerRecreateRequest e2e', function () {
     return {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `crr-pod-${++seq}`, namespace: NAMESPACE, annotations: extra.annotations },
+      metadata: {
+        name: `crr-pod-${++seq}`,
+        namespace: NAMESPACE,
+        annotations: extra.annotations,
+        labels: extra.labels,
+      },
       spec: {
-        nodeName: NODE,
+        nodeName: stack.node.name,
         terminationGracePeriodSeconds: extra.grace ?? 5,
         readinessGates: extra.readinessGates,
         restartPolicy: extra.restartPolicy,
@@ -76,40 +88,41 @@ describe('ContainerRecreateRequest e2e', function () {
     return BigInt(status?.started_at ?? 0);
   }
 
-  it('restarts one container in place (new id, restartCount + 1, same IP, others untouched), completes, then TTL-deletes', async () => {
-    const before = await runPod(stack.client, pod([{ name: 'app' }, { name: 'side' }]));
+  it('restarts one container in place (new id, restartCount + 1, same pod UID and IP, others untouched), completes, then TTL-deletes', async () => {
+    const before = await runPod(stack, pod([{ name: 'app' }, { name: 'side' }]));
     const name = `crr-one-${seq}`;
-    await createCrr(stack.client, name, {
+    await createCrr(stack, name, {
       podName: before.metadata!.name!,
       containers: [{ name: 'app' }],
       ttlSecondsAfterFinished: 3,
     });
-    const done = await waitCompleted(stack.client, name);
+    const done = await waitCompleted(stack, name);
     assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
     assert.equal(done.status?.message, undefined);
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    const after = (await getPod(stack, before.metadata!.name!))!;
     const [appBefore, appAfter] = [containerStatus(before, 'app'), containerStatus(after, 'app')];
     assert.notEqual(appAfter.containerID, appBefore.containerID);
     assert.equal(appAfter.restartCount, appBefore.restartCount + 1);
     assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
     assert.equal(containerStatus(after, 'side').restartCount, containerStatus(before, 'side').restartCount);
     assert.equal(after.status?.podIP, before.status?.podIP);
-    await waitFor(() => getCrr(stack.client, name).then((c) => c === undefined), {
+    assert.equal(after.metadata?.uid, before.metadata?.uid, 'the same pod, not a new one');
+    await waitFor(() => getCrr(stack, name).then((c) => c === undefined), {
       timeoutMs: 30_000,
       message: 'CRR deleted after its TTL',
     });
   });
 
   it('orderedRecreate restarts two containers strictly in order (runtime start times)', async () => {
-    const before = await runPod(stack.client, pod([{ name: 'a' }, { name: 'b' }]));
+    const before = await runPod(stack, pod([{ name: 'a' }, { name: 'b' }]));
     const name = `crr-ordered-${seq}`;
-    await createCrr(stack.client, name, {
+    await createCrr(stack, name, {
       podName: before.metadata!.name!,
       containers: [{ name: 'a' }, { name: 'b' }],
       strategy: { orderedRecreate: true },
     });
-    await waitCompleted(stack.client, name);
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    await waitCompleted(stack, name);
+    const after = (await getPod(stack, before.metadata!.name!))!;
     const newA = bareId(containerStatus(after, 'a').containerID);
     const newB = bareId(containerStatus(after, 'b').containerID);
     const oldB = bareId(containerStatus(before, 'b').containerID);
@@ -122,16 +135,13 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it('runs the preStop hook before the container is stopped', async () => {
-    const before = await runPod(
-      stack.client,
-      pod([{ name: 'app', preStop: ['sh', '-c', 'echo PRESTOP > /proc/1/fd/1'] }]),
-    );
+    const before = await runPod(stack, pod([{ name: 'app', preStop: ['sh', '-c', 'echo PRESTOP > /proc/1/fd/1'] }]));
     const oldId = bareId(containerStatus(before, 'app').containerID);
     const { status } = await stack.cri.containerStatus({ container_id: oldId });
     const name = `crr-prestop-${seq}`;
-    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
-    await waitCompleted(stack.client, name);
-    const log = await readFile(status!.log_path, 'utf8');
+    await createCrr(stack, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    await waitCompleted(stack, name);
+    const log = await stack.readNodeFile(status!.log_path);
     const [pre, term] = [log.indexOf('PRESTOP'), log.indexOf('TERM')];
     assert.ok(pre >= 0, `preStop output in the container log: ${log}`);
     assert.ok(term > pre, `SIGTERM came after the preStop hook: ${log}`);
@@ -148,19 +158,21 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it('denies a CRR for a missing container or an unscheduled pod with a clear message', async () => {
-    const running = await runPod(stack.client, pod([{ name: 'app' }]));
+    const running = await runPod(stack, pod([{ name: 'app' }]));
     await assert.rejects(
-      createCrr(stack.client, `crr-missing-${seq}`, {
+      createCrr(stack, `crr-missing-${seq}`, {
         podName: running.metadata!.name!,
         containers: [{ name: 'nope' }],
       }),
       (err: unknown) => err instanceof ApiError && /container nope not found in Pod/.test(err.message),
     );
+    // no node has this hostname: kube-scheduler leaves the pod unscheduled
     const pending = pod([{ name: 'app' }]);
     delete pending.spec!.nodeName;
+    pending.spec!.nodeSelector = { 'kubernetes.io/hostname': 'no-such-node' };
     await stack.client.create(CoreResources.pods, pending, { namespace: NAMESPACE });
     await assert.rejects(
-      createCrr(stack.client, `crr-pending-${seq}`, {
+      createCrr(stack, `crr-pending-${seq}`, {
         podName: pending.metadata!.name!,
         containers: [{ name: 'app' }],
       }),
@@ -170,95 +182,209 @@ describe('ContainerRecreateRequest e2e', function () {
     );
   });
 
+  it('unreadyGracePeriodSeconds: the pod is not Ready (KruisePodReady False) that long before the stop, then Ready again', async () => {
+    const grace = 3;
+    const created = await runPod(
+      stack,
+      pod([{ name: 'app' }], { readinessGates: [{ conditionType: 'KruisePodReady' }] }),
+    );
+    const podName = created.metadata!.name!;
+    // what OpenKruise's pod webhook starts a gated pod with: KruisePodReady True; kubelet then reports it Ready
+    await stack.client.patch(
+      CoreResources.pods,
+      podName,
+      { status: { conditions: [...(created.status?.conditions ?? []), { type: 'KruisePodReady', status: 'True' }] } },
+      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
+    );
+    const condition = (p: PodObject | undefined, type: string) => p?.status?.conditions?.find((c) => c.type === type);
+    const before = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'True' ? p : undefined)),
+      { message: 'pod Ready with its KruisePodReady gate True' },
+    );
+    const name = `crr-unready-${seq}`;
+    await createCrr(stack, name, {
+      podName,
+      containers: [{ name: 'app' }],
+      strategy: { unreadyGracePeriodSeconds: grace },
+    });
+    const notReady = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'False' ? p : undefined)),
+      { message: 'pod not Ready' },
+    );
+    const notReadySeenMs = Date.now();
+    assert.equal(condition(notReady, 'KruisePodReady')?.status, 'False');
+    assert.equal(
+      condition(notReady, 'KruisePodReady')?.message,
+      JSON.stringify([{ userAgent: 'ContainerRecreateRequest', key: `${NAMESPACE}/${name}` }]),
+    );
+    assert.equal(condition(notReady, 'Ready')?.reason, 'ReadinessGatesNotReady');
+    assert.equal(containerStatus(notReady, 'app').containerID, containerStatus(before, 'app').containerID);
+    const acquired = await waitFor(
+      () => getCrr(stack, name).then((c) => c?.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY]),
+      { message: 'unready-acquired time on the CRR' },
+    );
+    const done = await waitCompleted(stack, name);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    const stopping = stack.agent.logs.find((l) => l.msg === 'stopping container' && String(l.crr).endsWith(`/${name}`));
+    const stoppingMs = typeof stopping?.time === 'string' ? Date.parse(stopping.time) : Number(stopping?.time);
+    assert.ok(stoppingMs >= notReadySeenMs, 'the container was stopped only after the pod was seen not Ready');
+    assert.ok(stoppingMs >= Date.parse(acquired) + grace * 1000, `stopped ${grace} s after ${acquired}`);
+    const after = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'True' ? p : undefined)),
+      { timeoutMs: 30_000, message: 'pod Ready again' },
+    );
+    assert.equal(condition(after, 'KruisePodReady')?.status, 'True');
+    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+    const finalizers = (await getCrr(stack, name))?.metadata?.finalizers ?? [];
+    assert.ok(!finalizers.includes(CRR_UNREADY_ACQUIRED_KEY), `finalizer released: ${JSON.stringify(finalizers)}`);
+  });
+
+  it('a failing preStop hook: FailedPreStopHook on the pod, the container is recreated all the same', async () => {
+    const before = await runPod(stack, pod([{ name: 'app', preStop: ['sh', '-c', 'echo broken >&2; exit 3'] }]));
+    const podName = before.metadata!.name!;
+    const name = `crr-failing-hook-${seq}`;
+    await createCrr(stack, name, { podName, containers: [{ name: 'app' }] });
+    const done = await waitCompleted(stack, name);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    const failed = await waitFor(
+      async () => {
+        const events = await stack.client.list<
+          KubeObject & { reason?: string; type?: string; message?: string; involvedObject?: { name?: string } }
+        >(CoreResources.events, { namespace: NAMESPACE });
+        return events.items.find((e) => e.reason === 'FailedPreStopHook' && e.involvedObject?.name === podName);
+      },
+      { message: 'FailedPreStopHook event on the pod' },
+    );
+    assert.equal(failed.type, 'Warning');
+    assert.match(failed.message ?? '', /^PreStopHook failed for container app: /);
+    const after = await waitFor(
+      () =>
+        getPod(stack, podName).then((p) => {
+          const app = p && containerStatus(p, 'app');
+          return app?.state?.running && app.containerID !== containerStatus(before, 'app').containerID ? p : undefined;
+        }),
+      { message: 'app running again' },
+    );
+    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+  });
+
+  it('a pod deleted while its CRR waits: the CRR completes with "pod has gone" and stays so', async () => {
+    const before = await runPod(stack, pod([{ name: 'app' }], { grace: 1 }));
+    const podName = before.metadata!.name!;
+    const name = `crr-pod-gone-${seq}`;
+    // waits for the unready grace period (10 min): the pod goes first
+    await createCrr(stack, name, {
+      podName,
+      containers: [{ name: 'app' }],
+      strategy: { unreadyGracePeriodSeconds: 600 },
+    });
+    await waitFor(() => getCrr(stack, name).then((c) => c?.status?.phase === 'Recreating'), {
+      message: 'CRR Recreating',
+    });
+    await stack.client.delete(CoreResources.pods, podName, { namespace: NAMESPACE });
+    const done = await waitCompleted(stack, name);
+    assert.equal(done.status?.message, 'pod has gone');
+    await waitFor(() => getPod(stack, podName).then((p) => p === undefined), {
+      message: 'pod object deleted by kubelet',
+    });
+    const later = await getCrr(stack, name);
+    assert.equal(later?.status?.phase, 'Completed');
+    assert.equal(later?.status?.message, 'pod has gone');
+  });
+
   it('activeDeadlineSeconds completes a stuck CRR', async () => {
-    const before = await runPod(stack.client, pod([{ name: 'app' }]));
+    const before = await runPod(stack, pod([{ name: 'app' }]));
     const name = `crr-deadline-${seq}`;
     // the agent waits for the unready grace period (10 min): stuck
-    await createCrr(stack.client, name, {
+    await createCrr(stack, name, {
       podName: before.metadata!.name!,
       containers: [{ name: 'app' }],
       activeDeadlineSeconds: 3,
       strategy: { unreadyGracePeriodSeconds: 600 },
     });
-    const done = await waitCompleted(stack.client, name);
+    const done = await waitCompleted(stack, name);
     assert.equal(done.status?.message, 'recreating has exceeded the activeDeadlineSeconds');
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    const after = (await getPod(stack, before.metadata!.name!))!;
     assert.equal(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
   });
 
-  it('changing an annotation that feeds an env var restarts only that container, which sees the new value', async () => {
-    const annotations = { 'app-flavour': 'old', 'side-flavour': 'same' };
-    const envFrom = (key: string): WireContainer['env'] => [
-      { name: 'FLAVOUR', valueFrom: { fieldRef: { fieldPath: `metadata.annotations['${key}']` } } },
-    ];
-    const before = await runPod(
-      stack.client,
-      pod(
-        [
-          { name: 'app', env: envFrom('app-flavour') },
-          { name: 'side', env: envFrom('side-flavour') },
-        ],
-        {
-          annotations,
-          readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
-        },
-      ),
-    );
-    const podName = before.metadata!.name!;
-    await waitFor(
-      () => getPod(stack.client, podName).then((p) => p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]),
-      {
-        timeoutMs: 30_000,
-        message: 'runtime-containers-meta written',
-      },
-    );
-    // what a workload controller does for an in-place update: InPlaceUpdateReady False, then the new metadata
-    await stack.client.patch(
-      CoreResources.pods,
-      podName,
-      {
-        status: {
-          conditions: [
-            ...(before.status?.conditions ?? []),
-            {
-              type: 'InPlaceUpdateReady',
-              status: 'False',
-              lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-            },
+  for (const field of ['annotations', 'labels'] as const) {
+    it(`changing ${field === 'labels' ? 'a label' : 'an annotation'} that feeds an env var restarts only that container, once, and it sees the new value`, async () => {
+      const values = { 'app-flavour': 'old', 'side-flavour': 'same' };
+      const envFrom = (key: string): WireContainer['env'] => [
+        { name: 'FLAVOUR', valueFrom: { fieldRef: { fieldPath: `metadata.${field}['${key}']` } } },
+      ];
+      const before = await runPod(
+        stack,
+        pod(
+          [
+            { name: 'app', env: envFrom('app-flavour') },
+            { name: 'side', env: envFrom('side-flavour') },
           ],
+          {
+            [field]: values,
+            readinessGates: [{ conditionType: 'InPlaceUpdateReady' }],
+          },
+        ),
+      );
+      const podName = before.metadata!.name!;
+      await waitFor(
+        () => getPod(stack, podName).then((p) => p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]),
+        {
+          timeoutMs: 30_000,
+          message: 'runtime-containers-meta written',
         },
-      },
-      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
-    );
-    await stack.client.patch(
-      CoreResources.pods,
-      podName,
-      { metadata: { annotations: { 'app-flavour': 'new' } } },
-      { type: 'merge', namespace: NAMESPACE },
-    );
-    const after = await waitFor(
-      () =>
-        getPod(stack.client, podName).then((p) => {
-          const app = p?.status?.containerStatuses?.find((s) => s.name === 'app');
-          return app && app.containerID !== containerStatus(before, 'app').containerID && app.ready ? p : undefined;
-        }),
-      { timeoutMs: 60_000, message: 'app restarted and ready' },
-    );
-    assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
-    const res = await stack.cri.execSync({
-      container_id: bareId(containerStatus(after, 'app').containerID),
-      cmd: ['sh', '-c', 'echo "$FLAVOUR"'],
-      timeout: 5,
+      );
+      // what a workload controller does for an in-place update: InPlaceUpdateReady False, then the new metadata
+      await stack.client.patch(
+        CoreResources.pods,
+        podName,
+        {
+          status: {
+            conditions: [
+              ...(before.status?.conditions ?? []),
+              {
+                type: 'InPlaceUpdateReady',
+                status: 'False',
+                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+              },
+            ],
+          },
+        },
+        { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
+      );
+      await stack.client.patch(
+        CoreResources.pods,
+        podName,
+        { metadata: { [field]: { 'app-flavour': 'new' } } },
+        { type: 'merge', namespace: NAMESPACE },
+      );
+      const after = await waitFor(
+        () =>
+          getPod(stack, podName).then((p) => {
+            const app = p?.status?.containerStatuses?.find((s) => s.name === 'app');
+            return app && app.containerID !== containerStatus(before, 'app').containerID && app.ready ? p : undefined;
+          }),
+        { timeoutMs: 60_000, message: 'app restarted and ready' },
+      );
+      assert.equal(containerStatus(after, 'side').containerID, containerStatus(before, 'side').containerID);
+      // once: a stop before kubelet had the new value would bring app back with 'old' and need a second restart
+      assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+      const res = await stack.cri.execSync({
+        container_id: bareId(containerStatus(after, 'app').containerID),
+        cmd: ['sh', '-c', 'echo "$FLAVOUR"'],
+        timeout: 5,
+      });
+      assert.equal(res.stdout.toString('utf8').trim(), 'new');
+      const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
+        containerBatchesRecord?: Array<{ containers: string[] }>;
+      };
+      assert.deepEqual(
+        state.containerBatchesRecord?.map((b) => b.containers),
+        [['app']],
+      );
     });
-    assert.equal(res.stdout.toString('utf8').trim(), 'new');
-    const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
-      containerBatchesRecord?: Array<{ containers: string[] }>;
-    };
-    assert.deepEqual(
-      state.containerBatchesRecord?.map((b) => b.containers),
-      [['app']],
-    );
-  });
+  }
 
   it('env-from-metadata changes in two containers restart them in launch-priority batches, recorded in inplace-update-state', async () => {
     const envFrom = (key: string, priority: string): WireContainer['env'] => [
@@ -266,7 +392,7 @@ describe('ContainerRecreateRequest e2e', function () {
       { name: 'KRUISE_CONTAINER_PRIORITY', value: priority },
     ];
     const before = await runPod(
-      stack.client,
+      stack,
       pod(
         [
           { name: 'low', env: envFrom('low-flavour', '1') },
@@ -281,7 +407,7 @@ describe('ContainerRecreateRequest e2e', function () {
     const podName = before.metadata!.name!;
     await waitFor(
       () =>
-        getPod(stack.client, podName).then((p) => {
+        getPod(stack, podName).then((p) => {
           const m = JSON.parse(
             p?.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION] ?? '{"containers":[]}',
           ) as {
@@ -313,7 +439,7 @@ describe('ContainerRecreateRequest e2e', function () {
     );
     const after = await waitFor(
       () =>
-        getPod(stack.client, podName).then((p) => {
+        getPod(stack, podName).then((p) => {
           const changed = ['low', 'high'].every((n) => {
             const cs = p?.status?.containerStatuses?.find((s) => s.name === n);
             return cs?.ready && cs.containerID !== containerStatus(before, n).containerID;
@@ -329,6 +455,7 @@ describe('ContainerRecreateRequest e2e', function () {
         timeout: 5,
       });
       assert.equal(res.stdout.toString('utf8').trim(), 'b', `${n} sees the new value`);
+      assert.equal(containerStatus(after, n).restartCount, containerStatus(before, n).restartCount + 1, `${n} once`);
     }
     const state = JSON.parse(after.metadata?.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION] ?? '{}') as {
       containerBatchesRecord?: Array<{ containers: string[] }>;
@@ -346,11 +473,11 @@ describe('ContainerRecreateRequest e2e', function () {
 
   it('an agent killed with SIGKILL mid-CRR resumes without stopping the container twice', async () => {
     const before = await runPod(
-      stack.client,
+      stack,
       pod([{ name: 'app', preStop: ['sh', '-c', 'sleep 3; echo PRESTOP > /proc/1/fd/1'] }], { grace: 20 }),
     );
     const name = `crr-sigkill-${seq}`;
-    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    await createCrr(stack, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
     // kill the agent while the preStop hook sleeps (it logs right before the hook starts)
     await waitFor(
       () => stack.agent.logs.find((l) => l.msg === 'stopping container' && String(l.crr).endsWith(`/${name}`)),
@@ -359,8 +486,8 @@ describe('ContainerRecreateRequest e2e', function () {
       },
     );
     await stack.restartAgent('SIGKILL');
-    await waitCompleted(stack.client, name);
-    const after = (await getPod(stack.client, before.metadata!.name!))!;
+    await waitCompleted(stack, name);
+    const after = (await getPod(stack, before.metadata!.name!))!;
     assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
     assert.notEqual(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
   });
@@ -368,7 +495,7 @@ describe('ContainerRecreateRequest e2e', function () {
   async function followCrr(name: string, settle: () => Promise<boolean>): Promise<CrrObject['status'][]> {
     const seen: CrrObject['status'][] = [];
     const look = async (): Promise<CrrObject | undefined> => {
-      const crr = await getCrr(stack.client, name);
+      const crr = await getCrr(stack, name);
       if (JSON.stringify(crr?.status) !== JSON.stringify(seen.at(-1))) seen.push(crr?.status);
       return crr;
     };
@@ -386,14 +513,14 @@ describe('ContainerRecreateRequest e2e', function () {
   it('a preStop hook longer than the no-response timeout: Recreating all along, completed once, never changed after', async () => {
     const hookSeconds = RESPONSE_TIMEOUT_SECONDS + 3;
     const before = await runPod(
-      stack.client,
+      stack,
       pod([{ name: 'app', preStop: ['sh', '-c', `sleep ${hookSeconds}`] }], { grace: 30 }),
     );
     const name = `crr-long-prestop-${seq}`;
-    await createCrr(stack.client, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
+    await createCrr(stack, name, { podName: before.metadata!.name!, containers: [{ name: 'app' }] });
     const oldId = containerStatus(before, 'app').containerID;
     const seen = await followCrr(name, async () => {
-      const p = await getPod(stack.client, before.metadata!.name!);
+      const p = await getPod(stack, before.metadata!.name!);
       const app = p && containerStatus(p, 'app');
       return Boolean(app && app.containerID !== oldId && app.ready);
     });
@@ -412,9 +539,9 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it('denies a CRR for a pod with restartPolicy Never: kubelet would not start the container again', async () => {
-    const never = await runPod(stack.client, pod([{ name: 'app' }], { restartPolicy: 'Never' }));
+    const never = await runPod(stack, pod([{ name: 'app' }], { restartPolicy: 'Never' }));
     await assert.rejects(
-      createCrr(stack.client, `crr-never-${seq}`, { podName: never.metadata!.name!, containers: [{ name: 'app' }] }),
+      createCrr(stack, `crr-never-${seq}`, { podName: never.metadata!.name!, containers: [{ name: 'app' }] }),
       (err: unknown) =>
         err instanceof ApiError &&
         err.message.includes(
@@ -424,27 +551,50 @@ describe('ContainerRecreateRequest e2e', function () {
   });
 
   it("a second CRR of a container soon after the first waits out kubelet's crash-loop backoff, and says so", async () => {
-    const before = await runPod(stack.client, pod([{ name: 'app' }]));
+    const before = await runPod(stack, pod([{ name: 'app' }]));
     const podName = before.metadata!.name!;
     const first = `crr-again-1-${seq}`;
-    await createCrr(stack.client, first, { podName, containers: [{ name: 'app' }] });
-    await waitCompleted(stack.client, first);
+    await createCrr(stack, first, { podName, containers: [{ name: 'app' }] });
+    await waitCompleted(stack, first);
     const again = `crr-again-2-${seq}`;
-    await createCrr(stack.client, again, { podName, containers: [{ name: 'app' }] });
+    await createCrr(stack, again, { podName, containers: [{ name: 'app' }] });
+    const againCreatedMs = Date.now();
+    const seen: string[] = [];
     const waiting = await waitFor(
-      () =>
-        getCrr(stack.client, again).then((c) =>
-          c?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? c : undefined,
-        ),
+      async () => {
+        const [crr, p] = [await getCrr(stack, again), await getPod(stack, podName)];
+        const app = p && containerStatus(p, 'app');
+        const now = JSON.stringify({ crr: crr?.status, app: { state: app?.state, restartCount: app?.restartCount } });
+        if (now !== seen.at(-1)) seen.push(now);
+        return crr?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? crr : undefined;
+      },
       { timeoutMs: 30_000, message: 'the second CRR naming the backoff' },
-    );
+    ).catch((err: unknown) => {
+      // what the CRR and kubelet's status went through, and the agent's lines about the pod
+      const agentLines = stack.agent.logs
+        .filter((l) => JSON.stringify(l).includes(podName))
+        .map((l) => JSON.stringify(l));
+      throw new Error(`${String(err)}; seen:\n${seen.join('\n')}\nagent:\n${agentLines.join('\n')}`);
+    });
     assert.equal(waiting.status?.phase, 'Recreating');
     assert.match(
       waiting.status!.containerRecreateStates![0]!.message!,
       /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app pod=/,
     );
-    const done = await waitCompleted(stack.client, again);
+    const done = await waitCompleted(stack, again, 90_000);
+    const waitedMs = Date.now() - againCreatedMs;
     assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+    // Succeeded only once kubelet has started the container again, after its 10 s back-off
+    assert.ok(waitedMs >= 10_000, `completed ${waitedMs} ms after its creation`);
+    // kubelet's status shows the new instance a little after the agent saw it in the runtime
+    await waitFor(
+      () =>
+        getPod(stack, podName).then((p) => {
+          const app = p && containerStatus(p, 'app');
+          return app?.state?.running && app.restartCount === containerStatus(before, 'app').restartCount + 2;
+        }),
+      { timeoutMs: 15_000, message: 'app running again, restarted twice in all' },
+    );
     const events = await stack.client.list<KubeObject & { reason?: string; involvedObject?: { name?: string } }>(
       CoreResources.events,
       { namespace: NAMESPACE },

@@ -1,7 +1,10 @@
-// What the CRR e2e tests and benchmark share: the local cluster's real containerd and registries, an in-process API
-// emulator with deploy/crds, the controller as a real process (its CRR webhook is called by the emulator, its CRR
-// housekeeping runs), a kubelet-lite process running one node against the emulator, the agent as a real process on
-// that node (restartable, e.g. after SIGKILL), a test client and a CRI client.
+// What the CRR e2e tests and benchmark share, on the real local cluster (test/support/real-cluster.ts): a namespace
+// of their own, our system as deployed (kruise-controller on the host, its CRR webhook called by the real API
+// server, its CRR housekeeping running; the agent as a process inside one real node, restartable e.g. after
+// SIGKILL), the node's real kubelet running the pods (it starts a stopped container again), a cluster-admin client
+// and a CRI client on the node's containerd.
+import { readFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
 import { CRR_RESOURCE } from '../../../src/daemon/containerrecreate/controller.js';
@@ -9,108 +12,165 @@ import { CriClient } from '../../../src/cri/client.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import type { KubeObject } from '../../../src/kube/object.js';
-import { CoreResources } from '../../../src/kube/resource.js';
-import { removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
-import { AgentProcess } from '../../component/daemon/agent-process.js';
-import { useCluster, type ClusterEnv } from '../../support/cluster.js';
-import { startE2eKubeletLite } from '../../support/e2e-kubelet-lite.js';
+import { CoreResources, type ResourceType } from '../../../src/kube/resource.js';
+import type { NodeLayout } from '../../cluster/k8s/layout.js';
+import type { AgentProcess } from '../../component/daemon/agent-process.js';
+import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
-import { startControllerEnv, type ControllerEnv } from '../controller/controller-env.js';
 
-export const NAMESPACE = 'default';
 /** PID 1 that logs SIGTERM to its stdout (the container log) and exits. */
 export const SLEEP_FOREVER = ['sh', '-c', 'trap "echo TERM; exit 0" TERM; while true; do sleep 1; done'];
 
 export type PodObject = WirePod & KubeObject;
 export type CrrObject = ContainerRecreateRequest & KubeObject;
 
-export interface CrrStack {
-  cluster: ClusterEnv;
-  env: ControllerEnv;
-  node: string;
+const SERVICE_ACCOUNTS: ResourceType = {
+  group: '',
+  version: 'v1',
+  resource: 'serviceaccounts',
+  namespaced: true,
+  kind: 'ServiceAccount',
+};
+
+/** Where the helpers below look: a client and the stack's namespace. */
+export interface CrrScope {
   client: KubeClient;
+  namespace: string;
+}
+
+export interface CrrStack extends CrrScope {
+  cluster: RealCluster;
+  system: RealSystem;
+  /** The node whose agent runs (the pods of the tests name it). */
+  node: NodeLayout;
   cri: CriClient;
-  agent: AgentProcess;
-  /** SIGKILL the agent (if running) and start a new one. */
+  /** The agent on `node` as it runs now. */
+  readonly agent: AgentProcess;
+  /** Kill the agent (SIGKILL by default), wait for its exit and start a new one on the node. */
   restartAgent(signal?: NodeJS.Signals): Promise<AgentProcess>;
-  kubeletLog(): Promise<string>;
+  /** A file of the node (a path as seen inside it, e.g. a container's CRI log_path), read from the host. */
+  readNodeFile(inNodePath: string): Promise<string>;
+  /** Stop the system and delete the namespace (once; later calls wait for the first). */
   close(): Promise<void>;
 }
 
-export async function startCrrStack(
-  node: string,
-  agentEnv: Record<string, string> = {},
-  controllerArgs: string[] = [],
-): Promise<CrrStack> {
-  const cluster = await useCluster();
-  const env = await startControllerEnv();
-  await env.startController(controllerArgs);
-  const cri = new CriClient({ socket: cluster.runtimeSocket });
-  const kubelet = await startE2eKubeletLite({ cluster, kubeconfig: env.kubeconfig, nodes: [node], dir: env.dir });
-  const startAgent = async (): Promise<AgentProcess> => {
-    const agent = new AgentProcess({
-      args: ['--addr', '127.0.0.1:0'],
-      env: {
-        NODE_NAME: node,
-        KUBECONFIG: env.kubeconfig,
-        RUNTIME_SOCKET: cluster.runtimeSocket,
-        LOG_LEVEL: 'info',
-        ...agentEnv,
-      },
+export interface CrrStackOptions {
+  /** A namespace the stack creates (and deletes at close). */
+  namespace: string;
+  controllerArgs?: string[];
+  agentEnv?: Record<string, string>;
+}
+
+/** The real cluster with our system running on its first node; `close()` stops the system, removes the namespace. */
+export async function startCrrStack(options: CrrStackOptions): Promise<CrrStack> {
+  const cluster = await useRealCluster();
+  const node = cluster.nodes[0]!;
+  const { namespace } = options;
+  const client = cluster.admin;
+  await createNamespace(client, namespace);
+  let system: RealSystem;
+  try {
+    system = await startSystem(cluster, {
+      nodes: [node],
+      controllerArgs: options.controllerArgs,
+      agentEnv: options.agentEnv,
     });
-    await agent.baseUrl();
-    return agent;
+  } catch (err) {
+    await deleteNamespace(client, namespace);
+    throw err;
+  }
+  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  const agentOf = (): AgentProcess => {
+    const agent = system.agents.get(node.name);
+    if (!agent) throw new Error(`no agent runs on ${node.name}`);
+    return agent.process;
   };
-  const stack: CrrStack = {
+  let closing: Promise<void> | undefined;
+  return {
     cluster,
-    env,
+    system,
     node,
-    client: env.client,
+    client,
+    namespace,
     cri,
-    agent: await startAgent(),
-    async restartAgent(signal = 'SIGKILL') {
-      stack.agent.child.kill(signal);
-      await stack.agent.exited;
-      stack.agent = await startAgent();
-      return stack.agent;
+    get agent() {
+      return agentOf();
     },
-    kubeletLog: () => kubelet.log(),
-    async close() {
-      await stack.agent.stop();
-      await kubelet.stop();
-      await removeKubeletLiteSandboxes(cluster.runtimeSocket, node).catch(() => undefined);
-      cri.close();
-      await env.close();
+    async restartAgent(signal = 'SIGKILL') {
+      const agent = agentOf();
+      agent.child.kill(signal);
+      await agent.exited;
+      return (await system.startAgent(node)).process;
+    },
+    readNodeFile: (inNodePath) => readFile(hostPathOf(node, inNodePath), 'utf8'),
+    close() {
+      closing ??= (async () => {
+        await system.stop();
+        cri.close();
+        await deleteNamespace(client, namespace);
+      })();
+      return closing;
     },
   };
-  return stack;
 }
 
-export async function getPod(client: KubeClient, name: string): Promise<PodObject | undefined> {
+/** The host path of a path inside the node, through the node's bind mounts. */
+export function hostPathOf(node: NodeLayout, inNodePath: string): string {
+  for (const bind of node.binds) {
+    const rest = relative(bind.target, inNodePath);
+    if (rest === '' || (!rest.startsWith('..') && !rest.startsWith('/'))) return join(bind.source, rest);
+  }
+  throw new Error(`${inNodePath} is not on a bind mount of ${node.name}`);
+}
+
+/**
+ * Create the namespace afresh (one left by an earlier run on a cluster kept up is deleted first, and waited for) and
+ * wait for its `default` ServiceAccount (pods are refused without it).
+ */
+async function createNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await deleteNamespace(client, namespace);
+  await waitFor(() => found(client.get(CoreResources.namespaces, namespace)).then((ns) => !ns), {
+    timeoutMs: 120_000,
+    message: `namespace ${namespace} of an earlier run gone`,
+  });
+  await client.create(CoreResources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await waitFor(() => found(client.get(SERVICE_ACCOUNTS, 'default', { namespace })).then(Boolean), {
+    timeoutMs: 30_000,
+    message: `ServiceAccount default in namespace ${namespace}`,
+  });
+}
+
+/** The object, or undefined when the API answers 404. */
+async function found<T>(request: Promise<T>): Promise<T | undefined> {
   try {
-    return await client.get<PodObject>(CoreResources.pods, name, { namespace: NAMESPACE });
+    return await request;
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
   }
 }
 
-export async function getCrr(client: KubeClient, name: string): Promise<CrrObject | undefined> {
-  try {
-    return await client.get<CrrObject>(CRR_RESOURCE, name, { namespace: NAMESPACE });
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
+async function deleteNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await client.delete(CoreResources.namespaces, namespace).catch((err: unknown) => {
+    if (!isNotFound(err)) throw err;
+  });
 }
 
-/** Create the pod and wait until every container runs and is ready. */
-export async function runPod(client: KubeClient, pod: PodObject, timeoutMs = 60_000): Promise<PodObject> {
-  await client.create(CoreResources.pods, pod, { namespace: NAMESPACE });
+export function getPod(scope: CrrScope, name: string): Promise<PodObject | undefined> {
+  return found(scope.client.get<PodObject>(CoreResources.pods, name, { namespace: scope.namespace }));
+}
+
+export function getCrr(scope: CrrScope, name: string): Promise<CrrObject | undefined> {
+  return found(scope.client.get<CrrObject>(CRR_RESOURCE, name, { namespace: scope.namespace }));
+}
+
+/** Create the pod (in the scope's namespace) and wait until every container runs and is ready. */
+export async function runPod(scope: CrrScope, pod: PodObject, timeoutMs = 90_000): Promise<PodObject> {
+  await scope.client.create(CoreResources.pods, pod, { namespace: scope.namespace });
   const name = pod.metadata!.name!;
   return waitFor(
     async () => {
-      const p = await getPod(client, name);
+      const p = await getPod(scope, name);
       const statuses = p?.status?.containerStatuses ?? [];
       const want = pod.spec?.containers.length ?? 0;
       return statuses.length === want && statuses.every((s) => s.ready && s.state?.running) && p?.status?.podIP
@@ -121,25 +181,21 @@ export async function runPod(client: KubeClient, pod: PodObject, timeoutMs = 60_
   );
 }
 
-export function createCrr(
-  client: KubeClient,
-  name: string,
-  spec: ContainerRecreateRequest['spec'],
-): Promise<CrrObject> {
-  return client.create<CrrObject>(
+export function createCrr(scope: CrrScope, name: string, spec: ContainerRecreateRequest['spec']): Promise<CrrObject> {
+  return scope.client.create<CrrObject>(
     CRR_RESOURCE,
     {
       apiVersion: 'apps.kruise.io/v1alpha1',
       kind: 'ContainerRecreateRequest',
-      metadata: { name, namespace: NAMESPACE },
+      metadata: { name, namespace: scope.namespace },
       spec,
     },
-    { namespace: NAMESPACE },
+    { namespace: scope.namespace },
   );
 }
 
-export function waitCompleted(client: KubeClient, name: string, timeoutMs = 60_000): Promise<CrrObject> {
-  return waitFor(() => getCrr(client, name).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)), {
+export function waitCompleted(scope: CrrScope, name: string, timeoutMs = 60_000): Promise<CrrObject> {
+  return waitFor(() => getCrr(scope, name).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)), {
     timeoutMs,
     message: `CRR ${name} Completed`,
   });

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { IN_PLACE_UPDATE_STATE_ANNOTATION, RUNTIME_CONTAINERS_META_ANNOTATION } from '../../../src/api/constants.js';
 import { envHash, parseRuntimeContainerMetaSet } from '../../../src/api/runtime-container-meta.js';
 import type { WirePod } from '../../../src/api/wire.js';
-import { ContainerMetaController } from '../../../src/daemon/containermeta/controller.js';
+import { ContainerMetaController, KUBELET_SETTLE_MS } from '../../../src/daemon/containermeta/controller.js';
 import { NodePods } from '../../../src/daemon/node-pods.js';
 import { CoreResources, type KubeClient, type KubeObject } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
@@ -33,7 +33,8 @@ describe('container meta (emulator + fake runtime)', function () {
   after(async () => env.close());
   let clock: Clock = systemClock;
   beforeEach(async function () {
-    clock = this.currentTest?.title.includes('backoff') ? new FakeClock(Date.now()) : systemClock;
+    const title = this.currentTest?.title ?? '';
+    clock = /backoff|kubelet/.test(title) ? new FakeClock(Date.now()) : systemClock;
     runtime = new FakeContainerRuntime();
     pods = new NodePods({ nodeName: NODE, source: client });
     pods.start();
@@ -46,6 +47,8 @@ describe('container meta (emulator + fake runtime)', function () {
       clock,
       logger: silentLogger,
       events: { event: () => undefined },
+      // only the test about it waits for kubelet to see new metadata
+      kubeletSettleMs: title.includes('kubelet') ? undefined : 0,
     });
     controller.start();
   });
@@ -233,5 +236,33 @@ describe('container meta (emulator + fake runtime)', function () {
     await fake.advance(3001);
     await waitFor(() => runtime.stops().length === 2, { message: 'second restart after 3 s' });
     assert.equal(runtime.stops()[1], second);
+  });
+
+  it('stops a container for new values only once it has had them 2 s: kubelet may be syncing with the pod as it was', async () => {
+    const fake = clock as FakeClock;
+    const pod = await makePod([{ name: 'app' }]);
+    const name = pod.metadata!.name!;
+    await waitFor(() => meta(name).then((m) => m?.containers[0]?.hashes.extractedEnvFromMetadataHash), {
+      message: 'meta',
+    });
+    const started = new Date(fake.now()).toISOString().replace(/\.\d+Z$/, 'Z');
+    await report(name, [{ type: 'InPlaceUpdateReady', status: 'False', lastTransitionTime: started }]);
+    await client.patch(
+      CoreResources.pods,
+      name,
+      { metadata: { annotations: { 'k-app': 'v2' } } },
+      { type: 'merge', namespace: NS },
+    );
+    const key = `${NS}/${name}`;
+    await waitFor(() => pods.get(key)?.metadata?.annotations?.['k-app'] === 'v2', {
+      message: 'new value in the cache',
+    });
+    const result = await controller.reconcile(key);
+    assert.deepEqual(runtime.stops(), [], 'not stopped as soon as the value changed');
+    assert.deepEqual(result, { requeueAfter: KUBELET_SETTLE_MS });
+    await fake.advance(KUBELET_SETTLE_MS - 1);
+    assert.deepEqual(runtime.stops(), [], 'not stopped before the settle time');
+    await fake.advance(1);
+    await waitFor(() => runtime.stops().length === 1, { message: 'stopped once the settle time passed' });
   });
 });
