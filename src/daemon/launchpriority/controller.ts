@@ -8,6 +8,7 @@ import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION } from '../../api/consta
 import type { WirePod } from '../../api/wire.js';
 import {
   isAlreadyExists,
+  isInvalid,
   isNotFound,
   runWorkers,
   WorkQueue,
@@ -19,7 +20,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { BARRIER_VALUE, type BarrierApi, type ConfigMapObject } from './barrier-api.js';
 import { barrierPlan, hasBarrierEnv, isReleased, presentKeys, type BarrierPlan } from './barrier-plan.js';
-import { decide, readinessOf, type StatusContainer } from './launch-decision.js';
+import { decide, readinessOf, type RuntimeContainer, type StatusContainer } from './launch-decision.js';
 import type { LaunchPriorityMetrics } from './metrics.js';
 import type { RuntimePoller } from './runtime-poller.js';
 
@@ -34,6 +35,8 @@ export const CREATE_CONTAINER_CONFIG_ERROR = 'CreateContainerConfigError';
 /** First re-touch of a pod whose released container has not started, then doubling up to the max. */
 export const RETOUCH_AFTER_MS = 2000;
 export const RETOUCH_MAX_MS = 30_000;
+/** After a guarded pod patch failed because the pod changed since the cache saw it: look again this soon. */
+export const STALE_POD_RETRY_MS = 200;
 
 export type PodObject = WirePod;
 
@@ -69,7 +72,11 @@ interface PodTrack {
   /** When the pod was last touched, and the delay before re-touching it if a released container still waits. */
   lastTouchAt?: number;
   retouchDelayMs: number;
+  /** A touch whose patch met a pod that had changed meanwhile: made again from the newer pod. */
+  owedTouch?: { value: string; complete: boolean; reason: TouchReason };
 }
+
+type TouchReason = 'release' | 'retry' | 'complete';
 
 export class LaunchPriorityController {
   private readonly queue: WorkQueue<string>;
@@ -208,7 +215,9 @@ export class LaunchPriorityController {
         this.options.metrics.observeReleaseDelay((now - decision.higherReadySinceMs) / 1000);
       }
       this.log.debug({ pod: key, priority: level.priority, containers: level.containers }, 'barrier level released');
-      await this.touch(pod, track, `${level.keys[0]}@${now}`, decision.complete, 'release');
+      if (!(await this.touch(pod, track, `${level.keys[0]}@${now}`, decision.complete, 'release'))) {
+        return { requeueAfter: STALE_POD_RETRY_MS };
+      }
       track.retouchDelayMs = RETOUCH_AFTER_MS;
       if (decision.complete) {
         this.log.info({ pod: key }, 'every barrier level released; launch priority completed');
@@ -218,10 +227,14 @@ export class LaunchPriorityController {
       this.queue.add(key); // the next level may already be ready (e.g. equal readiness from a user-made ConfigMap)
       return;
     }
+    if (track.owedTouch) {
+      const { value, complete, reason } = track.owedTouch;
+      return (await this.touch(pod, track, value, complete, reason)) ? undefined : { requeueAfter: STALE_POD_RETRY_MS };
+    }
     if (decision.complete) {
       // every key present (a user-made ConfigMap, or our write landed before a restart): just mark it
-      await this.touch(pod, track, `complete@${this.options.clock.now()}`, true, 'complete');
-      return { requeueAfter: RETOUCH_AFTER_MS };
+      const touched = await this.touch(pod, track, `complete@${this.options.clock.now()}`, true, 'complete');
+      return { requeueAfter: touched ? RETOUCH_AFTER_MS : STALE_POD_RETRY_MS };
     }
     return this.retouchIfBlocked(key, pod, plan, track, keys);
   }
@@ -244,6 +257,7 @@ export class LaunchPriorityController {
       this.keyByUid.set(track.uid, key);
     }
     if (stuck.length === 0) return { requeueAfter: RETOUCH_AFTER_MS - sinceTouch };
+    this.options.poller.watch(track.uid); // retouchIfBlocked checks the runtime first
     const allKeys = plan.levels.flatMap((l) => l.keys);
     return this.retouchIfBlocked(key, pod, plan, track, new Set(allKeys), stuck);
   }
@@ -263,13 +277,17 @@ export class LaunchPriorityController {
     stuckFromStatus?: string[],
   ): Promise<{ requeueAfter?: number } | void> {
     const runtime = this.options.poller.view(track.uid);
+    // not listed yet (e.g. the agent has just started): a status that says blocked may be older than the start
+    // kubelet has made since; the first listing enqueues the pod again
+    if (!runtime) return;
     const released = plan.levels.filter((l) => isReleased(l, keys));
     const blockedStatus = new Set(stuckFromStatus ?? blockedOnBarrier(pod, plan));
     const blocked = released
       .flatMap((l) => l.containers)
-      // kubelet tried and could not find the key, and the runtime has no instance of it. Absence alone is no
-      // evidence: a busy kubelet may not have made the sandbox yet.
-      .filter((c) => blockedStatus.has(c) && !runtime?.has(c));
+      // kubelet tried and could not find the key, and the runtime has no instance of it that is created or running
+      // (after a restart the exited one stays). Absence alone is no evidence: a busy kubelet may not have made the
+      // sandbox yet.
+      .filter((c) => blockedStatus.has(c) && !startedOrStarting(runtime.get(c)));
     if (blocked.length === 0) return;
     const now = this.options.clock.now();
     const due = (track.lastTouchAt ?? -Infinity) + track.retouchDelayMs;
@@ -288,7 +306,9 @@ export class LaunchPriorityController {
       'released containers still wait; touching the pod again',
     );
     const complete = pod.metadata?.annotations?.[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION] === 'true';
-    await this.touch(pod, track, `${wanted[wanted.length - 1] ?? 'retry'}@${now}`, complete, 'retry');
+    if (!(await this.touch(pod, track, `${wanted[wanted.length - 1] ?? 'retry'}@${now}`, complete, 'retry'))) {
+      return { requeueAfter: STALE_POD_RETRY_MS };
+    }
     track.retouchDelayMs = Math.min(track.retouchDelayMs * 2, RETOUCH_MAX_MS);
     return { requeueAfter: track.retouchDelayMs };
   }
@@ -367,13 +387,19 @@ export class LaunchPriorityController {
     }
   }
 
+  /**
+   * Annotate the pod (kubelet syncs it on the change). False when the pod is gone or changed since the cache saw it:
+   * the patch is guarded by the pod's uid (and, on a pod without annotations, its resourceVersion), and the real API
+   * server answers a failed guard with a bare 422 Invalid (no details); the touch is then owed, made again once the
+   * watch has brought the newer pod (or dropped with the pod when it is going).
+   */
   private async touch(
     pod: PodObject,
     track: PodTrack,
     value: string,
     complete: boolean,
-    reason: 'release' | 'retry' | 'complete',
-  ): Promise<void> {
+    reason: TouchReason,
+  ): Promise<boolean> {
     const annotations: Record<string, string> = { [BARRIER_RELEASED_ANNOTATION]: value };
     if (complete) annotations[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION] = BARRIER_VALUE;
     const hasAnnotations = pod.metadata?.annotations !== undefined;
@@ -386,12 +412,24 @@ export class LaunchPriorityController {
         hasAnnotations ? undefined : (pod.metadata?.resourceVersion ?? ''),
       );
     } catch (err) {
-      if (isNotFound(err)) return; // deleted meanwhile: the watch will tell
-      throw err; // uid/resourceVersion test failed or a transient error: retried from a fresher cache
+      if (isNotFound(err)) return false; // deleted meanwhile: the watch will tell
+      if (isInvalid(err)) {
+        this.log.debug({ pod: podKey(pod), reason }, 'the pod changed since the cache saw it; touching it again');
+        track.owedTouch = { value, complete, reason };
+        return false;
+      }
+      throw err; // a transient error: retried with backoff
     }
+    track.owedTouch = undefined;
     track.lastTouchAt = this.options.clock.now();
     this.options.metrics.touched(reason);
+    return true;
   }
+}
+
+/** A runtime instance kubelet has created or started (an exited one is what a blocked restart leaves). */
+function startedOrStarting(container: RuntimeContainer | undefined): boolean {
+  return container?.state === 'CONTAINER_CREATED' || container?.state === 'CONTAINER_RUNNING';
 }
 
 export function podKey(pod: KubeObject): string {

@@ -1,29 +1,16 @@
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import type { ImageTagStatus } from '../../../src/api/nodeimage.js';
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
 import { PullSlots } from '../../../src/daemon/imagepuller/pull-slots.js';
 import { TagPull, type TagPullResult, type TagPullSpec } from '../../../src/daemon/imagepuller/tag-pull.js';
 import { silentLogger, type Logger } from '../../../src/observability/logger.js';
+import { capturingLogger } from '../../support/capturing-logger.js';
 import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
 import { dockerConfigSecret, FakeImageRuntime, secretReader } from './fakes.js';
 import type { PullSecretObject } from '../../../src/daemon/imagepuller/docker-keyring.js';
 
 const REG = '127.0.0.1:5000';
 
-/** A real pino logger whose JSON lines land in `lines`. */
-function capturingLogger(lines: string[]): Logger {
-  return pino(
-    { level: 'info' },
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    }),
-  );
-}
 const IMAGE = `${REG}/test/busybox`;
 
 interface Harness {

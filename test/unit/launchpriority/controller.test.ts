@@ -7,6 +7,7 @@ import {
   RETOUCH_AFTER_MS,
 } from '../../../src/daemon/launchpriority/controller.js';
 import { launchPriorityMetrics } from '../../../src/daemon/launchpriority/metrics.js';
+import { capturingLogger } from '../../support/capturing-logger.js';
 import { barrierPod, harness, setContainerStatus, type Harness } from './fakes.js';
 
 const COMPLETED = 'apps.kruise.io/container-launch-priority-completed';
@@ -199,7 +200,8 @@ describe('launch priority controller', () => {
     assert.equal(h.controller.trackedPods(), 0);
     h.api.configMaps.delete(`${NS}/late-barrier`);
     const touches = h.api.count('annotatePod');
-    // kubelet restarts b and cannot find its key
+    // kubelet restarts b and cannot find its key: the exited instance stays in the runtime
+    h.runtime.set(uid, 'b', 'CONTAINER_EXITED');
     setContainerStatus(h.pods, `${NS}/late`, 'b', {
       ready: false,
       waiting: {
@@ -243,6 +245,49 @@ describe('launch priority controller', () => {
     await h.run(RETOUCH_AFTER_MS * 10);
     assert.deepEqual(h.api.keysOf(NS, 'slow-barrier'), ['p_0', 'p_1']);
     assert.equal(h.api.count('annotatePod'), 4, 'no more re-touches once it runs (the last patch released p_0)');
+  });
+
+  it('does not re-touch, just after a start, a container whose blocked status is older than the runtime shows', async () => {
+    // an agent restarted while kubelet's status still says "blocked on p_1" although kubelet has started the
+    // container since: the runtime is listed before any re-touch
+    h = harness();
+    const template = barrierPod('restarted', [
+      { name: 'a', key: 'p_1' },
+      { name: 'b', key: 'p_0' },
+    ]);
+    const uid = template.metadata!.uid!;
+    h.api.configMaps.set(`${NS}/restarted-barrier`, {
+      metadata: {
+        name: 'restarted-barrier',
+        namespace: NS,
+        uid: 'cm-1',
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'restarted', uid }],
+      },
+      data: { p_1: 'true' },
+    });
+    template.metadata!.annotations = { [BARRIER_RELEASED_ANNOTATION]: 'p_1@1' };
+    template.status = {
+      ...template.status,
+      containerStatuses: [
+        {
+          name: 'a',
+          ready: false,
+          image: 'busybox',
+          imageID: '',
+          restartCount: 0,
+          state: {
+            waiting: {
+              reason: 'CreateContainerConfigError',
+              message: `couldn't find key p_1 in ConfigMap ${NS}/restarted-barrier`,
+            },
+          },
+        },
+      ],
+    };
+    h.runtime.set(uid, 'a', 'CONTAINER_CREATED');
+    h.pods.set(template);
+    await h.run(RETOUCH_AFTER_MS * 2);
+    assert.equal(h.api.count('annotatePod'), 0, 'the runtime shows a: not blocked, no touch');
   });
 
   it('does not re-touch a pod whose released container is merely not created yet (busy kubelet, no status)', async () => {
@@ -293,6 +338,33 @@ describe('launch priority controller', () => {
     });
     await h.run();
     assert.equal(h.controller.trackedPods(), 0);
+  });
+
+  it('takes a failed pod-patch guard (a bare 422 from the real API server) as a changed pod: no warning, looks again', async () => {
+    const lines: string[] = [];
+    h = harness({ logger: capturingLogger(lines, 'debug') });
+    const { ApiError } = await import('../../../src/kube/errors.js');
+    // kube-apiserver's answer to a JSON patch whose test op fails: no details, no cause
+    h.api.failNext.annotatePod = new ApiError(
+      { code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' },
+      'patch',
+      '/api/v1/namespaces/ns/pods/moved',
+    );
+    h.pods.set(
+      barrierPod('moved', [
+        { name: 'a', key: 'p_1' },
+        { name: 'b', key: 'p_0' },
+      ]),
+    );
+    await h.run(500);
+    assert.equal(h.api.count('annotatePod'), 2, 'touched again once the pod was looked at again');
+    assert.match(annotations('moved')[BARRIER_RELEASED_ANNOTATION] ?? '', /^p_1@/);
+    const levels = lines.map((l) => (JSON.parse(l) as { level: number; msg: string }).level);
+    assert.ok(
+      levels.every((level) => level < 40),
+      `no warning or error: ${lines.join('\n')}`,
+    );
+    assert.ok(lines.some((l) => l.includes('the pod changed since the cache saw it; touching it again')));
   });
 
   it('continues where an earlier run of the agent stopped (ConfigMap already holds some keys)', async () => {

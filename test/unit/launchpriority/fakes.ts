@@ -24,7 +24,7 @@ import {
   type ContainerSource,
   type ListedContainer,
 } from '../../../src/daemon/launchpriority/runtime-poller.js';
-import { silentLogger } from '../../../src/observability/logger.js';
+import { silentLogger, type Logger } from '../../../src/observability/logger.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
 export class FakePods implements PodSource {
@@ -259,7 +259,9 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export function harness(options: { metrics?: LaunchPriorityMetrics; pollIntervalMs?: number } = {}): Harness {
+export function harness(
+  options: { metrics?: LaunchPriorityMetrics; pollIntervalMs?: number; logger?: Logger } = {},
+): Harness {
   const clock = new FakeClock();
   const pods = new FakePods();
   const api = new FakeBarrierApi(pods);
@@ -279,7 +281,7 @@ export function harness(options: { metrics?: LaunchPriorityMetrics; pollInterval
     poller,
     events,
     clock,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     metrics: options.metrics ?? noLaunchPriorityMetrics,
   });
   sink.controller = controller;
