@@ -98,8 +98,8 @@ export const ipamSuite: BenchSuite = {
     if (rss !== undefined) figures.push({ name: 'plugin.ADD.peakRss', value: rss, unit: 'MiB', note: 'GNU time %M' });
 
     // RunPodSandbox through containerd: host-local, then kruise-ipam, alternating blocks in the same run
-    // (the lite cluster's containerd alone, no kubelet-lite or emulator: switching a real node's CNI config would
-    // switch its kubelet's pods too)
+    // (the runtime cluster's containerd alone, no Kubernetes: switching a real node's CNI config would switch its
+    // kubelet's pods too)
     const cluster = await useCluster();
     const client = await connectRuntime({ socket: cluster.runtimeSocket, registry: createRegistry() });
     defer(() => client.close());

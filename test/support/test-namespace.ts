@@ -4,17 +4,48 @@
 import type { KubeClient } from '../../src/kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';
-import { CoreResources } from '../../src/kube/resource.js';
+import { CoreResources, type ResourceType } from '../../src/kube/resource.js';
 import { waitFor } from './wait.js';
 
-/** A new namespace named `<prefix>-<random>`; returns its name. */
-export async function createTestNamespace(client: KubeClient, prefix: string): Promise<string> {
+const SERVICE_ACCOUNTS: ResourceType = {
+  group: '',
+  version: 'v1',
+  resource: 'serviceaccounts',
+  namespaced: true,
+  kind: 'ServiceAccount',
+};
+
+/**
+ * A new namespace named `<prefix>-<random>`; returns its name. With `forPods`, it returns once the namespace's
+ * `default` ServiceAccount exists (kube-controller-manager makes it; pods are refused until then).
+ */
+export async function createTestNamespace(
+  client: KubeClient,
+  prefix: string,
+  options: { forPods?: boolean } = {},
+): Promise<string> {
   const created = await client.create<KubeObject>(CoreResources.namespaces, {
     metadata: { generateName: `${prefix}-` },
   });
   const name = created.metadata?.name;
   if (!name) throw new Error(`namespace ${prefix}-*: the API server returned no name`);
+  if (options.forPods) await waitForDefaultServiceAccount(client, name);
   return name;
+}
+
+/** Wait until namespace `name` has its `default` ServiceAccount (pods are refused without it). */
+export async function waitForDefaultServiceAccount(client: KubeClient, name: string): Promise<void> {
+  await waitFor(
+    () =>
+      client.get(SERVICE_ACCOUNTS, 'default', { namespace: name }).then(
+        () => true,
+        (err: unknown) => {
+          if (isNotFound(err)) return false;
+          throw err;
+        },
+      ),
+    { timeoutMs: 30_000, message: `ServiceAccount default in namespace ${name}` },
+  );
 }
 
 /** Namespace `name`, created unless it exists (one that exists is kept as it is). */

@@ -12,9 +12,10 @@ import { CriClient } from '../../../src/cri/client.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import type { KubeObject } from '../../../src/kube/object.js';
-import { CoreResources, type ResourceType } from '../../../src/kube/resource.js';
+import { CoreResources } from '../../../src/kube/resource.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import type { AgentProcess } from '../../component/daemon/agent-process.js';
+import { deleteTestNamespace, ensureNamespace, waitForDefaultServiceAccount } from '../../support/test-namespace.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -23,14 +24,6 @@ export const SLEEP_FOREVER = ['sh', '-c', 'trap "echo TERM; exit 0" TERM; while 
 
 export type PodObject = WirePod & KubeObject;
 export type CrrObject = ContainerRecreateRequest & KubeObject;
-
-const SERVICE_ACCOUNTS: ResourceType = {
-  group: '',
-  version: 'v1',
-  resource: 'serviceaccounts',
-  namespaced: true,
-  kind: 'ServiceAccount',
-};
 
 /** Where the helpers below look: a client and the stack's namespace. */
 export interface CrrScope {
@@ -76,7 +69,7 @@ export async function startCrrStack(options: CrrStackOptions): Promise<CrrStack>
       agentEnv: options.agentEnv,
     });
   } catch (err) {
-    await deleteNamespace(client, namespace);
+    await deleteTestNamespace(client, namespace);
     throw err;
   }
   const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
@@ -107,7 +100,7 @@ export async function startCrrStack(options: CrrStackOptions): Promise<CrrStack>
       closing ??= (async () => {
         await system.stop();
         cri.close();
-        await deleteNamespace(client, namespace);
+        await deleteTestNamespace(client, namespace);
       })();
       return closing;
     },
@@ -123,23 +116,6 @@ export function hostPathOf(node: NodeLayout, inNodePath: string): string {
   throw new Error(`${inNodePath} is not on a bind mount of ${node.name}`);
 }
 
-/**
- * Create the namespace afresh (one left by an earlier run on a cluster kept up is deleted first, and waited for) and
- * wait for its `default` ServiceAccount (pods are refused without it).
- */
-async function createNamespace(client: KubeClient, namespace: string): Promise<void> {
-  await deleteNamespace(client, namespace);
-  await waitFor(() => found(client.get(CoreResources.namespaces, namespace)).then((ns) => !ns), {
-    timeoutMs: 120_000,
-    message: `namespace ${namespace} of an earlier run gone`,
-  });
-  await client.create(CoreResources.namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await waitFor(() => found(client.get(SERVICE_ACCOUNTS, 'default', { namespace })).then(Boolean), {
-    timeoutMs: 30_000,
-    message: `ServiceAccount default in namespace ${namespace}`,
-  });
-}
-
 /** The object, or undefined when the API answers 404. */
 async function found<T>(request: Promise<T>): Promise<T | undefined> {
   try {
@@ -150,10 +126,14 @@ async function found<T>(request: Promise<T>): Promise<T | undefined> {
   }
 }
 
-async function deleteNamespace(client: KubeClient, namespace: string): Promise<void> {
-  await client.delete(CoreResources.namespaces, namespace).catch((err: unknown) => {
-    if (!isNotFound(err)) throw err;
-  });
+/**
+ * Create the namespace afresh (one left by an earlier run on a cluster kept up is deleted first, and waited for) and
+ * wait for its `default` ServiceAccount (pods are refused without it).
+ */
+async function createNamespace(client: KubeClient, namespace: string): Promise<void> {
+  await deleteTestNamespace(client, namespace, { waitMs: 120_000 });
+  await ensureNamespace(client, namespace);
+  await waitForDefaultServiceAccount(client, namespace);
 }
 
 export function getPod(scope: CrrScope, name: string): Promise<PodObject | undefined> {

@@ -1,6 +1,7 @@
-// Container launch priority end to end: pods created through the API emulator with the launch-priority webhook
-// handler in its admission chain, run by kubelet-lite on the real containerd, barriers released by the agent as a
-// real process. Start order is read from the runtime (CRI started_at), not from the agent.
+// Container launch priority end to end on the real cluster: pods created through kube-apiserver, whose pod-create
+// admission calls kruise-controller's webhook (it injects the barrier), run by the node's real kubelet, barriers
+// released by the agent running inside that node. Start order is read from the node's containerd (CRI started_at),
+// not from the agent.
 import assert from 'node:assert/strict';
 import { ApiError } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
@@ -11,7 +12,6 @@ import {
   deletePods,
   getBarrier,
   getPod,
-  NAMESPACE,
   podManifest,
   runtimeStartTimes,
   startLaunchStack,
@@ -20,21 +20,20 @@ import {
   type PodObject,
 } from './stack.js';
 
-const NODE = 'lp-e2e-node';
 const COMPLETED = 'apps.kruise.io/container-launch-priority-completed';
 
-describe('launch priority e2e: kubelet-lite on containerd, agent releases barriers', function () {
+describe('launch priority e2e: the real kubelet, the agent in the node releases barriers', function () {
   this.timeout(180_000);
   let stack: LaunchStack;
   const created: string[] = [];
 
   before(async () => {
-    stack = await startLaunchStack({ node: NODE });
+    stack = await startLaunchStack({ namespacePrefix: 'kd-lp-e2e' });
   });
 
   after(async () => {
     if (stack) {
-      await deletePods(stack.client, created);
+      await deletePods(stack, created);
       await stack.close();
     }
   });
@@ -45,8 +44,8 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
   ): Promise<PodObject> {
     const pod = await stack.client.create<PodObject>(
       CoreResources.pods,
-      podManifest(NODE, containers, metadata, stack.cluster.images.busybox1),
-      { namespace: NAMESPACE },
+      podManifest(stack.node.name, containers, metadata, stack.cluster.images.busybox1),
+      { namespace: stack.namespace },
     );
     created.push(pod.metadata!.name!);
     return pod;
@@ -55,7 +54,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
   async function runningAndCompleted(name: string, timeoutMs = 90_000): Promise<PodObject> {
     return waitFor(
       async () => {
-        const pod = await getPod(stack.client, name);
+        const pod = await getPod(stack, name);
         return allReady(pod) && pod?.metadata?.annotations?.[COMPLETED] === 'true' ? pod : undefined;
       },
       { timeoutMs, intervalMs: 100, message: `pod ${name} running, every container ready, launch priority completed` },
@@ -88,7 +87,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     );
     const running = await runningAndCompleted('lp-priorities');
     assert.deepEqual(await startOrder(running), ['proxy', 'conf', 'app']);
-    const barrier = await getBarrier(stack.client, 'lp-priorities');
+    const barrier = await getBarrier(stack, 'lp-priorities');
     assert.deepEqual(Object.keys(barrier?.data ?? {}).sort(), ['p_-5', 'p_0', 'p_10']);
     assert.deepEqual(barrier?.metadata?.ownerReferences, [
       { apiVersion: 'v1', kind: 'Pod', name: 'lp-priorities', uid: running.metadata!.uid },
@@ -120,7 +119,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     assert.ok(env.includes(`"${name}-barrier"`), `the barrier env names ${name}-barrier: ${env}`);
     const running = await runningAndCompleted(name);
     assert.deepEqual(await startOrder(running), ['early', 'late']);
-    assert.equal((await getBarrier(stack.client, name))?.metadata?.ownerReferences?.[0]?.uid, running.metadata!.uid);
+    assert.equal((await getBarrier(stack, name))?.metadata?.ownerReferences?.[0]?.uid, running.metadata!.uid);
   });
 
   it('denies invalid priorities with a message naming the container', async () => {
@@ -129,7 +128,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
         .create(
           CoreResources.pods,
           podManifest(
-            NODE,
+            stack.node.name,
             [
               { name: 'ok', priority: '1' },
               { name: 'broken', priority: value },
@@ -137,7 +136,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
             { name: 'lp-bad' },
             'x',
           ),
-          { namespace: NAMESPACE },
+          { namespace: stack.namespace },
         )
         .then(
           () => undefined,
@@ -149,7 +148,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
       assert.match(err.message, /container "broken"/);
       assert.match(err.message, /KRUISE_CONTAINER_PRIORITY/);
     }
-    assert.equal(await getPod(stack.client, 'lp-bad'), undefined);
+    assert.equal(await getPod(stack, 'lp-bad'), undefined);
   });
 
   it('recreates a barrier ConfigMap deleted mid-way and finishes the order', async () => {
@@ -167,14 +166,14 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
       timeoutMs: 60_000,
       message: 'middle running',
     });
-    const before = await getBarrier(stack.client, 'lp-deleted');
+    const before = await getBarrier(stack, 'lp-deleted');
     assert.deepEqual(Object.keys(before?.data ?? {}).sort(), ['p_1', 'p_2']);
-    await stack.client.delete(CoreResources.configMaps, 'lp-deleted-barrier', { namespace: NAMESPACE });
+    await stack.client.delete(CoreResources.configMaps, 'lp-deleted-barrier', { namespace: stack.namespace });
     assert.equal(await containerId(stack.cri, uid, 'bottom'), undefined, 'bottom waits');
 
     await stack.cri.execSync({ container_id: middle, cmd: ['touch', '/tmp/ready'], timeout: 10 });
     const running = await runningAndCompleted('lp-deleted');
-    const after = await getBarrier(stack.client, 'lp-deleted');
+    const after = await getBarrier(stack, 'lp-deleted');
     assert.ok(after, 'the barrier exists again');
     assert.notEqual(after.metadata?.uid, before?.metadata?.uid, 'a new ConfigMap');
     assert.deepEqual(Object.keys(after.data ?? {}).sort(), ['p_0', 'p_1', 'p_2']);
@@ -199,7 +198,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     await stack.cri.execSync({ container_id: two, cmd: ['touch', '/tmp/ready'], timeout: 10 });
     const running = await runningAndCompleted('lp-restart');
     assert.deepEqual(await startOrder(running), ['one', 'two', 'three']);
-    const barrier = await getBarrier(stack.client, 'lp-restart');
+    const barrier = await getBarrier(stack, 'lp-restart');
     assert.deepEqual(Object.keys(barrier?.data ?? {}).sort(), ['p_1', 'p_2', 'p_3']);
   });
 
@@ -207,7 +206,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     await stack.client.create(
       CoreResources.configMaps,
       { metadata: { name: 'lp-odd-barrier' }, data: { p_: 'x', p_abc: 'true', p_99999999999: 'true', other: 'y' } },
-      { namespace: NAMESPACE },
+      { namespace: stack.namespace },
     );
     await create(
       [
@@ -218,7 +217,7 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
     );
     const running = await runningAndCompleted('lp-odd');
     assert.deepEqual(await startOrder(running), ['high', 'low']);
-    const barrier = await getBarrier(stack.client, 'lp-odd');
+    const barrier = await getBarrier(stack, 'lp-odd');
     assert.deepEqual(Object.keys(barrier?.data ?? {}).sort(), ['other', 'p_', 'p_-1', 'p_1', 'p_99999999999', 'p_abc']);
     assert.equal(barrier?.metadata?.ownerReferences, undefined, "a user's ConfigMap is left unowned");
   });
@@ -232,8 +231,8 @@ describe('launch priority e2e: kubelet-lite on containerd, agent releases barrie
       { name: 'lp-gone' },
     );
     await waitFor(() => containerId(stack.cri, pod.metadata!.uid!, 'up'), { timeoutMs: 60_000, message: 'up running' });
-    await stack.client.delete(CoreResources.pods, 'lp-gone', { namespace: NAMESPACE, gracePeriodSeconds: 0 });
-    await waitFor(async () => (await getPod(stack.client, 'lp-gone')) === undefined, { message: 'pod gone' });
+    await stack.client.delete(CoreResources.pods, 'lp-gone', { namespace: stack.namespace, gracePeriodSeconds: 0 });
+    await waitFor(async () => (await getPod(stack, 'lp-gone')) === undefined, { message: 'pod gone' });
     const metrics = await waitFor(
       async () => {
         const text = await (await fetch(`${await stack.agent.baseUrl()}/metrics`)).text();

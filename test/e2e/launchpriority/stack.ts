@@ -1,29 +1,19 @@
-// What the launch-priority e2e tests and benchmark share: the local cluster's real containerd and registries, an
-// in-process API emulator whose pod-create admission reaches the launch-priority webhook (the kruise-controller
-// process, or the same handler in process), a kubelet-lite
-// process running one node of its own against that emulator (kubelet's timers: a blocked container is retried
-// after 10-15 s unless the pod changes), the agent as a real process on that node, a test client and a CRI client.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { POD_MUTATING_WEBHOOK_NAME } from '../../../src/controller/webhooks/launchpriority/webhook.js';
-import { mutatePodForLaunchPriority } from '../../../src/controller/webhooks/launchpriority/pod-mutation.js';
+// What the launch-priority e2e tests and benchmark share, on the real local cluster (test/support/real-cluster.ts):
+// a namespace of their own, kruise-controller on the host (its pod-create webhook called by the real API server
+// injects the barrier), the agent as a process inside the first node (restartable, e.g. after SIGKILL), the node's
+// real kubelet running the pods (a container blocked on a missing barrier key is retried at kubelet's back-off, or
+// at once when the pod changes), a cluster-admin client and a CRI client on the node's containerd. The second node
+// runs no agent: the benchmark releases pods there the way OpenKruise's central controller does.
 import { CriClient } from '../../../src/cri/client.js';
 import { isNotFound } from '../../../src/kube/errors.js';
-import { KubeClient } from '../../../src/kube/client.js';
+import type { KubeClient } from '../../../src/kube/client.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
-import { admissionDenied, startApiServer, writeKubeconfig, type ApiServer } from '../../cluster/apiserver/index.js';
-import { removeKubeletLiteSandboxes } from '../../cluster/kubelet-lite/component.js';
-import type { KubeObject as EmulatorObject } from '../../cluster/apiserver/types.js';
-import { AgentProcess } from '../../component/daemon/agent-process.js';
-import { applyCrds } from '../controller/controller-env.js';
-import { ensureNamespace } from '../../support/test-namespace.js';
-import { ControllerProcess, freePort } from '../controller/controller-process.js';
-import { useCluster, type ClusterEnv } from '../../support/cluster.js';
-import { startE2eKubeletLite } from '../../support/e2e-kubelet-lite.js';
+import type { NodeLayout } from '../../cluster/k8s/layout.js';
+import type { AgentProcess } from '../../component/daemon/agent-process.js';
+import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
+import { createTestNamespace, deleteTestNamespace } from '../../support/test-namespace.js';
 
-export const NAMESPACE = 'default';
 export const SLEEP_FOREVER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
 
 export interface PodObject extends KubeObject {
@@ -39,125 +29,77 @@ export interface ConfigMapObject extends KubeObject {
   data?: Record<string, string>;
 }
 
-export interface LaunchStack {
-  cluster: ClusterEnv;
-  api: ApiServer;
-  node: string;
+/** Where the helpers below look: a client and the stack's namespace. */
+export interface LaunchScope {
   client: KubeClient;
+  namespace: string;
+}
+
+export interface LaunchStack extends LaunchScope {
+  cluster: RealCluster;
+  system: RealSystem;
+  /** The node whose agent runs. */
+  node: NodeLayout;
+  /** A node without our agent (nothing of ours touches its pods). */
+  nodeWithoutAgent: NodeLayout;
+  /** CRI on each node's containerd, by node name. */
   cri: CriClient;
+  criWithoutAgent: CriClient;
   readonly agent: AgentProcess;
   /** SIGKILL the agent (no clean stop) and start a new one on the same node. */
   killAgentAndStartAnother(): Promise<AgentProcess>;
-  /** The kruise-controller process serving the webhook (absent with `webhook: 'in-process'`). */
-  controller?: ControllerProcess;
-  kubeletLog(): Promise<string>;
+  /** Stop the system and delete the namespace (waiting until its pods are gone). */
   close(): Promise<void>;
 }
 
-export interface LaunchStackOptions {
-  node: string;
-  /**
-   * Who answers pod-create admission: the real kruise-controller process through the emulator's webhook caller
-   * (HTTPS, MutatingWebhookConfiguration it registers), or the same handler as an in-process admission plugin.
-   */
-  webhook?: 'controller' | 'in-process';
-  /** Run the agent (default true; false measures the same pods without it). */
-  agent?: boolean;
-  /** kubelet-lite timer scale (default 1: kubelet's own 10-15 s retry). */
-  timeScale?: number;
-}
-
-export async function startLaunchStack(options: LaunchStackOptions): Promise<LaunchStack> {
-  const cluster = await useCluster();
-  const api = await startApiServer({ bookmarkIntervalMs: 5_000 });
-  const dir = await mkdtemp(join(tmpdir(), 'kd-launchpriority-'));
-  const kubeconfig = join(dir, 'kubeconfig');
-  await writeKubeconfig(kubeconfig, api.url);
-  const client = new KubeClient(
-    { server: api.url, insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: `emulator ${api.url}` },
-    { userAgent: 'kd-launchpriority-test', timeoutMs: 10_000 },
-  );
-  let controller: ControllerProcess | undefined;
-  let removeWebhook = (): void => undefined;
-  if (options.webhook === 'in-process')
-    removeWebhook = api.admission.add({
-      name: POD_MUTATING_WEBHOOK_NAME,
-      mutate(request) {
-        const result = mutatePodForLaunchPriority({
-          operation: request.operation,
-          resource: request.resource,
-          subResource: request.subResource,
-          namespace: request.namespace,
-          object: request.object,
-        });
-        if (!result.allowed) throw admissionDenied(request, POD_MUTATING_WEBHOOK_NAME, result.message, result.code);
-        return result.object as EmulatorObject | undefined;
-      },
-    });
-  else {
-    await applyCrds(client);
-    await ensureNamespace(client, 'kruise-system');
-    controller = new ControllerProcess({
-      kubeconfig,
-      statusPort: await freePort(),
-      webhookPort: await freePort(),
-      certDir: join(dir, 'controller-certs'),
-    });
-    await controller.ready();
+/** The real cluster with the controller and one agent (on the first node) running, in a namespace of its own. */
+export async function startLaunchStack(options: { namespacePrefix: string }): Promise<LaunchStack> {
+  const cluster = await useRealCluster();
+  const [node, nodeWithoutAgent] = cluster.nodes;
+  if (!node || !nodeWithoutAgent) throw new Error('the launch-priority stack needs a cluster of 2 nodes or more');
+  const client = cluster.admin;
+  const namespace = await createTestNamespace(client, options.namespacePrefix, { forPods: true });
+  let system: RealSystem;
+  try {
+    system = await startSystem(cluster, { nodes: [node] });
+  } catch (err) {
+    await deleteTestNamespace(client, namespace);
+    throw err;
   }
-  const cri = new CriClient({ socket: cluster.runtimeSocket });
-
-  const kubelet = await startE2eKubeletLite({
-    cluster,
-    kubeconfig,
-    nodes: [options.node],
-    dir,
-    timeScale: options.timeScale,
-  });
-
-  const startAgent = async (): Promise<AgentProcess> => {
-    const started = new AgentProcess({
-      args: ['--addr', '127.0.0.1:0'],
-      env: {
-        NODE_NAME: options.node,
-        KUBECONFIG: kubeconfig,
-        RUNTIME_SOCKET: cluster.runtimeSocket,
-        LOG_LEVEL: 'info',
-      },
-    });
-    await started.baseUrl();
-    return started;
+  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  const criWithoutAgent = new CriClient({ socket: nodeWithoutAgent.hostPaths.containerdSocket });
+  const agentOf = (): AgentProcess => {
+    const agent = system.agents.get(node.name);
+    if (!agent) throw new Error(`no agent runs on ${node.name}`);
+    return agent.process;
   };
-  let agent = options.agent === false ? undefined : await startAgent();
-
+  let closing: Promise<void> | undefined;
   return {
     cluster,
-    api,
-    node: options.node,
+    system,
+    node,
+    nodeWithoutAgent,
     client,
+    namespace,
     cri,
-    get agent(): AgentProcess {
-      if (!agent) throw new Error('this stack runs without the agent');
-      return agent;
+    criWithoutAgent,
+    get agent() {
+      return agentOf();
     },
     async killAgentAndStartAnother() {
-      agent?.child.kill('SIGKILL');
-      await agent?.exited;
-      agent = await startAgent();
-      return agent;
+      const agent = agentOf();
+      agent.child.kill('SIGKILL');
+      await agent.exited;
+      return (await system.startAgent(node)).process;
     },
-    kubeletLog: () => kubelet.log(),
-    controller,
-    async close() {
-      await agent?.stop();
-      await controller?.stop();
-      await kubelet.stop();
-      await removeKubeletLiteSandboxes(cluster.runtimeSocket, options.node).catch(() => undefined);
-      removeWebhook();
-      cri.close();
-      client.close();
-      await api.close();
-      await rm(dir, { recursive: true, force: true });
+    close() {
+      closing ??= (async () => {
+        await system.stop();
+        cri.close();
+        criWithoutAgent.close();
+        await deleteTestNamespace(client, namespace, { waitMs: 120_000 });
+      })();
+      return closing;
     },
   };
 }
@@ -171,6 +113,7 @@ export interface ContainerDef {
   probed?: boolean;
 }
 
+/** A pod on `node` (kube-scheduler is bypassed: the tests need the node whose agent runs, or the other one). */
 export function podManifest(
   node: string,
   containers: ContainerDef[],
@@ -180,7 +123,7 @@ export function podManifest(
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { ...metadata, namespace: NAMESPACE },
+    metadata,
     spec: {
       nodeName: node,
       terminationGracePeriodSeconds: 1,
@@ -198,18 +141,20 @@ export function podManifest(
   };
 }
 
-export async function getPod(client: KubeClient, name: string): Promise<PodObject | undefined> {
+export async function getPod(scope: LaunchScope, name: string): Promise<PodObject | undefined> {
   try {
-    return await client.get<PodObject>(CoreResources.pods, name, { namespace: NAMESPACE });
+    return await scope.client.get<PodObject>(CoreResources.pods, name, { namespace: scope.namespace });
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
   }
 }
 
-export async function getBarrier(client: KubeClient, podName: string): Promise<ConfigMapObject | undefined> {
+export async function getBarrier(scope: LaunchScope, podName: string): Promise<ConfigMapObject | undefined> {
   try {
-    return await client.get<ConfigMapObject>(CoreResources.configMaps, `${podName}-barrier`, { namespace: NAMESPACE });
+    return await scope.client.get<ConfigMapObject>(CoreResources.configMaps, `${podName}-barrier`, {
+      namespace: scope.namespace,
+    });
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -247,10 +192,10 @@ export async function containerId(cri: CriClient, podUid: string, name: string):
   return listed.containers.find((c) => c.state === 'CONTAINER_RUNNING')?.id;
 }
 
-export async function deletePods(client: KubeClient, names: string[]): Promise<void> {
+export async function deletePods(scope: LaunchScope, names: string[]): Promise<void> {
   for (const name of names) {
-    await client
-      .delete(CoreResources.pods, name, { namespace: NAMESPACE, gracePeriodSeconds: 0 })
+    await scope.client
+      .delete(CoreResources.pods, name, { namespace: scope.namespace, gracePeriodSeconds: 0 })
       .catch(() => undefined);
   }
 }

@@ -2,7 +2,7 @@
 //
 // Graceful deletion, as kube-apiserver does it: a DELETE of a pod bound to a node (spec.nodeName set) and not in a
 // terminal phase only sets metadata.deletionTimestamp and deletionGracePeriodSeconds; the pod stays until a DELETE
-// with gracePeriodSeconds=0 (kubelet-lite sends it once the containers are gone) or until its Node is deleted.
+// with gracePeriodSeconds=0 (kubelet sends it once the containers are gone) or until its Node is deleted.
 // Unbound or finished pods, and pods bound to a node that does not exist, are deleted at once.
 import { ageOf } from '../age.js';
 import { fieldError, fieldPath, type FieldError } from '../field-errors.js';
@@ -45,7 +45,7 @@ function defaultContainer(c: JsonObject): void {
   }
 }
 
-/** Defaults kube-apiserver applies to a new pod that kubelet-lite relies on. */
+/** Defaults kube-apiserver applies to a new pod. */
 export function defaultPod(pod: KubeObject): void {
   const spec = ensureObject(pod, 'spec');
   spec.restartPolicy ??= 'Always';
