@@ -1,16 +1,17 @@
-// Container launch priority on the local cluster (in-process emulator with the pod webhook handler as an admission
-// plugin, so the controller's CPU does not blur the figures; the e2e tests use the real controller), kubelet-lite on
-// its own node with kubelet's timers, real containerd, the agent as a process):
+// Container launch priority on the real local cluster (kube-apiserver calling kruise-controller's pod webhook, the
+// real kubelet of the first node running the pods, the agent inside that node; test/e2e/launchpriority/stack.ts),
+// each figure beside the one recorded on kubelet-lite and the ratio real / kubelet-lite:
 // - release: from the higher-priority container ready (CRI started_at; no probes, so running = ready) to the next
 //   barrier key seen on a ConfigMap watch, p50/p99 over 100 pods (3 levels), one pod at a time and 10 at a time;
 // - start: pod created -> every container ready, a 3-level pod (10, 0, -5) versus the same pod without priorities;
-// - steady state: the agent's configmap/pod requests in the 10 s after every pod completed (should be 0).
+// - the same probed pod released the way OpenKruise's central controller does, on the second node (no agent);
+// - steady state: the agent's API requests (its own kruise_daemon_api_requests_total) in the 10 s after every pod
+//   completed (should be 0).
 import { CoreResources } from '../../src/kube/resource.js';
 import type { WatchStream } from '../../src/kube/watch-stream.js';
 import {
   allReady,
   deletePods,
-  NAMESPACE,
   podManifest,
   runtimeStartTimes,
   startLaunchStack,
@@ -19,10 +20,10 @@ import {
   type LaunchStack,
   type PodObject,
 } from '../e2e/launchpriority/stack.js';
+import { agentCounter } from '../support/nodeimages.js';
 import type { BenchSuite, Figure } from './framework.js';
 import { percentile } from './stats.js';
 
-const NODE = 'lp-bench-node';
 const RELEASE_PODS = 100;
 const WAVE = 10;
 const START_RUNS = 10;
@@ -43,6 +44,32 @@ function follow<T extends PodObject | ConfigMapObject>(stream: WatchStream<T>, o
   })().catch(() => undefined);
 }
 
+/**
+ * The same figures measured on kubelet-lite (API emulator with the webhook handler in process, kubelet-lite with
+ * kubelet's timers on the host's containerd, the agent as a host process), 2026-11-22 (docs/launch-priority.md).
+ */
+export const KUBELET_LITE_FIGURES: Readonly<Record<string, number>> = {
+  'release.sequential.p50': 31,
+  'release.sequential.p99': 66,
+  'release.burst.p50': 83,
+  'release.burst.p99': 222,
+  'start.3levels.p50': 591,
+  'start.noPriorities.p50': 466,
+  'start.probed3levels.agent.p50': 1600,
+  'start.probed3levels.configMapOnly.p50': 13000,
+};
+
+/** A figure, and where kubelet-lite has a recorded one, that one and the ratio real / kubelet-lite. */
+function besideKubeletLite(figure: Figure): Figure[] {
+  const lite = KUBELET_LITE_FIGURES[figure.name];
+  if (lite === undefined) return [figure];
+  return [
+    figure,
+    { name: `${figure.name}.kubeletLite`, value: lite, unit: figure.unit, note: 'recorded on kubelet-lite' },
+    { name: `${figure.name}.vsKubeletLite`, value: Math.round((figure.value / lite) * 100) / 100, unit: 'x' },
+  ];
+}
+
 function waiter<T>(timeoutMs: number, what: string): { promise: Promise<T>; resolve: (v: T) => void } {
   let resolve!: (v: T) => void;
   const promise = new Promise<T>((res, rej) => {
@@ -60,22 +87,24 @@ export const launchPrioritySuite: BenchSuite = {
   description: 'container ready -> next barrier key written (p50/p99, 100 pods); 3-level pod start vs no priorities',
   inDefaultRun: true,
   async run({ log, defer }) {
-    const stack: LaunchStack = await startLaunchStack({ node: NODE, webhook: 'in-process' });
+    const stack: LaunchStack = await startLaunchStack({ namespacePrefix: 'kd-lp-bench' });
     defer(() => stack.close());
     const run = Date.now().toString(36);
     const created: string[] = [];
-    defer(() => deletePods(stack.client, created));
+    defer(() => deletePods(stack, created));
 
     // who waits for what: a key on a barrier, or a pod with every container ready
     const keyWaiters = new Map<string, (at: number) => void>();
     const readyWaiters = new Map<string, (at: number) => void>();
-    const cmStream = await stack.client.watch<ConfigMapObject>(CoreResources.configMaps, { namespace: NAMESPACE });
+    const cmStream = await stack.client.watch<ConfigMapObject>(CoreResources.configMaps, {
+      namespace: stack.namespace,
+    });
     defer(() => cmStream.close());
     follow(cmStream, (cm) => {
       const at = Date.now();
       for (const key of Object.keys(cm.data ?? {})) keyWaiters.get(`${cm.metadata?.name}/${key}`)?.(at);
     });
-    const podStream = await stack.client.watch<PodObject>(CoreResources.pods, { namespace: NAMESPACE });
+    const podStream = await stack.client.watch<PodObject>(CoreResources.pods, { namespace: stack.namespace });
     defer(() => podStream.close());
     follow(podStream, (pod) => {
       if (allReady(pod)) readyWaiters.get(pod.metadata?.name ?? '')?.(performance.now());
@@ -84,8 +113,8 @@ export const launchPrioritySuite: BenchSuite = {
     const createPod = async (name: string, containers: ContainerDef[]): Promise<PodObject> => {
       const pod = await stack.client.create<PodObject>(
         CoreResources.pods,
-        podManifest(NODE, containers, { name }, stack.cluster.images.busybox1),
-        { namespace: NAMESPACE },
+        podManifest(stack.node.name, containers, { name }, stack.cluster.images.busybox1),
+        { namespace: stack.namespace },
       );
       created.push(name);
       return pod;
@@ -120,7 +149,7 @@ export const launchPrioritySuite: BenchSuite = {
             delays.push(keyAt - Number(started / 1_000_000n));
           }),
         );
-        await deletePods(stack.client, names);
+        await deletePods(stack, names);
       }
       return delays;
     };
@@ -142,7 +171,7 @@ export const launchPrioritySuite: BenchSuite = {
         const t0 = performance.now();
         await createPod(name, containers);
         into.push((await ready) - t0);
-        await deletePods(stack.client, [name]);
+        await deletePods(stack, [name]);
       }
     }
 
@@ -154,19 +183,18 @@ export const launchPrioritySuite: BenchSuite = {
       const t0 = performance.now();
       await createPod(name, PROBED);
       probedWithAgent.push((await ready) - t0);
-      await deletePods(stack.client, [name]);
+      await deletePods(stack, [name]);
     }
     log(`probed 3-level pod, ${CONFIGMAP_ONLY_RUNS} runs: no agent, ConfigMap-only release (OpenKruise's way)`);
-    const configMapOnly = await measureConfigMapOnly(log, defer, run);
+    const configMapOnly = await measureConfigMapOnly(stack, log, run);
 
-    log('steady state: agent requests on configmaps and pods for 10 s');
-    const agentRequests = (): number =>
-      stack.api.requestCount({ userAgent: 'kruise-daemon', pathPrefix: `/api/v1/namespaces/${NAMESPACE}/` });
-    const idleFrom = agentRequests();
+    log('steady state: agent API requests for 10 s');
+    const agentUrl = await stack.agent.baseUrl();
+    const idleFrom = await agentCounter(agentUrl, 'kruise_daemon_api_requests_total');
     await new Promise((resolve) => setTimeout(resolve, 10_000));
-    const idleRequests = agentRequests() - idleFrom;
+    const idleRequests = (await agentCounter(agentUrl, 'kruise_daemon_api_requests_total')) - idleFrom;
 
-    const metrics = await (await fetch(`${await stack.agent.baseUrl()}/metrics`)).text();
+    const metrics = await (await fetch(`${agentUrl}/metrics`)).text();
     const retries = Number(
       /kruise_daemon_launch_priority_pod_touches_total\{reason="retry"\} (\d+)/.exec(metrics)?.[1] ?? 0,
     );
@@ -223,13 +251,13 @@ export const launchPrioritySuite: BenchSuite = {
         name: 'start.probed3levels.configMapOnly.max',
         value: r(Math.max(...configMapOnly)),
         unit: 'ms',
-        note: 'a run where kubelet-lite synced before the key existed: the 10-15 s retry, per level',
+        note: "slowest run (a run whose key came after kubelet's sync would wait for its 10 s retry)",
       },
       {
         name: 'steadyState.agentRequests',
         value: idleRequests,
         unit: 'count',
-        note: "agent's configmap/pod requests in 10 s after every pod completed",
+        note: "agent's API requests (kruise_daemon_api_requests_total) in 10 s after every pod completed",
       },
       {
         name: 'retouches',
@@ -238,33 +266,26 @@ export const launchPrioritySuite: BenchSuite = {
         note: 'pods touched again because a released container had not started 2 s after the release',
       },
     ];
-    return figures;
+    return figures.flatMap(besideKubeletLite);
   },
 };
 
 /**
- * The probed 3-level pod on a second node without the agent, released the way OpenKruise's central controller does:
- * the ConfigMap is written (created with the top key, then each next key once the pod status shows the level above
- * ready), the pod is never touched. The readiness change made kubelet sync the pod before the key existed, so the
- * released container waits for kubelet's next retry (10-15 s). (Without probes kubelet-lite understates this: it
- * writes a started container's status at the end of the sync that started it, where kubelet writes it at the start
- * of the next sync, so a status-driven releaser can beat kubelet-lite's next PLEG-triggered sync.)
+ * The probed 3-level pod on the second node, where no agent runs, released the way OpenKruise's central controller
+ * does: the ConfigMap is written (created with the top key, then each next key once the pod status shows the level
+ * above ready), the pod is never touched. When kubelet synced the pod before the key existed, the released container
+ * waits for kubelet's next retry of the failed start.
  */
-async function measureConfigMapOnly(
-  log: (m: string) => void,
-  defer: (f: () => unknown) => void,
-  run: string,
-): Promise<number[]> {
-  const stack = await startLaunchStack({ node: `${NODE}-cm-only`, webhook: 'in-process', agent: false });
-  defer(() => stack.close());
+async function measureConfigMapOnly(stack: LaunchStack, log: (m: string) => void, run: string): Promise<number[]> {
+  const { namespace } = stack;
   const times: number[] = [];
   for (let i = 0; i < CONFIGMAP_ONLY_RUNS; i++) {
     const name = `lp-cmonly-${i}-${run}`;
     const t0 = performance.now();
     const pod = await stack.client.create<PodObject>(
       CoreResources.pods,
-      podManifest(stack.node, PROBED, { name }, stack.cluster.images.busybox1),
-      { namespace: NAMESPACE },
+      podManifest(stack.nodeWithoutAgent.name, PROBED, { name }, stack.cluster.images.busybox1),
+      { namespace },
     );
     const uid = pod.metadata!.uid!;
     await stack.client.create(
@@ -273,14 +294,14 @@ async function measureConfigMapOnly(
         metadata: { name: `${name}-barrier`, ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name, uid }] },
         data: { p_10: 'true' },
       },
-      { namespace: NAMESPACE },
+      { namespace },
     );
     for (const [above, next] of [
       ['top', 'p_0'],
       ['middle', 'p_-5'],
     ] as const) {
       await waitUntil(async () => {
-        const current = await stack.client.get<PodObject>(CoreResources.pods, name, { namespace: NAMESPACE });
+        const current = await stack.client.get<PodObject>(CoreResources.pods, name, { namespace });
         return current.status?.containerStatuses?.some((c) => c.name === above && c.ready) === true;
       });
       await stack.client.patch(
@@ -289,16 +310,14 @@ async function measureConfigMapOnly(
         { data: { [next]: 'true' } },
         {
           type: 'merge',
-          namespace: NAMESPACE,
+          namespace,
         },
       );
     }
-    await waitUntil(async () =>
-      allReady(await stack.client.get<PodObject>(CoreResources.pods, name, { namespace: NAMESPACE })),
-    );
+    await waitUntil(async () => allReady(await stack.client.get<PodObject>(CoreResources.pods, name, { namespace })));
     times.push(performance.now() - t0);
     log(`  ConfigMap-only pod ${i + 1}: ${Math.round(performance.now() - t0)} ms`);
-    await deletePods(stack.client, [name]);
+    await deletePods(stack, [name]);
   }
   return times;
 }

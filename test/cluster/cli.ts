@@ -17,7 +17,7 @@ import { errorMessage, PrerequisiteError } from './runtime/errors.js';
 const USAGE = `usage: npm run cluster -- <command> [options]
   up [--nodes N] [--kind real|runtime]
                    start the local cluster (idempotent); writes $CLUSTER_DIR/env. real (the default): Kubernetes
-                   with N nodes (default 2), built from Go modules on first use (about 8 minutes); runtime: one
+                   with N nodes (default 2), built from Go modules on first use (5 to 10 minutes); runtime: one
                    containerd with the registries and test images, no Kubernetes (the CRI and CNI component tests)
   down [--purge]   stop it; --purge also deletes images, registry data and containerd content
   status           show what runs

@@ -157,7 +157,7 @@ async function main(): Promise<number> {
   if (values.help) {
     process.stdout.write(
       'usage: npm run dev [-- --nodes N]   (default 2 nodes; Ctrl-C stops and tears down everything)\n' +
-        'The first run builds Kubernetes from Go modules (about 8 minutes on 2 cores; cached afterwards).\n' +
+        'The first run builds Kubernetes from Go modules (5 to 10 minutes on 2 cores; cached afterwards).\n' +
         'CLUSTER_POD_IPAM=host-local keeps the pods on host-local IPAM (default here: kruise-ipam, so pods can keep their IP)\n',
     );
     return 0;

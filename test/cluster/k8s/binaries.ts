@@ -1,6 +1,6 @@
 // Component "k8s-binaries": the real cluster's Go-built programs (Kubernetes, etcd, crictl, the node holder),
 // built by build.sh from the Go module proxy into a cache outside the repository keyed by version. A warm cache
-// builds nothing; a cold one takes about 8 minutes on 2 cores and says so, with each step's progress on the way.
+// builds nothing; a cold one takes 5 to 10 minutes on 2 cores and says so, with each step's progress on the way.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';

@@ -38,7 +38,7 @@ build_kubernetes() {
   need_go
   local mod=$KD_CACHE/mod/kubernetes-$v log=$KD_CACHE/logs/kubernetes-$v.log
   mkdir -p "$mod" "$out.tmp"; : >"$log"
-  say "kubernetes $v: first build of ${missing[*]} (about 8 minutes on 2 cores; log: $log)"
+  say "kubernetes $v: first build of ${missing[*]} (5 to 10 minutes on 2 cores; log: $log)"
   if [ ! -f "$mod/go.mod" ]; then
     say "kubernetes $v: downloading k8s.io/kubernetes' go.mod"
     local upstream
