@@ -4,7 +4,8 @@
 // annotation); the state of a container is written (phase Recreating, isKilled) *before* it is stopped, so with
 // forceRecreate an agent killed mid-CRR never stops the same container twice (without forceRecreate the runtime
 // shows a stopped container as exited or replaced, which no restart can mistake); and a container kubelet holds
-// waiting (CrashLoopBackOff after a recent restart, ...) says so in its state's message.
+// waiting (CrashLoopBackOff after a recent restart, ...) says so in its state's message, predicted from the runtime
+// while kubelet's status does not say it yet.
 import type {
   ContainerRecreateRequest,
   ContainerRecreateRequestContainerRecreateState as RecreateState,
@@ -32,6 +33,28 @@ export function waitingMessage(seen: ReportedContainer | undefined): string | un
   return `kubelet has not started the container again: ${waiting.reason}${waiting.message ? ` (${waiting.message})` : ''}`;
 }
 
+/** kubelet forgets a container's crash-loop back-off once this long has passed since it last restarted it. */
+export const KUBELET_BACKOFF_MEMORY_MS = 10 * 60_000;
+
+/**
+ * The crash-loop back-off kubelet will apply to a stopped instance, predicted from the runtime: kubelet keeps a
+ * back-off per container, raised each time it restarts the container and forgotten 10 minutes (twice its 5-minute
+ * cap) after the last raise, and starts an exited container again only once the back-off has passed since the exit
+ * (10 s after one restart, doubling). An instance that is itself a restart (restartCount > 0) made less than 10
+ * minutes ago will be held. kubelet says `CrashLoopBackOff` in the pod status only in the sync that ends the wait,
+ * so this is the only way to show the reason while it lasts.
+ */
+export function backOffMessage(stopped: RuntimeContainer, nowMs: number): string | undefined {
+  if (stopped.restartCount < 1) return undefined;
+  const restartedAgoMs = nowMs - Number(stopped.createdAtNs / 1_000_000n);
+  if (restartedAgoMs < 0 || restartedAgoMs >= KUBELET_BACKOFF_MEMORY_MS) return undefined;
+  return (
+    `waiting for kubelet's crash-loop back-off: kubelet restarted this container ${Math.round(restartedAgoMs / 1000)} s ` +
+    `before (restart ${stopped.restartCount}), so it starts it again only 10 s or more after the stop (doubling with ` +
+    `each restart within 10 minutes, up to 5 minutes)`
+  );
+}
+
 export const NOT_FOUND_ON_NODE = 'not found container on Node';
 
 export interface StateInputs {
@@ -55,7 +78,7 @@ export function currentStates(input: StateInputs): RecreateState[] {
     const current = runtime.get(c.name);
     if (!current) return { name: c.name, phase: 'Pending', ...killed, message: NOT_FOUND_ON_NODE };
     if (current.state === 'exited') {
-      const message = waitingMessage(reported.get(c.name));
+      const message = waitingMessage(reported.get(c.name)) ?? backOffMessage(current, nowMs);
       return { name: c.name, phase: 'Recreating', ...killed, ...(message ? { message } : {}) };
     }
     if (force && !prev?.isKilled) return { name: c.name, phase: 'Pending' };

@@ -566,7 +566,9 @@ describe('ContainerRecreateRequest e2e', function () {
         const app = p && containerStatus(p, 'app');
         const now = JSON.stringify({ crr: crr?.status, app: { state: app?.state, restartCount: app?.restartCount } });
         if (now !== seen.at(-1)) seen.push(now);
-        return crr?.status?.containerRecreateStates?.[0]?.message?.includes('CrashLoopBackOff') ? crr : undefined;
+        return /back-off/i.test(crr?.status?.containerRecreateStates?.[0]?.message ?? '') && crr
+          ? { crr, restartCount: app?.restartCount }
+          : undefined;
       },
       { timeoutMs: 30_000, message: 'the second CRR naming the backoff' },
     ).catch((err: unknown) => {
@@ -576,10 +578,16 @@ describe('ContainerRecreateRequest e2e', function () {
         .map((l) => JSON.stringify(l));
       throw new Error(`${String(err)}; seen:\n${seen.join('\n')}\nagent:\n${agentLines.join('\n')}`);
     });
-    assert.equal(waiting.status?.phase, 'Recreating');
+    assert.equal(waiting.crr.status?.phase, 'Recreating');
+    // kubelet puts CrashLoopBackOff into the pod status only in the sync that ends the wait: the agent says it first
     assert.match(
-      waiting.status!.containerRecreateStates![0]!.message!,
-      /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app pod=/,
+      waiting.crr.status!.containerRecreateStates![0]!.message!,
+      /^waiting for kubelet's crash-loop back-off: kubelet restarted this container \d+ s before \(restart 1\)/,
+    );
+    assert.equal(
+      waiting.restartCount,
+      containerStatus(before, 'app').restartCount + 1,
+      'said while kubelet holds the container (not restarted a second time yet)',
     );
     const done = await waitCompleted(stack, again, 90_000);
     const waitedMs = Date.now() - againCreatedMs;

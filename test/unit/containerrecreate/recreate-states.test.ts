@@ -92,6 +92,31 @@ describe('CRR container states', () => {
     assert.deepEqual(step.states, [{ name: 'a', phase: 'Pending', message: NOT_FOUND_ON_NODE }]);
   });
 
+  it('a stopped instance that kubelet itself restarted less than 10 minutes ago is waiting for its back-off, and says so', () => {
+    const stopped = (restartCount: number, restartedAgoMs: number): RuntimeContainer =>
+      rc('a', 'old-a', { state: 'exited', restartCount, createdAtNs: BigInt(NOW - restartedAgoMs) * 1_000_000n });
+    const statesOf = (c: RuntimeContainer) =>
+      currentStates({
+        crr: crr(['a'], {}, [{ name: 'a', phase: 'Recreating', isKilled: true }]),
+        runtime: runtimeOf(c),
+        reported: reportedOf({ a: { id: 'old-a', ready: false, running: false } }), // kubelet: terminated, no reason
+        nowMs: NOW,
+      });
+    assert.deepEqual(statesOf(stopped(1, 2_000)), [
+      {
+        name: 'a',
+        phase: 'Recreating',
+        isKilled: true,
+        message:
+          "waiting for kubelet's crash-loop back-off: kubelet restarted this container 2 s before (restart 1), so it " +
+          'starts it again only 10 s or more after the stop (doubling with each restart within 10 minutes, up to 5 minutes)',
+      },
+    ]);
+    // the first restart of the container, or one kubelet made over 10 minutes ago: no back-off
+    assert.deepEqual(statesOf(stopped(0, 2_000)), [{ name: 'a', phase: 'Recreating', isKilled: true }]);
+    assert.deepEqual(statesOf(stopped(3, 10 * 60_000)), [{ name: 'a', phase: 'Recreating', isKilled: true }]);
+  });
+
   it('an exited container is Recreating and keeps isKilled', () => {
     const states = currentStates({
       crr: crr(['a'], {}, [{ name: 'a', phase: 'Recreating', isKilled: true }]),
