@@ -3,7 +3,7 @@
 // Credentials given to `pull` are passed to the runtime and never printed.
 import { parseArgs } from 'node:util';
 import { validateImageReference } from '../api/image-reference.js';
-import { connectRuntime, CriDiscoveryError, CriError, type AuthConfig, type CriClient } from '../cri/index.js';
+import { connectRuntime, CriError, type AuthConfig, type CriClient } from '../cri/index.js';
 import {
   imageDocuments,
   infoDocument,
@@ -13,6 +13,7 @@ import {
   renderPs,
   type PsDocument,
 } from '../cri/present.js';
+import { errorMessage } from '../util/error-message.js';
 
 export interface CriCommandIo {
   stdout: { write(chunk: string): unknown };
@@ -96,7 +97,7 @@ export function parseCriCommandLine(argv: readonly string[]): CriCommandLine | '
       },
     });
   } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err));
+    throw new UsageError(errorMessage(err));
   }
   const { values, positionals } = parsed;
   if (values.help || positionals[0] === 'help') return 'help';
@@ -254,8 +255,7 @@ export async function runCriCommand(argv: string[], io: CriCommandIo): Promise<n
     return 0;
   } catch (err) {
     // CriError and CriDiscoveryError carry the whole story; anything else is reported the same way.
-    const message =
-      err instanceof CriError || err instanceof CriDiscoveryError || err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     io.stderr.write(`kruise-daemon cri ${line.command}: ${message}\n`);
     return 1;
   } finally {

@@ -16,6 +16,7 @@ import {
   type IpFamily,
   type IpNetwork,
 } from './ip.js';
+import { errorMessage } from '../util/error-message.js';
 
 export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
 export const DEFAULT_DATA_DIR = '/var/lib/cni/kruise-ipam';
@@ -93,10 +94,7 @@ export function decodeConfig(text: string): Record<string, unknown> {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw new CniError(
-      CniCode.decodeFailure,
-      `the network configuration on stdin is not JSON: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    throw new CniError(CniCode.decodeFailure, `the network configuration on stdin is not JSON: ${errorMessage(err)}`);
   }
   if (!isObject(value)) throw new CniError(CniCode.decodeFailure, 'the network configuration is not a JSON object');
   return value;

@@ -4,6 +4,7 @@
 // code UNKNOWN: containerd says "... 401 Unauthorized" / "...: not found", CRI-O "manifest unknown".
 import { status as GrpcStatus } from '@grpc/grpc-js';
 import { registryOf } from '../api/image-reference.js';
+import { errorMessage } from '../util/error-message.js';
 
 export type CriErrorKind =
   | 'NotFound'
@@ -144,7 +145,7 @@ export function grpcCodeName(code: number): string {
 export function toCriError(err: unknown, ctx: CriErrorContext): CriError {
   if (err instanceof CriError) return err;
   if (!isStatusLike(err)) {
-    const text = err instanceof Error ? err.message : String(err);
+    const text = errorMessage(err);
     return new CriError('Unknown', GrpcStatus.UNKNOWN, ctx.method, 'call failed', text);
   }
   const code = err.code;

@@ -5,6 +5,7 @@ import type { Stats } from 'node:fs';
 import { CriClient } from './client.js';
 import { CriError } from './errors.js';
 import type { VersionResponse__Output } from './types.js';
+import { errorMessage } from '../util/error-message.js';
 
 export type ProbeStatus =
   'ok' | 'missing' | 'not-a-socket' | 'refused' | 'not-grpc' | 'not-cri' | 'timeout' | 'permission-denied' | 'error';
@@ -46,7 +47,7 @@ export async function probeSocket(path: string, timeoutMs: number): Promise<Prob
         : { path, status: 'missing', detail: 'missing' };
     }
     if (errno === 'EACCES') return { path, status: 'permission-denied', detail: 'permission denied' };
-    return { path, status: 'error', detail: `cannot stat: ${err instanceof Error ? err.message : String(err)}` };
+    return { path, status: 'error', detail: `cannot stat: ${errorMessage(err)}` };
   }
   if (!info.isSocket()) return { path, status: 'not-a-socket', detail: `not a socket (${fileType(info)})` };
 
@@ -74,7 +75,7 @@ export async function probeSocket(path: string, timeoutMs: number): Promise<Prob
 
 function classify(err: unknown, timeoutMs: number): { status: ProbeStatus; detail: string } {
   if (!(err instanceof CriError)) {
-    return { status: 'error', detail: err instanceof Error ? err.message : String(err) };
+    return { status: 'error', detail: errorMessage(err) };
   }
   const said = err.runtimeMessage;
   switch (err.kind) {

@@ -1,6 +1,7 @@
 // The kruise-daemon binary is the agent and a few tools: `kruise-daemon [flags]` runs the agent,
 // `kruise-daemon <command> ...` runs a tool. Tools are a table; each is loaded only when chosen, so the agent
 // never loads command-line code and a tool never loads the agent.
+import { errorMessage } from '../util/error-message.js';
 
 export interface CommandIo {
   stdin: NodeJS.ReadableStream;
@@ -78,9 +79,7 @@ export async function dispatch(
       try {
         main = await chosen.command.load();
       } catch (err) {
-        io.stderr.write(
-          `kruise-daemon: cannot load command ${chosen.command.name}: ${err instanceof Error ? err.message : String(err)}\n`,
-        );
+        io.stderr.write(`kruise-daemon: cannot load command ${chosen.command.name}: ${errorMessage(err)}\n`);
         return 1;
       }
       return main(chosen.args, io);

@@ -2,6 +2,7 @@
 // asks the registry for a report. A check passes by returning and fails by throwing (its message is the
 // reason shown on /healthz); a check that does not answer within the timeout fails with a timeout reason.
 import { systemClock, type Clock } from '../util/clock.js';
+import { errorMessage } from '../util/error-message.js';
 
 export type HealthCheck = () => void | Promise<void>;
 
@@ -89,7 +90,7 @@ export function renderReport(report: HealthReport, verbose: boolean): string {
 }
 
 function reasonOf(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   // One line per check keeps the body readable; the full error is in the component's own log.
   return text.replace(/\s*\n\s*/g, '; ');
 }

@@ -12,6 +12,7 @@ import { imagePullerModule } from './imagepuller/module.js';
 import { ipReservationModule } from './ipreservation/module.js';
 import { launchPriorityModule } from './launchpriority/module.js';
 import { ConfigError, DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** The agent's context as its controllers see it: a real CRI client. */
 export type DaemonContext = AgentContext<CriClient>;
@@ -84,7 +85,7 @@ export async function runDaemon(argv: string[], io: CommandIo, commandsHelp = ''
     });
   } catch (err) {
     logger.fatal({ err }, 'kruise-daemon could not start');
-    io.stderr.write(`kruise-daemon: cannot start: ${err instanceof Error ? err.message : String(err)}\n`);
+    io.stderr.write(`kruise-daemon: cannot start: ${errorMessage(err)}\n`);
     stopOnCrash();
     return 1;
   }

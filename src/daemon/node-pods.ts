@@ -12,6 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Clock } from '../util/clock.js';
 import type { AgentContext } from './agent.js';
 import type { RuntimeHandle } from './runtime-connection.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** Liveness check name registered by the shared informer. */
 export const NODE_PODS_SYNCED_CHECK = 'nodePodsInformerSynced';
@@ -107,7 +108,7 @@ export function nodePodsOf<C extends RuntimeHandle>(ctx: AgentContext<C>): Promi
       return pods;
     },
     (err: unknown) => {
-      setupError = `cannot watch the node's pods: ${err instanceof Error ? err.message : String(err)}`;
+      setupError = `cannot watch the node's pods: ${errorMessage(err)}`;
       throw new Error(setupError);
     },
   );

@@ -6,6 +6,7 @@ import { delimiter } from 'node:path';
 import { parseArgs } from 'node:util';
 import { IPAM_FLAGS, IPAM_USAGE, IpamFlagError, parseIpamFlags, type IpamOptions } from './ipreservation/options.js';
 import { logLevelFromEnv } from '../observability/logger.js';
+import { errorMessage } from '../util/error-message.js';
 
 export const DEFAULT_ADDR = ':10221';
 export const DEFAULT_HOST_RUN_DIR = '/hostvarrun';
@@ -221,6 +222,6 @@ function isDnsSubdomain(name: string): boolean {
 }
 
 function firstLine(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   return text.split('\n')[0] ?? text;
 }

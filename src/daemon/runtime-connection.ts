@@ -6,6 +6,7 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { backoffDelay, RUNTIME_CONNECT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { errorMessage } from '../util/error-message.js';
 
 /** What the agent needs of a CRI client here (src/cri's CriClient has it). */
 export interface RuntimeHandle {
@@ -151,6 +152,6 @@ export class RuntimeConnection<C extends RuntimeHandle> {
 }
 
 function messageOf(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   return text.replace(/\s*\n\s*/g, '; ');
 }

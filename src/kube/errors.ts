@@ -161,8 +161,3 @@ export function isUnauthorized(err: unknown): boolean {
 export function isTooManyRequests(err: unknown): boolean {
   return asApiError(err)?.code === 429;
 }
-
-/** A human summary of any error (never includes request headers, so never a token). */
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}

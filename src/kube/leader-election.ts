@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { silentLogger } from '../observability/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { KubeClient } from './client.js';
-import { errorMessage, isNotFound } from './errors.js';
+import { isNotFound } from './errors.js';
+import { errorMessage } from '../util/error-message.js';
 import type { KubeObject } from './object.js';
 import { CoreResources } from './resource.js';
 

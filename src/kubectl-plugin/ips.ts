@@ -14,6 +14,7 @@ import { AGENTS_ENV, type AgentEndpoint, type AgentSource } from './command-line
 import { printJson, type PluginContext } from './context.js';
 import { parsePrometheusText, type Sample } from './prometheus-text.js';
 import { renderTable } from './table.js';
+import { errorMessage } from '../util/error-message.js';
 
 type PodObject = WirePod & KubeObject;
 
@@ -79,7 +80,7 @@ function reservationsFromText(node: string, source: string, text: string): NodeR
 }
 
 function message(err: unknown): string {
-  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+  return errorMessage(err).split('\n')[0] ?? '';
 }
 
 async function readAgentEndpoint(ctx: PluginContext, agent: AgentEndpoint): Promise<NodeReservations> {

@@ -11,6 +11,7 @@ import { runIps } from './ips.js';
 import { runNodeImages } from './nodeimages.js';
 import { runPull } from './pull.js';
 import { runRecreate } from './recreate.js';
+import { errorMessage } from '../util/error-message.js';
 
 export const PLUGIN_USER_AGENT = 'kubectl-kruise-node/0.1.0';
 
@@ -42,7 +43,7 @@ async function fetchText(url: string): Promise<string> {
 
 function describe(err: unknown): string {
   if (err instanceof ApiError) return `the API server said: ${err.message}`;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 export async function runPlugin(argv: readonly string[], deps: PluginDeps): Promise<number> {

@@ -3,7 +3,8 @@
 import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB, KRUISE_GROUP, V1BETA1 } from '../api/constants.js';
 import { nameAndTag, parseImageReference, repositoryName } from '../api/image-reference.js';
 import type { ImagePullJob } from '../api/imagepulljob.js';
-import { errorMessage, isNotFound } from '../kube/errors.js';
+import { isNotFound } from '../kube/errors.js';
+import { errorMessage } from '../util/error-message.js';
 import type { KubeObject } from '../kube/object.js';
 import { CoreResources, type ResourceType } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';

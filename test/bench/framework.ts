@@ -1,5 +1,6 @@
 // A small benchmark framework: named suites, each returning figures; the runner prints them as aligned text
 // and, at the end, one JSON line with every figure (for scripts and CI history).
+import { errorMessage } from '../../src/util/error-message.js';
 
 export interface Figure {
   /** Stable key within the suite, e.g. `Version.p50`. */
@@ -49,7 +50,7 @@ async function runCleanups(cleanups: Array<() => unknown>, log: (message: string
     try {
       await cleanup();
     } catch (err) {
-      log(`cleanup failed: ${err instanceof Error ? err.message : String(err)}`);
+      log(`cleanup failed: ${errorMessage(err)}`);
     }
   }
 }
@@ -73,7 +74,7 @@ export async function runSuites(
       const figures = await suite.run(context);
       outcome = { suite: suite.name, figures, seconds: 0 };
     } catch (err) {
-      outcome = { suite: suite.name, figures: [], error: err instanceof Error ? err.message : String(err), seconds: 0 };
+      outcome = { suite: suite.name, figures: [], error: errorMessage(err), seconds: 0 };
     }
     await runCleanups(pendingCleanups.splice(0), (m) => log(`[${suite.name}] ${m}`));
     outcome.seconds = (performance.now() - started) / 1000;

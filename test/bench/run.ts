@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { mochaGlobalTeardown } from '../support/fixtures.js';
 import { abortRunningSuite, formatJson, formatText, runSuites, type BenchSuite } from './framework.js';
 import { SUITES } from './suites.js';
+import { errorMessage } from '../../src/util/error-message.js';
 
 const USAGE = `Usage: npm run bench -- [--iterations N] [SUITE...]
 
@@ -19,7 +20,7 @@ function choose(argv: string[]): { suites: BenchSuite[]; iterations: number } | 
       allowPositionals: true,
     });
   } catch (err) {
-    console.error(`${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    console.error(`${errorMessage(err)}\n\n${USAGE}`);
     return 2;
   }
   if (parsed.values.help) {

@@ -10,6 +10,7 @@ import { packageRoot } from '../../src/util/repo-root.js';
 import { clusterPaths, validateClusterDir } from '../cluster/paths.js';
 import { restartContainerd as restartClusterContainerd } from '../cluster/runtime/containerd.js';
 import { atRunEnd } from './fixtures.js';
+import { errorMessage } from '../../src/util/error-message.js';
 
 export interface ClusterImages {
   /** $REGISTRY/test/pause:3.9, the sandbox image. */
@@ -132,7 +133,7 @@ async function startOnce(): Promise<ClusterEnv> {
   try {
     return toClusterEnv(await upCluster({ dir, log, kind: 'runtime' }));
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     throw new Error(
       `local cluster in ${dir} did not come up: ${message} (progress log: ${join(dir, 'logs', 'cluster.log')})`,
       {

@@ -26,6 +26,7 @@ import { AgentProcess } from '../component/daemon/agent-process.js';
 import { ControllerProcess, freePort } from '../e2e/controller/controller-process.js';
 import { atRunEnd } from './fixtures.js';
 import { waitFor } from './wait.js';
+import { errorMessage } from '../../src/util/error-message.js';
 
 export const REAL_NODE_COUNT = 2;
 
@@ -90,7 +91,7 @@ async function startOnce(): Promise<RealCluster> {
   try {
     vars = await upCluster({ dir, log, kind: 'real', nodeCount: REAL_NODE_COUNT });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     throw new Error(`real cluster in ${dir} did not come up: ${message} (log: ${join(dir, 'logs', 'cluster.log')})`, {
       cause: err,
     });

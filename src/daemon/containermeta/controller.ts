@@ -44,6 +44,7 @@ import {
   type RuntimeContainer,
 } from '../podruntime/pod-containers.js';
 import { containerPriority, planBatch } from './batches.js';
+import { errorMessage } from '../../util/error-message.js';
 
 /** ExecSync `env` deadline (OpenKruise: 3 s) and the retry delay when it fails. */
 const ENV_EXEC_TIMEOUT_MS = 3000;
@@ -228,7 +229,7 @@ export class ContainerMetaController {
           entry.hashes.extractedEnvFromMetadataHash = await this.runningEnvHash(spec, rc);
         } catch (err) {
           retryEnv = true;
-          log.warn({ container: cs.name, err: err instanceof Error ? err.message : String(err) }, 'cannot read env');
+          log.warn({ container: cs.name, err: errorMessage(err) }, 'cannot read env');
         }
       }
       next.push(entry);

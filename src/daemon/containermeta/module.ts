@@ -5,6 +5,7 @@ import type { AgentModule } from '../agent.js';
 import { nodePodsOf } from '../node-pods.js';
 import { untilAborted } from '../../util/until-aborted.js';
 import { ContainerMetaController } from './controller.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const containerMetaModule: AgentModule<CriClient> = {
   name: 'containermeta',
@@ -25,10 +26,7 @@ export const containerMetaModule: AgentModule<CriClient> = {
         ctx.logger.info('keeping runtime container meta of this node');
       })
       .catch((err: unknown) => {
-        ctx.logger.error(
-          { err: err instanceof Error ? err.message : String(err) },
-          'container meta controller not started',
-        );
+        ctx.logger.error({ err: errorMessage(err) }, 'container meta controller not started');
       });
     ctx.shutdown.add('containermeta', async () => {
       await starting;

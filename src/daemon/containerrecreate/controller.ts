@@ -23,8 +23,8 @@ import {
 } from '../../api/containerrecreaterequest.js';
 import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart-policy.js';
 import type { WirePod } from '../../api/wire.js';
+import { errorMessage } from '../../util/error-message.js';
 import {
-  errorMessage,
   EventRecorder,
   Informer,
   patchStatus,

@@ -7,6 +7,7 @@ import { nodePodsOf } from '../node-pods.js';
 import { untilAborted } from '../../util/until-aborted.js';
 import { CrrController } from './controller.js';
 import { crrMetrics } from './metrics.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const CRR_SYNCED_CHECK = 'crrInformerSynced';
 
@@ -36,7 +37,7 @@ export const containerRecreateModule: AgentModule<CriClient> = {
         ctx.logger.info("executing this node's ContainerRecreateRequests");
       })
       .catch((err: unknown) => {
-        setupError = `the CRR executor cannot start: ${err instanceof Error ? err.message : String(err)}`;
+        setupError = `the CRR executor cannot start: ${errorMessage(err)}`;
         ctx.logger.error({ err: setupError }, 'CRR executor not started');
       });
     ctx.shutdown.add('containerrecreate', async () => {

@@ -7,6 +7,7 @@ import { ImagePullController } from './controller.js';
 import { imagePullMetrics } from './metrics.js';
 import type { ImageRuntime } from './tag-pull.js';
 import { untilAborted } from '../../util/until-aborted.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const NODE_IMAGE_SYNCED_CHECK = 'nodeImageInformerSynced';
 
@@ -38,7 +39,7 @@ export const imagePullerModule: AgentModule<CriClient> = {
         ctx.logger.info({ maxParallelPulls: ctx.options.maxParallelPulls }, "watching this node's NodeImage");
       })
       .catch((err: unknown) => {
-        setupError = `the image puller cannot reach the Kubernetes API: ${err instanceof Error ? err.message : String(err)}`;
+        setupError = `the image puller cannot reach the Kubernetes API: ${errorMessage(err)}`;
         ctx.logger.error({ err: setupError }, 'image puller not started');
       });
     ctx.shutdown.add('imagepuller', async () => {

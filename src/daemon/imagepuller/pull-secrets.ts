@@ -6,6 +6,7 @@ import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../api/constants.js';
 import type { ReferenceObject } from '../../api/nodeimage.js';
 import type { Clock } from '../../util/clock.js';
 import { credentialsOfSecret, type PullSecretObject, type RegistryCredential } from './docker-keyring.js';
+import { errorMessage } from '../../util/error-message.js';
 
 /** Reads one secret of kruise-daemon-config; resolves undefined when it does not exist. */
 export type SecretReader = (name: string) => Promise<PullSecretObject | undefined>;
@@ -97,7 +98,7 @@ export class PullSecretStore {
       try {
         entry = { at, credentials: credentialsOfSecret(secret) };
       } catch (err) {
-        entry = { at, problem: err instanceof Error ? err.message : String(err) };
+        entry = { at, problem: errorMessage(err) };
       }
     }
     this.cache.set(name, entry);

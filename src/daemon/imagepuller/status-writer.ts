@@ -4,6 +4,7 @@
 // with backoff (1 s → 30 s). Whether anything is sent at all is the write function's call (it skips unchanged).
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const DEFAULT_STATUS_MIN_INTERVAL_MS = 300;
 
@@ -65,7 +66,7 @@ export class StatusWriter {
           this.failures++;
           this.dirty = true;
           this.options.logger.warn(
-            { err: err instanceof Error ? err.message : String(err), failures: this.failures },
+            { err: errorMessage(err), failures: this.failures },
             'NodeImage status write failed; retrying',
           );
         },

@@ -32,6 +32,7 @@ import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
 import type { ImagePullMetrics } from './metrics.js';
 import { PullSecretProblem, skippedSecretsMessage, type PullSecretStore } from './pull-secrets.js';
 import type { PullSlots, ReleaseSlot } from './pull-slots.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 600;
 export const DEFAULT_BACKOFF_LIMIT = 3;
@@ -418,7 +419,7 @@ function authConfigOf(credential: RegistryCredential): AuthConfig {
 }
 
 function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 /** metav1.Time: RFC 3339 with second precision. */

@@ -7,7 +7,7 @@ import { DEFAULT_DATA_DIR } from '../../cni/config.js';
 import { parseIp } from '../../cni/ip.js';
 import type { Entry } from '../../cni/state.js';
 import { readState, storePaths } from '../../cni/store.js';
-import { errorMessage } from '../../kube/errors.js';
+import { errorMessage } from '../../util/error-message.js';
 import { parseArgsProblem } from '../../util/parse-args-problem.js';
 import type { CommandIo } from '../commands.js';
 import { IpamFlagError, ipamDataDir } from './options.js';

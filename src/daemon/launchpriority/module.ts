@@ -10,6 +10,7 @@ import { LaunchPriorityController } from './controller.js';
 import { launchPriorityMetrics } from './metrics.js';
 import { criContainerSource } from './cri-source.js';
 import { RuntimePoller } from './runtime-poller.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const EVENT_SOURCE_LAUNCH_PRIORITY = 'kruise-daemon-launchpriority';
 
@@ -48,10 +49,7 @@ export const launchPriorityModule: AgentModule<CriClient> = {
         ctx.logger.info('releasing launch barriers of the pods on this node');
       })
       .catch((err: unknown) => {
-        ctx.logger.error(
-          { err: err instanceof Error ? err.message : String(err) },
-          'launch priority not started (no Kubernetes API client)',
-        );
+        ctx.logger.error({ err: errorMessage(err) }, 'launch priority not started (no Kubernetes API client)');
       });
     ctx.shutdown.add('launchpriority', async () => {
       await starting;

@@ -5,6 +5,7 @@
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
 import type { RuntimeContainer } from './launch-decision.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const POD_UID_LABEL = 'io.kubernetes.pod.uid';
 export const CONTAINER_NAME_LABEL = 'io.kubernetes.container.name';
@@ -116,7 +117,7 @@ export class RuntimePoller {
       const log = this.failures === 1 ? this.options.logger.warn : this.options.logger.debug;
       log.call(
         this.options.logger,
-        { err: err instanceof Error ? err.message : String(err) },
+        { err: errorMessage(err) },
         'listing containers failed; the pod status still counts',
       );
     } finally {

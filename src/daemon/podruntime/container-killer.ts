@@ -12,6 +12,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import type { ContainerRuntime } from './pod-containers.js';
 import { runPreStop } from './pre-stop.js';
+import { errorMessage } from '../../util/error-message.js';
 
 /** kubelet's minimumGracePeriodInSeconds. */
 export const MIN_STOP_GRACE_SECONDS = 2;
@@ -81,7 +82,7 @@ export class ContainerKiller {
           outOfTime,
         ]);
       } catch (err) {
-        preStopError = err instanceof Error ? err.message : String(err);
+        preStopError = errorMessage(err);
         events.event(
           req.pod,
           'Warning',

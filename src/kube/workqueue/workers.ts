@@ -2,7 +2,7 @@
 // the key with its backoff; success forgets the key's backoff.
 import type { Logger } from 'pino';
 import { silentLogger } from '../../observability/logger.js';
-import { errorMessage } from '../errors.js';
+import { errorMessage } from '../../util/error-message.js';
 import type { KubeMetrics } from '../metrics.js';
 import type { WorkQueue } from './queue.js';
 

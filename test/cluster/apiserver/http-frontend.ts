@@ -18,6 +18,7 @@ import { openApiGroupVersion, openApiRoot } from './openapi.js';
 import type { RequestLog } from './request-log.js';
 import { parseRequestInfo } from './request-info.js';
 import type { WatchHub } from './watch-hub.js';
+import { errorMessage } from '../../../src/util/error-message.js';
 
 /** kubectl's dispatcher picks the kubectl binary by `minor`: it must say 32. */
 export const VERSION_INFO = {
@@ -56,7 +57,7 @@ export class HttpFrontend {
         return;
       }
       this.deps.ctx.logger.error({ err, method: req.method, url: req.url }, 'request failed');
-      sendError(res, apiErrors.internal(err instanceof Error ? err.message : String(err)));
+      sendError(res, apiErrors.internal(errorMessage(err)));
     });
   }
 

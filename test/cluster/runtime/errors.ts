@@ -18,6 +18,4 @@ export class ClusterError extends Error {
   }
 }
 
-export function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
+export { errorMessage } from '../../../src/util/error-message.js';

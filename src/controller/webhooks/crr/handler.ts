@@ -12,7 +12,8 @@ import {
 } from '../../../api/containerrecreaterequest-admission.js';
 import { checkCrrRestartPolicy } from '../../../api/containerrecreaterequest-restart-policy.js';
 import type { WireNode, WirePod } from '../../../api/wire.js';
-import { errorMessage, isNotFound } from '../../../kube/errors.js';
+import { isNotFound } from '../../../kube/errors.js';
+import { errorMessage } from '../../../util/error-message.js';
 import type { KubeClient } from '../../../kube/client.js';
 import type { KubeObject } from '../../../kube/object.js';
 import { CoreResources } from '../../../kube/resource.js';
