@@ -10,6 +10,7 @@ import { errorMessage } from '../util/error-message.js';
 import type { KubeMetrics } from './metrics.js';
 import type { KubeObject } from './object.js';
 import { CoreResources, apiVersionOf, type ResourceType } from './resource.js';
+import { rfc3339 } from '../util/time.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -80,11 +81,6 @@ interface Bucket {
 
 const REASON = /^[A-Za-z][A-Za-z0-9]{0,127}$/;
 const MAX_MESSAGE = 1024;
-
-/** Second-precision RFC 3339, as metav1.Time. */
-function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 export class EventRecorder {
   private readonly clock: Clock;

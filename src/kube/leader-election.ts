@@ -10,6 +10,7 @@ import { isNotFound } from './errors.js';
 import { errorMessage } from '../util/error-message.js';
 import type { KubeObject } from './object.js';
 import { CoreResources } from './resource.js';
+import { microTime } from '../util/time.js';
 
 export interface LeaseRecord {
   holderIdentity?: string;
@@ -93,11 +94,6 @@ export interface LeaderElectorOptions {
 }
 
 const JITTER = 1.2;
-
-/** metav1.MicroTime: RFC 3339 with microseconds. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
 
 function sameRecord(a: LeaseRecord | undefined, b: LeaseRecord): boolean {
   return (

@@ -25,6 +25,7 @@ import {
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { addNotReadyKey, CRR_USER_AGENT, hasKruisePodReadyGate, removeNotReadyKey } from './pod-readiness.js';
+import { rfc3339 } from '../../util/time.js';
 
 export const CRR_RESOURCE: ResourceType = {
   group: 'apps.kruise.io',
@@ -44,10 +45,6 @@ export const RESPONSE_TIMEOUT_MS = 60_000;
 export const MESSAGE_POD_GONE = 'pod has gone';
 export const MESSAGE_NO_RESPONSE = 'daemon has not responded for a long time';
 export const MESSAGE_DEADLINE = 'recreating has exceeded the activeDeadlineSeconds';
-
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
 
 /** The CRR informer the housekeeper needs (all namespaces, indexed by the pod-uid label). */
 export function newCrrInformer(

@@ -26,7 +26,7 @@ import {
 } from '../resources.js';
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
-import { parseTime, rfc3339 } from '../shared/time.js';
+import { parseTime, rfc3339 } from '../../util/time.js';
 
 /** Index of the ImagePullJob cache: uid of the controller owner. */
 export const CONTROLLER_UID_INDEX = 'controllerUid';

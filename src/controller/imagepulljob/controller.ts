@@ -37,7 +37,7 @@ import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ResourceVersionExpectations } from '../shared/expectations.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
-import { parseTime } from '../shared/time.js';
+import { parseTime } from '../../util/time.js';
 import { isActiveJob, jobImageOf, parallelismOf, type JobImage } from './job-image.js';
 import { calculateJobStatus } from './job-status.js';
 import { jobMayTarget, selectNodeImages } from './node-selection.js';

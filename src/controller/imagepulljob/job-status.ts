@@ -5,7 +5,7 @@
 import type { ReferenceObject } from '../../api/nodeimage.js';
 import type { ImagePullJobStatus } from '../../api/imagepulljob.js';
 import type { ImagePullJobObject, NodeImageObject } from '../resources.js';
-import { parseTime, rfc3339 } from '../shared/time.js';
+import { parseTime, rfc3339 } from '../../util/time.js';
 import { completionTypeOf, type JobImage } from './job-image.js';
 
 export interface JobStatusResult {

@@ -4,7 +4,7 @@
 import type { ImageTagPullPolicy, ImageTagSpec, NodeImage, ReferenceObject } from '../../api/nodeimage.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import type { ImagePullJobObject } from '../resources.js';
-import { rfc3339 } from '../shared/time.js';
+import { rfc3339 } from '../../util/time.js';
 import { completionTypeOf, ownerRefOf, type JobImage } from './job-image.js';
 import { sameRef, tagDrifts } from './job-status.js';
 

@@ -29,7 +29,7 @@ import {
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
-import { parseTime } from '../shared/time.js';
+import { parseTime } from '../../util/time.js';
 import { collectSpecGarbage, isImagePullJobRef, isSecretCopyRef } from './spec-gc.js';
 import { RESPONSE_TIMEOUT_MS, statusWithFallback } from './status-fallback.js';
 

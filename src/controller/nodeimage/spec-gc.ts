@@ -12,7 +12,7 @@ import {
 import type { ObjectReference } from '../../api/meta.js';
 import type { ImageSpec, ImageTagSpec, NodeImage, ReferenceObject } from '../../api/nodeimage.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
-import { parseTime } from '../shared/time.js';
+import { parseTime } from '../../util/time.js';
 
 export type CollectReason = 'no-createdAt' | 'owner-gone' | 'ttl';
 

@@ -5,7 +5,7 @@
 import type { ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/nodeimage.js';
 import type { ObjectReference } from '../../api/meta.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
-import { parseTime, rfc3339 } from '../shared/time.js';
+import { parseTime, rfc3339 } from '../../util/time.js';
 
 export const RESPONSE_TIMEOUT_MS = 10 * 60_000;
 export const NOT_RESPONDED_MESSAGE = 'node has not responded for a long time';

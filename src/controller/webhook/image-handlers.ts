@@ -10,7 +10,7 @@ import { validateNodeImage } from '../../api/nodeimage-validation.js';
 import type { NodeImage } from '../../api/nodeimage.js';
 import type { KubeObject } from '../../kube/object.js';
 import type { Clock } from '../../util/clock.js';
-import { rfc3339 } from '../shared/time.js';
+import { rfc3339 } from '../../util/time.js';
 import { denyFor, type AdmissionHandler, type AdmissionRequest } from './admission-review.js';
 
 export const IMAGE_WEBHOOK_PATHS = {

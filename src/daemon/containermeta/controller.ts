@@ -45,6 +45,7 @@ import {
 } from '../podruntime/pod-containers.js';
 import { containerPriority, planBatch } from './batches.js';
 import { errorMessage } from '../../util/error-message.js';
+import { rfc3339 } from '../../util/time.js';
 
 /** ExecSync `env` deadline (OpenKruise: 3 s) and the retry delay when it fails. */
 const ENV_EXEC_TIMEOUT_MS = 3000;
@@ -112,10 +113,6 @@ function signature(pod: WirePod): string {
 
 function keyOf(pod: WirePod): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-}
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 export class ContainerMetaController {

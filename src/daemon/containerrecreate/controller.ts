@@ -50,6 +50,7 @@ import {
 import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { CrrMetrics } from './metrics.js';
 import { nextStep, phaseWeight, sameStates, type ReportedContainer } from './recreate-states.js';
+import { rfc3339 } from '../../util/time.js';
 
 export const CRR_RESOURCE: ResourceType = {
   group: KRUISE_GROUP,
@@ -90,10 +91,6 @@ export function podKeyOf(crr: CrrObject): string {
 
 function isActive(crr: CrrObject): boolean {
   return !crr.metadata?.deletionTimestamp && !crr.status?.completionTime;
-}
-
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** Why the agent cannot execute this CRR (the webhook should have refused it), or undefined. */

@@ -35,7 +35,8 @@ import { PullSecretStore } from './pull-secrets.js';
 import { PullSlots } from './pull-slots.js';
 import { StatusWriter } from './status-writer.js';
 import { tagSpecProblem } from './tag-spec-check.js';
-import { rfc3339, TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
+import { TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
+import { rfc3339 } from '../../util/time.js';
 
 export const NODE_IMAGES: ResourceType = {
   group: KRUISE_GROUP,

@@ -9,7 +9,7 @@ import {
   PULLING_IMAGE_BY_VALUE,
 } from '../../api/constants.js';
 import { pullReference, repositoryName, tryParseNameAndTag, type ImageReference } from '../../api/image-reference.js';
-import type { ObjectReference, Time } from '../../api/meta.js';
+import type { ObjectReference } from '../../api/meta.js';
 import type {
   ImagePullPolicy,
   ImageTagPullPolicy,
@@ -33,6 +33,7 @@ import type { ImagePullMetrics } from './metrics.js';
 import { PullSecretProblem, skippedSecretsMessage, type PullSecretStore } from './pull-secrets.js';
 import type { PullSlots, ReleaseSlot } from './pull-slots.js';
 import { errorMessage } from '../../util/error-message.js';
+import { rfc3339 } from '../../util/time.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 600;
 export const DEFAULT_BACKOFF_LIMIT = 3;
@@ -420,9 +421,4 @@ function authConfigOf(credential: RegistryCredential): AuthConfig {
 
 function messageOf(err: unknown): string {
   return errorMessage(err);
-}
-
-/** metav1.Time: RFC 3339 with second precision. */
-export function rfc3339(ms: number): Time {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }

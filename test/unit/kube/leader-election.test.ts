@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { LeaderElector, microTime, type LeaseLock, type LeaseRecord } from '../../../src/kube/leader-election.js';
+import { LeaderElector, type LeaseLock, type LeaseRecord } from '../../../src/kube/leader-election.js';
+import { microTime } from '../../../src/util/time.js';
 import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
 
 /** An in-memory lease with optimistic concurrency; `down` makes every call fail (API outage). */
