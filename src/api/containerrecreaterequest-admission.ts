@@ -18,9 +18,10 @@ import type {
   ContainerRecreateRequestContainer,
   ContainerRecreateRequestStrategy,
 } from './containerrecreaterequest.js';
-import { fieldError, isObject, notSupportedError, typeError } from './field-checks.js';
+import { fieldError, notSupportedError, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import type { WireNode, WirePod } from './wire.js';
+import { isRecord } from '../util/is-record.js';
 
 /** Pod condition OpenKruise accepts as "sidecars terminated" (a finished pod may still be recreated then). */
 export const SIDECAR_TERMINATED_CONDITION = 'SidecarTerminated';
@@ -61,7 +62,7 @@ function containerListErrors(containers: unknown): FieldError[] {
   const errors: FieldError[] = [];
   containers.forEach((container: unknown, i) => {
     const at = `${path}[${i}]`;
-    if (!isObject(container)) {
+    if (!isRecord(container)) {
       errors.push(
         fieldError('FieldValueTypeInvalid', at, 'must be an object naming the container, e.g. {name: app}', container),
       );

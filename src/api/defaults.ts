@@ -4,11 +4,11 @@
 // a string into an object would turn `pullPolicy: fast` into unknown fields "0".."3").
 
 import { DEFAULT_PULL_BACKOFF_LIMIT, DEFAULT_PULL_TIMEOUT_SECONDS } from './constants.js';
-import { isObject } from './field-checks.js';
 import type { ImageListPullJob } from './imagelistpulljob.js';
 import type { CompletionPolicy, ImagePullJob, PullPolicy } from './imagepulljob.js';
 import type { Time } from './meta.js';
 import type { ImageTagPullPolicy, NodeImage } from './nodeimage.js';
+import { isRecord } from '../util/is-record.js';
 
 /**
  * NodeImage: every tag gets `createdAt` (now) and a pull policy with timeoutSeconds 600 and backoffLimit 3
@@ -72,7 +72,7 @@ function withCompletionDefaults(policy: CompletionPolicy | undefined): Completio
 
 /** `fill(policy)`, unless the policy is present but not an object (whatever its declared type says). */
 function unlessMalformed<T>(policy: T, fill: (policy: T) => T): T {
-  return policy !== undefined && policy !== null && !isObject(policy) ? policy : fill(policy);
+  return policy !== undefined && policy !== null && !isRecord(policy) ? policy : fill(policy);
 }
 
 function byTag(a: { tag: string }, b: { tag: string }): number {

@@ -5,10 +5,6 @@ import type { FieldError, FieldErrorType } from './field-errors.js';
 
 export type JsonObject = Record<string, unknown>;
 
-export function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** JSON type name of a value, as schema messages use it. */
 export function jsonTypeName(value: unknown): string {
   if (value === null) return 'null';

@@ -2,7 +2,7 @@
 // (No deadline-versus-timeout check and no pullSecrets immutability, as OpenKruise.) Never throws.
 
 import { MAX_IMAGES_PER_IMAGE_LIST_PULL_JOB } from './constants.js';
-import { fieldError, isObject, jsonTypeName, typeError } from './field-checks.js';
+import { fieldError, jsonTypeName, typeError } from './field-checks.js';
 import { indexPath, type FieldError } from './field-errors.js';
 import { validateImageReference } from './image-reference.js';
 import {
@@ -12,16 +12,17 @@ import {
   validateTemplateShapes,
   type JobValidationOptions,
 } from './job-template-validation.js';
+import { isRecord } from '../util/is-record.js';
 
 /** Pass the stored object as `oldObject` on update (a bound the job already broke is let through). */
 export function validateImageListPullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
-  if (!isObject(job)) {
+  if (!isRecord(job)) {
     return [
       fieldError('FieldValueTypeInvalid', '<nil>', `ImageListPullJob must be an object, got ${jsonTypeName(job)}`),
     ];
   }
   const spec = job['spec'];
-  if (!isObject(spec)) {
+  if (!isRecord(spec)) {
     return [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')];
   }
   const errors: FieldError[] = [];

@@ -2,7 +2,7 @@
 // object as `oldObject` on update (spec.pullSecrets is immutable; bounds are ratcheted). Takes raw input; never throws.
 
 import { DEFAULT_PULL_TIMEOUT_SECONDS } from './constants.js';
-import { fieldError, isObject, jsonTypeName, optionalInteger, typeError } from './field-checks.js';
+import { fieldError, jsonTypeName, optionalInteger, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import { validateImageReference } from './image-reference.js';
 import {
@@ -12,20 +12,21 @@ import {
   validateTemplateShapes,
   type JobValidationOptions,
 } from './job-template-validation.js';
+import { isRecord } from '../util/is-record.js';
 
 export function validateImagePullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
-  if (!isObject(job)) {
+  if (!isRecord(job)) {
     return [fieldError('FieldValueTypeInvalid', '<nil>', `ImagePullJob must be an object, got ${jsonTypeName(job)}`)];
   }
   const spec = job['spec'];
-  if (!isObject(spec)) {
+  if (!isRecord(spec)) {
     return [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')];
   }
   const errors: FieldError[] = [];
 
   if (options.oldObject !== undefined) {
-    const oldSpec = isObject(options.oldObject) ? options.oldObject['spec'] : undefined;
-    const oldSecrets = isObject(oldSpec) ? oldSpec['pullSecrets'] : undefined;
+    const oldSpec = isRecord(options.oldObject) ? options.oldObject['spec'] : undefined;
+    const oldSecrets = isRecord(oldSpec) ? oldSpec['pullSecrets'] : undefined;
     if (!sameStringList(oldSecrets, spec['pullSecrets'])) {
       errors.push(fieldError('FieldValueForbidden', 'spec.pullSecrets', 'spec.pullSecrets is immutable'));
     }
@@ -57,13 +58,13 @@ export function validateImagePullJob(job: unknown, options: JobValidationOptions
  */
 function validateDeadlineVersusTimeout(spec: Record<string, unknown>): FieldError[] {
   const completion = spec['completionPolicy'];
-  if (!isObject(completion)) return [];
+  if (!isRecord(completion)) return [];
   const type = completion['type'];
   if (type !== undefined && type !== null && type !== '' && type !== 'Always') return [];
   const deadline = optionalInteger(completion['activeDeadlineSeconds']);
   if (deadline === undefined || deadline < 1) return [];
   const pullPolicy = spec['pullPolicy'];
-  const givenTimeout = isObject(pullPolicy) ? optionalInteger(pullPolicy['timeoutSeconds']) : undefined;
+  const givenTimeout = isRecord(pullPolicy) ? optionalInteger(pullPolicy['timeoutSeconds']) : undefined;
   const timeout = givenTimeout ?? DEFAULT_PULL_TIMEOUT_SECONDS;
   if (timeout < 1 || timeout <= deadline) return [];
   const which = givenTimeout === undefined ? `${timeout}, its default` : `${timeout}`;

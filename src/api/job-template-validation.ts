@@ -6,16 +6,10 @@
 
 import { COMPLETION_POLICY_TYPES, IMAGE_PULL_POLICIES } from './constants.js';
 import { childPath, indexPath, type FieldError } from './field-errors.js';
-import {
-  belowMinimumError,
-  fieldError,
-  isObject,
-  notSupportedError,
-  typeError,
-  type JsonObject,
-} from './field-checks.js';
+import { belowMinimumError, fieldError, notSupportedError, typeError, type JsonObject } from './field-checks.js';
 import { labelSelectorErrors } from './label-selector.js';
 import { validateSandboxConfig } from './nodeimage-validation.js';
+import { isRecord } from '../util/is-record.js';
 
 /** The lowest value of each whole-number field (0: non-negative, 1: positive). A pull needs some time. */
 const PULL_POLICY_MINIMUMS = { timeoutSeconds: 1, backoffLimit: 0 } as const;
@@ -28,9 +22,9 @@ export interface JobValidationOptions {
 
 /** `spec.<policy>.<key>` of the stored job, or undefined. */
 function oldValue(options: JobValidationOptions, policy: string, key: string): unknown {
-  const oldSpec = isObject(options.oldObject) ? options.oldObject['spec'] : undefined;
-  const oldPolicy = isObject(oldSpec) ? oldSpec[policy] : undefined;
-  return isObject(oldPolicy) ? oldPolicy[key] : undefined;
+  const oldSpec = isRecord(options.oldObject) ? options.oldObject['spec'] : undefined;
+  const oldPolicy = isRecord(oldSpec) ? oldSpec[policy] : undefined;
+  return isRecord(oldPolicy) ? oldPolicy[key] : undefined;
 }
 
 /**
@@ -49,7 +43,7 @@ export function validateSelectors(spec: JsonObject): FieldError[] {
   const podSelector = spec['podSelector'];
   const selectorError = typeError('spec.selector', selector, 'object');
   if (selectorError) errors.push(selectorError);
-  if (isObject(selector)) {
+  if (isRecord(selector)) {
     const names = selector['names'];
     const hasLabelRules = nonEmpty(selector['matchLabels']) || nonEmpty(selector['matchExpressions']);
     const namesError = typeError('spec.selector.names', names, 'array');
@@ -82,7 +76,7 @@ export function validateSelectors(spec: JsonObject): FieldError[] {
   }
   const podSelectorError = typeError('spec.podSelector', podSelector, 'object');
   if (podSelectorError) errors.push(podSelectorError);
-  if (isObject(podSelector)) {
+  if (isRecord(podSelector)) {
     if (selector !== undefined && selector !== null) {
       errors.push(fieldError('FieldValueInvalid', 'spec.podSelector', 'can not set both selector and podSelector'));
     }
@@ -129,7 +123,7 @@ export function validateCompletionPolicy(spec: JsonObject, options: JobValidatio
   const policy = spec['completionPolicy'];
   const shapeError = typeError(path, policy, 'object');
   if (shapeError) return [shapeError];
-  if (!isObject(policy)) return [];
+  if (!isRecord(policy)) return [];
   const errors: FieldError[] = [];
   const add = (error: FieldError | undefined): void => {
     if (error) errors.push(error);
@@ -170,7 +164,7 @@ export function validateTemplateShapes(spec: JsonObject, options: JobValidationO
   }
   const pullPolicy = spec['pullPolicy'];
   add(typeError('spec.pullPolicy', pullPolicy, 'object'));
-  if (isObject(pullPolicy)) {
+  if (isRecord(pullPolicy)) {
     for (const [key, minimum] of Object.entries(PULL_POLICY_MINIMUMS)) {
       const field = childPath('spec.pullPolicy', key);
       const previous = oldValue(options, 'pullPolicy', key);
@@ -196,7 +190,7 @@ function parseInt32(text: string): number | string {
 
 function nonEmpty(value: unknown): boolean {
   if (Array.isArray(value)) return value.length > 0;
-  return isObject(value) && Object.keys(value).length > 0;
+  return isRecord(value) && Object.keys(value).length > 0;
 }
 
 function present(value: unknown): boolean {

@@ -8,7 +8,6 @@ import { IMAGE_PULL_POLICIES, MAX_IMAGES_PER_NODE_IMAGE } from './constants.js';
 import { childPath, indexPath, keyPath, type FieldError } from './field-errors.js';
 import {
   fieldError,
-  isObject,
   jsonTypeName,
   notSupportedError,
   optionalInteger,
@@ -16,9 +15,10 @@ import {
   type JsonObject,
 } from './field-checks.js';
 import { tryParseNameAndTag } from './image-reference.js';
+import { isRecord } from '../util/is-record.js';
 
 export function validateNodeImage(nodeImage: unknown): FieldError[] {
-  if (!isObject(nodeImage)) {
+  if (!isRecord(nodeImage)) {
     return [
       fieldError('FieldValueTypeInvalid', '<nil>', `NodeImage must be an object, got ${jsonTypeName(nodeImage)}`),
     ];
@@ -29,10 +29,10 @@ export function validateNodeImage(nodeImage: unknown): FieldError[] {
   };
   const spec = nodeImage['spec'];
   add(typeError('spec', spec, 'object'));
-  if (!isObject(spec)) return errors;
+  if (!isRecord(spec)) return errors;
   const images = spec['images'];
   add(typeError('spec.images', images, 'object'));
-  if (!isObject(images)) return errors;
+  if (!isRecord(images)) return errors;
 
   const names = Object.keys(images);
   if (names.length > MAX_IMAGES_PER_NODE_IMAGE) {
@@ -52,7 +52,7 @@ export function validateNodeImage(nodeImage: unknown): FieldError[] {
     }
     const image = images[name];
     add(typeError(path, image, 'object'));
-    if (isObject(image)) errors.push(...validateImageSpec(name, image, path));
+    if (isRecord(image)) errors.push(...validateImageSpec(name, image, path));
   }
   return errors;
 }
@@ -78,7 +78,7 @@ function validateImageSpec(name: string, image: JsonObject, path: string): Field
   tags.forEach((tagSpec: unknown, index) => {
     const tagPath = indexPath(tagsPath, index);
     add(typeError(tagPath, tagSpec, 'object'));
-    if (!isObject(tagSpec)) return;
+    if (!isRecord(tagSpec)) return;
     const tag = tagSpec['tag'];
     add(typeError(childPath(tagPath, 'tag'), tag, 'string'));
     if (typeof tag !== 'string' || tag === '') {
@@ -139,7 +139,7 @@ function validateTagSpec(name: string, tag: string, tagSpec: JsonObject, tagPath
   add(typeError(policyPath, policy, 'object'));
   if (policy === undefined || policy === null) {
     errors.push(fieldError('FieldValueRequired', policyPath, `pullPolicy field for ${fullName} must set`));
-  } else if (isObject(policy)) {
+  } else if (isRecord(policy)) {
     for (const key of ['timeoutSeconds', 'backoffLimit', 'ttlSecondsAfterFinished', 'activeDeadlineSeconds']) {
       add(typeError(childPath(policyPath, key), policy[key], 'integer'));
     }
@@ -161,7 +161,7 @@ function validatePullSecrets(value: unknown, path: string): FieldError[] {
     const refPath = indexPath(path, index);
     const refError = typeError(refPath, ref, 'object');
     if (refError) errors.push(refError);
-    if (!isObject(ref)) return;
+    if (!isRecord(ref)) return;
     for (const key of ['namespace', 'name', 'mode']) {
       const keyError = typeError(childPath(refPath, key), ref[key], 'string');
       if (keyError) errors.push(keyError);
@@ -174,14 +174,14 @@ function validatePullSecrets(value: unknown, path: string): FieldError[] {
 export function validateSandboxConfig(value: unknown, path: string): FieldError[] {
   const error = typeError(path, value, 'object');
   if (error) return [error];
-  if (!isObject(value)) return [];
+  if (!isRecord(value)) return [];
   const errors: FieldError[] = [];
   for (const key of ['labels', 'annotations']) {
     const mapPath = childPath(path, key);
     const map = value[key];
     const mapError = typeError(mapPath, map, 'object');
     if (mapError) errors.push(mapError);
-    if (!isObject(map)) continue;
+    if (!isRecord(map)) continue;
     for (const [entry, entryValue] of Object.entries(map)) {
       const entryError = typeError(keyPath(mapPath, entry), entryValue, 'string');
       if (entryError) errors.push(entryError);

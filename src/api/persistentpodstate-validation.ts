@@ -3,10 +3,11 @@
 // keys and annotation keys must be valid keys, preferred weights must be 1-100 (what a pod's
 // preferredDuringScheduling term accepts; OpenKruise lets 0 through and the recreated pod is then refused).
 // Takes raw input: a malformed object yields field errors, never a throw.
-import { fieldError, isObject, typeError } from './field-checks.js';
+import { fieldError, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import { labelKeyError } from './label-selector.js';
 import type { PersistentPodState, TargetReference } from './persistentpodstate.js';
+import { isRecord } from '../util/is-record.js';
 
 export const EMPTY_TARGET_REF_MESSAGE = 'empty targetRef is not valid for PersistentPodState.';
 export const UNSUPPORTED_TARGET_MESSAGE =
@@ -66,7 +67,7 @@ function keyList(value: unknown, field: string, errors: FieldError[]): string[] 
 
 function targetRefOf(spec: Record<string, unknown>): TargetReference | undefined {
   const ref = spec.targetRef;
-  if (!isObject(ref)) return undefined;
+  if (!isRecord(ref)) return undefined;
   const { apiVersion, kind, name } = ref;
   if (typeof apiVersion !== 'string' || typeof kind !== 'string' || typeof name !== 'string') return undefined;
   if (!apiVersion || !kind || !name) return undefined;
@@ -78,7 +79,7 @@ export function validatePersistentPodState(
   options: PersistentPodStateValidationOptions = {},
 ): FieldError[] {
   const errors: FieldError[] = [];
-  const spec = isObject(object) && isObject(object.spec) ? object.spec : undefined;
+  const spec = isRecord(object) && isRecord(object.spec) ? object.spec : undefined;
   if (!spec) return [fieldError('FieldValueRequired', 'spec', 'Required value')];
 
   const target = targetRefOf(spec);
@@ -91,7 +92,7 @@ export function validatePersistentPodState(
   let required: string[] = [];
   const requiredTerm = spec.requiredPersistentTopology;
   if (requiredTerm !== undefined && requiredTerm !== null) {
-    if (!isObject(requiredTerm)) errors.push(typeError('spec.requiredPersistentTopology', requiredTerm, 'object')!);
+    if (!isRecord(requiredTerm)) errors.push(typeError('spec.requiredPersistentTopology', requiredTerm, 'object')!);
     else required = keyList(requiredTerm.nodeTopologyKeys, 'spec.requiredPersistentTopology.nodeTopologyKeys', errors);
   }
 
@@ -102,7 +103,7 @@ export function validatePersistentPodState(
   else {
     for (const [i, term] of ((preferred as unknown[] | undefined) ?? []).entries()) {
       const at = `spec.preferredPersistentTopology[${i}]`;
-      if (!isObject(term)) {
+      if (!isRecord(term)) {
         errors.push(fieldError('FieldValueTypeInvalid', at, 'must be an object with weight and preference'));
         continue;
       }
@@ -116,7 +117,7 @@ export function validatePersistentPodState(
           ),
         );
       }
-      if (!isObject(term.preference)) {
+      if (!isRecord(term.preference)) {
         errors.push(fieldError('FieldValueRequired', `${at}.preference`, 'Required value'));
         continue;
       }
@@ -134,7 +135,7 @@ export function validatePersistentPodState(
     const seen = new Set<string>();
     for (const [i, entry] of ((annotations as unknown[] | undefined) ?? []).entries()) {
       const at = `spec.persistentPodAnnotations[${i}].key`;
-      const key = isObject(entry) ? entry.key : undefined;
+      const key = isRecord(entry) ? entry.key : undefined;
       if (typeof key !== 'string' || key === '') {
         errors.push(fieldError('FieldValueRequired', at, 'Required value'));
         continue;
@@ -159,7 +160,7 @@ export function validatePersistentPodState(
   }
 
   const old = options.oldObject;
-  if (old !== undefined && isObject(old) && isObject(old.spec)) {
+  if (old !== undefined && isRecord(old) && isRecord(old.spec)) {
     const before = targetRefOf(old.spec);
     if (before && (!target || JSON.stringify(before) !== JSON.stringify(target))) {
       errors.push(fieldError('FieldValueForbidden', 'spec.targetRef', `Forbidden: ${IMMUTABLE_TARGET_MESSAGE}`));
@@ -167,7 +168,7 @@ export function validatePersistentPodState(
   }
 
   if (target) {
-    const name = isObject(object) && isObject(object.metadata) ? object.metadata.name : undefined;
+    const name = isRecord(object) && isRecord(object.metadata) ? object.metadata.name : undefined;
     for (const other of options.others ?? []) {
       if (other.metadata?.name === name || other.metadata?.deletionTimestamp) continue;
       const ref = other.spec?.targetRef;

@@ -17,6 +17,7 @@ import {
   type IpNetwork,
 } from './ip.js';
 import { errorMessage } from '../util/error-message.js';
+import { isRecord } from '../util/is-record.js';
 
 export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
 export const DEFAULT_DATA_DIR = '/var/lib/cni/kruise-ipam';
@@ -77,10 +78,6 @@ function bad(message: string): CniError {
   return new CniError(CniCode.invalidConfig, message);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function optionalString(obj: Record<string, unknown>, key: string, where: string): string | undefined {
   const value = obj[key];
   if (value === undefined || value === null || value === '') return undefined;
@@ -96,7 +93,7 @@ export function decodeConfig(text: string): Record<string, unknown> {
   } catch (err) {
     throw new CniError(CniCode.decodeFailure, `the network configuration on stdin is not JSON: ${errorMessage(err)}`);
   }
-  if (!isObject(value)) throw new CniError(CniCode.decodeFailure, 'the network configuration is not a JSON object');
+  if (!isRecord(value)) throw new CniError(CniCode.decodeFailure, 'the network configuration is not a JSON object');
   return value;
 }
 
@@ -109,7 +106,7 @@ function parseAddressIn(text: string | undefined, network: IpNetwork, where: str
 }
 
 function parseRange(raw: unknown, where: string): AddressRange {
-  if (!isObject(raw)) throw bad(`${where} must be an object with a subnet`);
+  if (!isRecord(raw)) throw bad(`${where} must be an object with a subnet`);
   const subnetText = optionalString(raw, 'subnet', where);
   if (subnetText === undefined) throw bad(`${where}.subnet is required`);
   const cidr = parseCidr(subnetText);
@@ -168,7 +165,7 @@ function parseRoutes(raw: unknown): Route[] {
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw bad('ipam.routes must be a list');
   return raw.map((r: unknown, i) => {
-    if (!isObject(r)) throw bad(`ipam.routes[${i}] must be an object`);
+    if (!isRecord(r)) throw bad(`ipam.routes[${i}] must be an object`);
     const dst = optionalString(r, 'dst', `ipam.routes[${i}]`);
     if (dst === undefined || !parseCidr(dst)) throw bad(`ipam.routes[${i}].dst must be a CIDR`);
     const gw = optionalString(r, 'gw', `ipam.routes[${i}]`);
@@ -179,9 +176,9 @@ function parseRoutes(raw: unknown): Route[] {
 
 function parsePodAnnotations(conf: Record<string, unknown>): Record<string, string> {
   const runtimeConfig = conf.runtimeConfig;
-  if (!isObject(runtimeConfig)) return {};
+  if (!isRecord(runtimeConfig)) return {};
   const annotations = runtimeConfig[POD_ANNOTATIONS_CAPABILITY];
-  if (!isObject(annotations)) return {};
+  if (!isRecord(annotations)) return {};
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(annotations)) if (typeof v === 'string') out[k] = v;
   return out;
@@ -192,7 +189,7 @@ function parseAttachments(conf: Record<string, unknown>): Attachment[] | undefin
   if (raw === undefined) return undefined;
   if (!Array.isArray(raw)) throw bad(`${VALID_ATTACHMENTS_KEY} must be a list`);
   return raw.map((a: unknown, i) => {
-    if (!isObject(a) || typeof a.containerID !== 'string' || typeof a.ifname !== 'string') {
+    if (!isRecord(a) || typeof a.containerID !== 'string' || typeof a.ifname !== 'string') {
       throw bad(`${VALID_ATTACHMENTS_KEY}[${i}] must be {containerID, ifname}`);
     }
     return { containerId: a.containerID, ifName: a.ifname };
@@ -202,9 +199,9 @@ function parseAttachments(conf: Record<string, unknown>): Attachment[] | undefin
 function parsePrevIps(conf: Record<string, unknown>): string[] | undefined {
   const prev = conf.prevResult;
   if (prev === undefined) return undefined;
-  if (!isObject(prev) || (prev.ips !== undefined && !Array.isArray(prev.ips))) throw bad('prevResult is malformed');
+  if (!isRecord(prev) || (prev.ips !== undefined && !Array.isArray(prev.ips))) throw bad('prevResult is malformed');
   return ((prev.ips as unknown[] | undefined) ?? []).map((entry, i) => {
-    const address = isObject(entry) ? entry.address : undefined;
+    const address = isRecord(entry) ? entry.address : undefined;
     const cidr = typeof address === 'string' ? parseCidr(address) : undefined;
     if (!cidr) throw bad(`prevResult.ips[${i}].address is not a CIDR`);
     return formatIp(cidr.address);
@@ -256,7 +253,7 @@ export function parseIpamConfig(conf: Record<string, unknown>): IpamConfig {
     );
   }
   const ipam = conf.ipam;
-  if (!isObject(ipam)) throw bad('ipam is required');
+  if (!isRecord(ipam)) throw bad('ipam is required');
   const dataDir = parseDataDir(ipam);
   let minuteMs = MINUTE_MS;
   if (ipam.testOnlyMinuteMs !== undefined) {

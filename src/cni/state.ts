@@ -1,5 +1,6 @@
 // One network's allocation state, kept in one JSON file. Entries are keyed by IP, so an address is structurally
 // held by at most one attachment or one reservation. Written only under the network's lock, by atomic replace.
+import { isRecord } from '../util/is-record.js';
 
 export interface PodIdentity {
   namespace: string;
@@ -63,10 +64,6 @@ export const MAX_NOTES = 256;
 
 export function emptyState(): NetworkState {
   return { version: 1, entries: {}, last: {}, notes: [] };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Check the shape of a decoded state file; returns a reason when it is not one. */

@@ -1,5 +1,5 @@
 // Failures answered by the API server, as a typed error carrying the Kubernetes Status.
-import { isPlainObject } from './object.js';
+import { isRecord } from '../util/is-record.js';
 
 export interface StatusCause {
   reason?: string;
@@ -69,7 +69,7 @@ export class ApiError extends Error {
     let status: Status | undefined;
     try {
       const parsed: unknown = JSON.parse(body);
-      if (isPlainObject(parsed) && parsed.kind === 'Status') status = parsed as Status;
+      if (isRecord(parsed) && parsed.kind === 'Status') status = parsed as Status;
     } catch {
       // not JSON: fall through
     }

@@ -1,6 +1,6 @@
 // JSON merge patches (RFC 7386): the smallest patch that turns one document into another. Objects are diffed key by
 // key, a removed key becomes null, anything else (arrays, scalars) is replaced whole.
-import { isPlainObject } from './object.js';
+import { isRecord } from '../util/is-record.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -10,7 +10,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a)) {
     return Array.isArray(b) && a.length === b.length && a.every((v, i) => jsonEqual(v, b[i]));
   }
-  if (isPlainObject(a) && isPlainObject(b)) {
+  if (isRecord(a) && isRecord(b)) {
     const ka = Object.keys(a).filter((k) => a[k] !== undefined);
     const kb = Object.keys(b).filter((k) => b[k] !== undefined);
     return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual(a[k], b[k]));
@@ -23,7 +23,7 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
  * undefined values count as absent.
  */
 export function createMergePatch(original: unknown, modified: unknown): Json | undefined {
-  if (!isPlainObject(original) || !isPlainObject(modified)) {
+  if (!isRecord(original) || !isRecord(modified)) {
     return jsonEqual(original, modified) ? undefined : toJson(modified);
   }
   const patch: { [key: string]: Json } = {};
@@ -41,7 +41,7 @@ export function createMergePatch(original: unknown, modified: unknown): Json | u
     if (prev === undefined) {
       patch[key] = toJson(next);
       changed = true;
-    } else if (isPlainObject(prev) && isPlainObject(next)) {
+    } else if (isRecord(prev) && isRecord(next)) {
       const sub = createMergePatch(prev, next);
       if (sub !== undefined) {
         patch[key] = sub;
@@ -57,10 +57,8 @@ export function createMergePatch(original: unknown, modified: unknown): Json | u
 
 /** Apply a merge patch (RFC 7386) to a document; returns a new value. */
 export function applyMergePatch(target: unknown, patch: unknown): Json {
-  if (!isPlainObject(patch)) return toJson(patch);
-  const result: { [key: string]: Json } = isPlainObject(target)
-    ? { ...(toJson(target) as { [key: string]: Json }) }
-    : {};
+  if (!isRecord(patch)) return toJson(patch);
+  const result: { [key: string]: Json } = isRecord(target) ? { ...(toJson(target) as { [key: string]: Json }) } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
     else if (value !== undefined) result[key] = applyMergePatch(result[key], value);

@@ -2,7 +2,8 @@
 // ERROR events end the iteration with an ApiError carrying the Status (410 Expired → isGone()).
 import type { Readable } from 'node:stream';
 import { ApiError, type Status } from './errors.js';
-import { isPlainObject, type KubeObject } from './object.js';
+import { type KubeObject } from './object.js';
+import { isRecord } from '../util/is-record.js';
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK';
 
@@ -32,7 +33,7 @@ export function parseWatchLine<T extends KubeObject>(line: string, path: string)
   } catch {
     throw new WatchProtocolError(`watch ${path}: a line is not JSON: ${line.slice(0, 120)}`);
   }
-  if (!isPlainObject(parsed) || typeof parsed.type !== 'string' || !isPlainObject(parsed.object)) {
+  if (!isRecord(parsed) || typeof parsed.type !== 'string' || !isRecord(parsed.object)) {
     throw new WatchProtocolError(`watch ${path}: an event lacks type or object: ${line.slice(0, 120)}`);
   }
   if (parsed.type === 'ERROR') {

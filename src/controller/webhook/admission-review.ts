@@ -2,6 +2,7 @@
 // field errors, plus a JSON patch (RFC 6902) from the object as sent to the object as a mutating handler left it.
 import { formatFieldErrors, type FieldError } from '../../api/field-errors.js';
 import type { KubeObject } from '../../kube/object.js';
+import { isRecord } from '../../util/is-record.js';
 
 export interface GroupVersionKind {
   group: string;
@@ -67,13 +68,9 @@ function pointer(segment: string): string {
   return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 /** A JSON patch turning `from` into `to`: objects compared key by key, arrays and scalars replaced whole. */
 export function jsonPatch(from: unknown, to: unknown, path = ''): JsonPatchOperation[] {
-  if (isObject(from) && isObject(to)) {
+  if (isRecord(from) && isRecord(to)) {
     const ops: JsonPatchOperation[] = [];
     for (const key of Object.keys(from)) {
       if (!(key in to) || to[key] === undefined) ops.push({ op: 'remove', path: `${path}/${pointer(key)}` });

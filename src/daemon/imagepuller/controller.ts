@@ -37,6 +37,7 @@ import { StatusWriter } from './status-writer.js';
 import { tagSpecProblem } from './tag-spec-check.js';
 import { TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
 import { rfc3339 } from '../../util/time.js';
+import { isRecord } from '../../util/is-record.js';
 
 export const NODE_IMAGES: ResourceType = {
   group: KRUISE_GROUP,
@@ -366,8 +367,4 @@ function newerResourceVersion(a: KubeObject, b: KubeObject): boolean {
   const rb = b.metadata?.resourceVersion;
   if (!ra || !rb || !/^\d+$/.test(ra) || !/^\d+$/.test(rb)) return false;
   return BigInt(ra) > BigInt(rb);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

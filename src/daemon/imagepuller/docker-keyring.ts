@@ -1,6 +1,7 @@
 // Registry credentials from Kubernetes pull secrets, matched to an image the way kubelet's keyring does it:
 // a key names a registry host (with an optional port and path prefix, `*` wildcards per host label); every key
 // that matches the image gives one credential, the most specific key first. Pure: no I/O, nothing logged.
+import { isRecord } from '../../util/is-record.js';
 
 export const DOCKER_CONFIG_JSON_TYPE = 'kubernetes.io/dockerconfigjson';
 export const DOCKER_CONFIG_JSON_KEY = '.dockerconfigjson';
@@ -167,8 +168,4 @@ export function credentialsFor(repository: string, credentials: readonly Registr
     out.push(credential);
   }
   return out;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -3,6 +3,7 @@
 // priority (highest first), and a problem for each container whose barrier env cannot be understood. A bad
 // container never stops the others: it is left out of the ordering and reported.
 import { BARRIER_CONFIGMAP_SUFFIX, BARRIER_KEY_PREFIX, CONTAINER_LAUNCH_BARRIER_ENV } from '../../api/constants.js';
+import { isRecord } from '../../util/is-record.js';
 
 /** OpenKruise documents priorities in [-2147483647, 2147483647]. */
 export const MIN_PRIORITY = -2147483647;
@@ -48,10 +49,6 @@ export function hasBarrierEnv(pod: PodSpecLike): boolean {
   const containers = pod.spec?.containers;
   if (!Array.isArray(containers)) return false;
   return containers.some((c) => barrierEnvOf(c) !== undefined);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The first env entry named KRUISE_CONTAINER_BARRIER of a container (as kubelet would meet it), if any. */

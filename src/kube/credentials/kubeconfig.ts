@@ -5,7 +5,6 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import { systemClock, type Clock } from '../../util/clock.js';
-import { isPlainObject } from '../object.js';
 import {
   FileTokenSource,
   StaticTokenSource,
@@ -13,6 +12,7 @@ import {
   type Authentication,
   type Connection,
 } from './connection.js';
+import { isRecord } from '../../util/is-record.js';
 
 export class KubeconfigError extends Error {
   override readonly name = 'KubeconfigError';
@@ -82,7 +82,7 @@ function parseKubeconfigText(text: string, path: string): ParsedFile {
     throw new KubeconfigError(`kubeconfig ${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
   }
   if (doc === undefined || doc === null) doc = {};
-  if (!isPlainObject(doc)) throw new KubeconfigError(`kubeconfig ${path} must be a YAML mapping`);
+  if (!isRecord(doc)) throw new KubeconfigError(`kubeconfig ${path} must be a YAML mapping`);
   const dir = dirname(path);
   const current = doc['current-context'];
   if (current !== undefined && current !== null && typeof current !== 'string') {
@@ -102,13 +102,13 @@ function namedList(doc: Record<string, unknown>, key: string, inner: string, pat
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) throw new KubeconfigError(`kubeconfig ${path}: ${key} must be a list`);
   return raw.map((entry: unknown, i) => {
-    if (!isPlainObject(entry)) throw new KubeconfigError(`kubeconfig ${path}: ${key}[${i}] must be a mapping`);
+    if (!isRecord(entry)) throw new KubeconfigError(`kubeconfig ${path}: ${key}[${i}] must be a mapping`);
     const name = entry.name;
     if (typeof name !== 'string' || !name) {
       throw new KubeconfigError(`kubeconfig ${path}: ${key}[${i}].name is missing`);
     }
     const body = entry[inner] ?? {};
-    if (!isPlainObject(body)) throw new KubeconfigError(`kubeconfig ${path}: ${key}[${i}].${inner} must be a mapping`);
+    if (!isRecord(body)) throw new KubeconfigError(`kubeconfig ${path}: ${key}[${i}].${inner} must be a mapping`);
     return { name, body, dir };
   });
 }
@@ -199,7 +199,7 @@ async function connectionFromParsed(files: ParsedFile[], options: KubeconfigOpti
 function rejectUnsupported(user: Named, where: string): void {
   const exec = user.body.exec;
   if (exec !== undefined && exec !== null) {
-    const command = isPlainObject(exec) && typeof exec.command === 'string' ? ` (command ${exec.command})` : '';
+    const command = isRecord(exec) && typeof exec.command === 'string' ? ` (command ${exec.command})` : '';
     throw new KubeconfigError(
       `${where} uses an exec credential plugin${command}, which this client does not support: ` +
         'use a token, tokenFile or client certificate (for example a service-account token)',
@@ -207,7 +207,7 @@ function rejectUnsupported(user: Named, where: string): void {
   }
   const provider = user.body['auth-provider'];
   if (provider !== undefined && provider !== null) {
-    const name = isPlainObject(provider) && typeof provider.name === 'string' ? ` "${provider.name}"` : '';
+    const name = isRecord(provider) && typeof provider.name === 'string' ? ` "${provider.name}"` : '';
     throw new KubeconfigError(
       `${where} uses the auth-provider plugin${name}, which this client does not support: ` +
         'use a token, tokenFile or client certificate',

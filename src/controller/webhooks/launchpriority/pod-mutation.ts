@@ -16,6 +16,7 @@ import {
   CONTAINER_LAUNCH_PRIORITY_ANNOTATION,
   CONTAINER_LAUNCH_PRIORITY_ENV,
 } from '../../../api/constants.js';
+import { isRecord } from '../../../util/is-record.js';
 
 export const MIN_PRIORITY = -2147483647;
 export const MAX_PRIORITY = 2147483647;
@@ -41,10 +42,6 @@ export interface PodMutationOptions {
 }
 
 type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 // apiserver's names.SimpleNameGenerator: base truncated to 58, plus 5 characters of this alphabet
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

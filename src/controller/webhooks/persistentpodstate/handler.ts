@@ -11,6 +11,7 @@ import type { KubeObject, OwnerReference } from '../../../kube/object.js';
 import { PERSISTENT_POD_STATES } from '../../persistentpodstate/resources.js';
 import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from '../../webhook/admission-review.js';
 import { injectPersistentPodState } from './pod-injection.js';
+import { isRecord } from '../../../util/is-record.js';
 
 export const PPS_VALIDATING_WEBHOOK_NAME = 'vpersistentpodstate.kb.io';
 export const PPS_VALIDATING_WEBHOOK_PATH = '/validate-apps-kruise-io-v1alpha1-persistentpodstate';
@@ -29,10 +30,6 @@ export function apiPersistentPodStateReader(client: Pick<KubeClient, 'list'>): P
       return list.items;
     },
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 export function validatePersistentPodStateHandler(reader: PersistentPodStateReader): AdmissionHandler {

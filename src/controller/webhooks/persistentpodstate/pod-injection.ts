@@ -9,6 +9,7 @@
 import { INJECTED_PERSISTENT_POD_STATE_ANNOTATION } from '../../../api/constants.js';
 import type { PersistentPodState } from '../../../api/persistentpodstate.js';
 import { MAX_PREFERRED_WEIGHT, MIN_PREFERRED_WEIGHT } from '../../../api/persistentpodstate-validation.js';
+import { isRecord } from '../../../util/is-record.js';
 
 type Json = Record<string, unknown>;
 
@@ -27,10 +28,6 @@ interface MatchExpression {
 interface PreferredTerm {
   weight: number;
   preference: { matchExpressions: MatchExpression[] };
-}
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function stringMap(value: unknown): Record<string, string> {
