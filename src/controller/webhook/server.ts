@@ -1,5 +1,5 @@
-// The admission webhook server: HTTPS, a router of handlers by path (image kinds now; CRR and pod handlers plug in
-// later), AdmissionReview v1 in and out. The certificate can be swapped at run time (rotation) without a restart.
+// The admission webhook server: HTTPS, a router of handlers by path (one per webhook the controller registers),
+// AdmissionReview v1 in and out. The certificate can be swapped at run time (rotation) without a restart.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
