@@ -2,8 +2,8 @@
 // controllers while leading. Resolves with the exit code: 0 stopped cleanly, 1 failed or lost the lease, 2 bad
 // configuration.
 import { hostname } from 'node:os';
-import { HealthRegistry } from '../daemon/health.js';
-import { StatusServer } from '../daemon/status-server.js';
+import { HealthRegistry } from '../observability/health.js';
+import { StatusServer } from '../observability/status-server.js';
 import { EventRecorder } from '../kube/event-recorder.js';
 import { KubeClient } from '../kube/client.js';
 import { loadConnection } from '../kube/credentials/load.js';

@@ -5,11 +5,11 @@ import type { Registry } from 'prom-client';
 import type { KubeClient } from '../kube/client.js';
 import type { Logger } from '../observability/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { HealthRegistry } from './health.js';
+import { HealthRegistry } from '../observability/health.js';
 import type { DaemonOptions } from './options.js';
 import { RuntimeConnection, type RuntimeHandle } from './runtime-connection.js';
 import { ShutdownHooks, type ShutdownOutcome } from './shutdown.js';
-import { StatusServer, type BoundAddress } from './status-server.js';
+import { StatusServer, type BoundAddress } from '../observability/status-server.js';
 
 /** What a controller of the agent gets when it starts. */
 export interface AgentContext<C extends RuntimeHandle = RuntimeHandle> {

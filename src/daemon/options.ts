@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { IPAM_FLAGS, IPAM_USAGE, IpamFlagError, parseIpamFlags, type IpamOptions } from './ipreservation/options.js';
 import { logLevelFromEnv } from '../observability/logger.js';
 import { errorMessage } from '../util/error-message.js';
+import type { ListenAddress } from '../observability/status-server.js';
 
 export const DEFAULT_ADDR = ':10221';
 export const DEFAULT_HOST_RUN_DIR = '/hostvarrun';
@@ -19,12 +20,6 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-export interface ListenAddress {
-  /** Undefined = every interface (Node listens on :: and 0.0.0.0). */
-  host: string | undefined;
-  /** 0 = any free port (tests). */
-  port: number;
-}
 
 export interface DaemonOptions {
   /** The node this agent serves (NODE_NAME, from the pod's spec.nodeName). */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { combineReports, HealthRegistry, renderReport } from '../../../src/daemon/health.js';
+import { combineReports, HealthRegistry, renderReport } from '../../../src/observability/health.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
 describe('HealthRegistry', () => {

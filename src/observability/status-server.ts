@@ -1,11 +1,18 @@
-// The agent's HTTP listener: /healthz (liveness checks), /readyz (liveness + readiness checks) and /metrics
+// The status HTTP listener of the agent and the controller: /healthz (liveness checks), /readyz (liveness + readiness checks) and /metrics
 // (the process's private prom-client registry). GET and HEAD only; `?verbose` lists every check.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
-import type { Logger } from '../observability/logger.js';
+import type { Logger } from './logger.js';
 import { combineReports, renderReport, type HealthRegistry } from './health.js';
-import type { ListenAddress } from './options.js';
+
+/** Where the status server listens. */
+export interface ListenAddress {
+  /** Undefined = every interface (Node listens on :: and 0.0.0.0). */
+  host: string | undefined;
+  /** 0 = any free port (tests). */
+  port: number;
+}
 
 export interface StatusServerOptions {
   /** /healthz: the agent works (runtime reachable, informers synced...). */

@@ -1,8 +1,8 @@
 // The status server in-process on loopback: routes, methods, verbose bodies, metrics content type.
 import assert from 'node:assert/strict';
 import { Counter } from 'prom-client';
-import { HealthRegistry } from '../../../src/daemon/health.js';
-import { StatusServer } from '../../../src/daemon/status-server.js';
+import { HealthRegistry } from '../../../src/observability/health.js';
+import { StatusServer } from '../../../src/observability/status-server.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { createRegistry } from '../../../src/observability/metrics.js';
 
