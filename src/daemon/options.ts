@@ -20,7 +20,6 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-
 export interface DaemonOptions {
   /** The node this agent serves (NODE_NAME, from the pod's spec.nodeName). */
   nodeName: string;
