@@ -20,7 +20,7 @@ import {
   type ControllerOptions,
 } from './options.js';
 import { controllerMetrics } from './shared/metrics.js';
-import { startWebhooks, type RunningWebhooks } from './webhook/start.js';
+import { startWebhooks, type RunningWebhooks } from './admission/start.js';
 
 export const CONTROLLER_USER_AGENT = 'kruise-controller/0.1.0';
 const SHUTDOWN_DEADLINE_MS = 10_000;

@@ -14,9 +14,9 @@ import {
   VALIDATING_WEBHOOK_CONFIGURATIONS,
 } from '../../../src/controller/resources.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
-import type { AdmissionDecision, AdmissionRequest } from '../../../src/controller/webhook/admission-review.js';
-import { createWebhookCertificates } from '../../../src/controller/webhook/certs.js';
-import { WebhookServer } from '../../../src/controller/webhook/server.js';
+import type { AdmissionDecision, AdmissionRequest } from '../../../src/controller/admission/admission-review.js';
+import { createWebhookCertificates } from '../../../src/controller/admission/certs.js';
+import { WebhookServer } from '../../../src/controller/admission/server.js';
 import { startApiServer, type ApiServer } from '../../cluster/apiserver/index.js';
 
 interface ConfigMap extends KubeObject {

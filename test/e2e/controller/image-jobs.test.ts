@@ -18,7 +18,7 @@ import {
 import {
   MUTATING_CONFIGURATION_NAME,
   type WebhookConfiguration,
-} from '../../../src/controller/webhook/configurations.js';
+} from '../../../src/controller/admission/configurations.js';
 import { httpGet } from '../../component/daemon/agent-process.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import {

@@ -15,13 +15,13 @@ import { silentLogger } from '../../../src/observability/logger.js';
 import { createRegistry } from '../../../src/observability/metrics.js';
 import { MUTATING_WEBHOOK_CONFIGURATIONS, type SecretObject } from '../../../src/controller/resources.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
-import { CertManager } from '../../../src/controller/webhook/cert-manager.js';
+import { CertManager } from '../../../src/controller/admission/cert-manager.js';
 import {
   ensureWebhookConfigurations,
   MUTATING_CONFIGURATION_NAME,
   type WebhookConfiguration,
-} from '../../../src/controller/webhook/configurations.js';
-import { servingMatches } from '../../../src/controller/webhook/certs.js';
+} from '../../../src/controller/admission/configurations.js';
+import { servingMatches } from '../../../src/controller/admission/certs.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import { FakeClock } from '../../../src/util/clock.js';

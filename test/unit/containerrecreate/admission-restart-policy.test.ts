@@ -2,8 +2,8 @@
 // or the container's own) is denied with a message under the container's field; Always (or unset) is admitted.
 import assert from 'node:assert/strict';
 import type { WirePod } from '../../../src/api/wire.js';
-import type { AdmissionRequest } from '../../../src/controller/webhook/admission-review.js';
-import { crrAdmissionHandler } from '../../../src/controller/webhooks/crr/handler.js';
+import type { AdmissionRequest } from '../../../src/controller/admission/admission-review.js';
+import { crrAdmissionHandler } from '../../../src/controller/admission/crr/handler.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 
 function pod(restartPolicy?: string, appPolicy?: string): WirePod {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { WireNode, WirePod } from '../../../src/api/wire.js';
-import { crrAdmissionHandler, type CrrObjectReader } from '../../../src/controller/webhooks/crr/handler.js';
-import type { AdmissionRequest } from '../../../src/controller/webhook/admission-review.js';
+import { crrAdmissionHandler, type CrrObjectReader } from '../../../src/controller/admission/crr/handler.js';
+import type { AdmissionRequest } from '../../../src/controller/admission/admission-review.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 
 const POD: WirePod = {

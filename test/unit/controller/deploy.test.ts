@@ -12,8 +12,8 @@ import {
   VALIDATING_WEBHOOKS,
   webhookFor,
   type Webhook,
-} from '../../../src/controller/webhook/configurations.js';
-import { imageWebhookHandlers } from '../../../src/controller/webhook/image-handlers.js';
+} from '../../../src/controller/admission/configurations.js';
+import { imageWebhookHandlers } from '../../../src/controller/admission/images/handlers.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
 interface Rule {

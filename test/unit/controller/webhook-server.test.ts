@@ -2,8 +2,8 @@
 import assert from 'node:assert/strict';
 import { request as httpsRequest, Agent } from 'node:https';
 import { Registry } from 'prom-client';
-import { createWebhookCertificates } from '../../../src/controller/webhook/certs.js';
-import { API_SERVER_IDLE_CONN_TIMEOUT_MS, WebhookServer } from '../../../src/controller/webhook/server.js';
+import { createWebhookCertificates } from '../../../src/controller/admission/certs.js';
+import { API_SERVER_IDLE_CONN_TIMEOUT_MS, WebhookServer } from '../../../src/controller/admission/server.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 

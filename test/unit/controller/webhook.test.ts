@@ -2,11 +2,11 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import fc from 'fast-check';
-import { jsonPatch } from '../../../src/controller/webhook/admission-review.js';
-import { createWebhookCertificates, notAfterOf, servingMatches } from '../../../src/controller/webhook/certs.js';
-import { IMAGE_WEBHOOK_PATHS, imageWebhookHandlers } from '../../../src/controller/webhook/image-handlers.js';
-import { clientConfigFor } from '../../../src/controller/webhook/configurations.js';
-import type { AdmissionRequest } from '../../../src/controller/webhook/admission-review.js';
+import { jsonPatch } from '../../../src/controller/admission/admission-review.js';
+import { createWebhookCertificates, notAfterOf, servingMatches } from '../../../src/controller/admission/certs.js';
+import { IMAGE_WEBHOOK_PATHS, imageWebhookHandlers } from '../../../src/controller/admission/images/handlers.js';
+import { clientConfigFor } from '../../../src/controller/admission/configurations.js';
+import type { AdmissionRequest } from '../../../src/controller/admission/admission-review.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { FakeClock } from '../../../src/util/clock.js';
 import { applyJsonPatch, type JsonValue } from '../../cluster/apiserver/patch/index.js';

@@ -4,7 +4,7 @@ import {
   mutatePodForLaunchPriority,
   parsePriority,
   type PodAdmissionRequest,
-} from '../../../src/controller/webhooks/launchpriority/pod-mutation.js';
+} from '../../../src/controller/admission/launchpriority/pod-mutation.js';
 
 type Json = Record<string, unknown>;
 const PODS = { group: '', version: 'v1', resource: 'pods' };

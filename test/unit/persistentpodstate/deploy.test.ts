@@ -9,11 +9,11 @@ import {
   VALIDATING_WEBHOOKS,
   webhookFor,
   type Webhook,
-} from '../../../src/controller/webhook/configurations.js';
+} from '../../../src/controller/admission/configurations.js';
 import {
   PPS_POD_WEBHOOK_NAME,
   PPS_VALIDATING_WEBHOOK_NAME,
-} from '../../../src/controller/webhooks/persistentpodstate/handler.js';
+} from '../../../src/controller/admission/persistentpodstate/handler.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
 
 interface Doc {

@@ -7,14 +7,14 @@ import {
   EMPTY_TOPOLOGY_MESSAGE,
   validatePersistentPodState,
 } from '../../../src/api/persistentpodstate-validation.js';
-import type { AdmissionRequest } from '../../../src/controller/webhook/admission-review.js';
+import type { AdmissionRequest } from '../../../src/controller/admission/admission-review.js';
 import {
   persistentPodStateWebhookHandlers,
   PPS_POD_WEBHOOK_PATH,
   PPS_VALIDATING_WEBHOOK_PATH,
   type PersistentPodStateReader,
-} from '../../../src/controller/webhooks/persistentpodstate/handler.js';
-import { injectPersistentPodState } from '../../../src/controller/webhooks/persistentpodstate/pod-injection.js';
+} from '../../../src/controller/admission/persistentpodstate/handler.js';
+import { injectPersistentPodState } from '../../../src/controller/admission/persistentpodstate/pod-injection.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 
 const HOST = 'kubernetes.io/hostname';

@@ -9,7 +9,7 @@ import { groupOf, sameTarget, validatePersistentPodState } from '../../../api/pe
 import type { KubeClient } from '../../../kube/client.js';
 import type { KubeObject, OwnerReference } from '../../../kube/object.js';
 import { PERSISTENT_POD_STATES } from '../../persistentpodstate/resources.js';
-import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from '../../webhook/admission-review.js';
+import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from '../admission-review.js';
 import { injectPersistentPodState } from './pod-injection.js';
 import { isRecord } from '../../../util/is-record.js';
 

@@ -17,7 +17,7 @@ import { errorMessage } from '../../../util/error-message.js';
 import type { KubeClient } from '../../../kube/client.js';
 import type { KubeObject } from '../../../kube/object.js';
 import { CoreResources } from '../../../kube/resource.js';
-import { denyFor, type AdmissionHandler } from '../../webhook/admission-review.js';
+import { denyFor, type AdmissionHandler } from '../admission-review.js';
 
 export const CRR_WEBHOOK_PATH = '/mutate-apps-kruise-io-containerrecreaterequest';
 

@@ -7,10 +7,10 @@ import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resource.js';
 import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../resources.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
-import { IMAGE_WEBHOOK_PATHS } from './image-handlers.js';
-import { CRR_WEBHOOK_PATH } from '../webhooks/crr/handler.js';
-import { POD_MUTATING_WEBHOOK } from '../webhooks/launchpriority/webhook.js';
-import { PPS_POD_WEBHOOK, PPS_VALIDATING_WEBHOOK } from '../webhooks/persistentpodstate/webhook.js';
+import { IMAGE_WEBHOOK_PATHS } from './images/handlers.js';
+import { CRR_WEBHOOK_PATH } from './crr/handler.js';
+import { POD_MUTATING_WEBHOOK } from './launchpriority/webhook.js';
+import { PPS_POD_WEBHOOK, PPS_VALIDATING_WEBHOOK } from './persistentpodstate/webhook.js';
 
 export const MUTATING_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
 export const VALIDATING_CONFIGURATION_NAME = 'kruise-validating-webhook-configuration';

@@ -1,17 +1,17 @@
 // Admission handlers of the image kinds: defaulting (mutating) and validation (validating) of NodeImage,
 // ImagePullJob and ImageListPullJob, with src/api's rules and OpenKruise's messages; a denial names the field.
-import { defaultImageListPullJob, defaultImagePullJob, defaultNodeImage } from '../../api/defaults.js';
-import type { FieldError } from '../../api/field-errors.js';
-import { validateImageListPullJob } from '../../api/imagelistpulljob-validation.js';
-import type { ImageListPullJob } from '../../api/imagelistpulljob.js';
-import { validateImagePullJob } from '../../api/imagepulljob-validation.js';
-import type { ImagePullJob } from '../../api/imagepulljob.js';
-import { validateNodeImage } from '../../api/nodeimage-validation.js';
-import type { NodeImage } from '../../api/nodeimage.js';
-import type { KubeObject } from '../../kube/object.js';
-import type { Clock } from '../../util/clock.js';
-import { rfc3339 } from '../../util/time.js';
-import { denyFor, type AdmissionHandler, type AdmissionRequest } from './admission-review.js';
+import { defaultImageListPullJob, defaultImagePullJob, defaultNodeImage } from '../../../api/defaults.js';
+import type { FieldError } from '../../../api/field-errors.js';
+import { validateImageListPullJob } from '../../../api/imagelistpulljob-validation.js';
+import type { ImageListPullJob } from '../../../api/imagelistpulljob.js';
+import { validateImagePullJob } from '../../../api/imagepulljob-validation.js';
+import type { ImagePullJob } from '../../../api/imagepulljob.js';
+import { validateNodeImage } from '../../../api/nodeimage-validation.js';
+import type { NodeImage } from '../../../api/nodeimage.js';
+import type { KubeObject } from '../../../kube/object.js';
+import type { Clock } from '../../../util/clock.js';
+import { rfc3339 } from '../../../util/time.js';
+import { denyFor, type AdmissionHandler, type AdmissionRequest } from '../admission-review.js';
 
 export const IMAGE_WEBHOOK_PATHS = {
   mutateNodeImage: '/mutate-apps-kruise-io-nodeimage',

@@ -7,13 +7,10 @@ import type { ControllerOptions } from '../options.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { CertManager } from './cert-manager.js';
 import { ensureWebhookConfigurations, type WebhookTarget } from './configurations.js';
-import { imageWebhookHandlers } from './image-handlers.js';
-import { apiReader, crrWebhookHandlers } from '../webhooks/crr/handler.js';
-import { launchPriorityWebhookHandlers } from '../webhooks/launchpriority/handler.js';
-import {
-  apiPersistentPodStateReader,
-  persistentPodStateWebhookHandlers,
-} from '../webhooks/persistentpodstate/handler.js';
+import { imageWebhookHandlers } from './images/handlers.js';
+import { apiReader, crrWebhookHandlers } from './crr/handler.js';
+import { launchPriorityWebhookHandlers } from './launchpriority/handler.js';
+import { apiPersistentPodStateReader, persistentPodStateWebhookHandlers } from './persistentpodstate/handler.js';
 import { WebhookServer } from './server.js';
 
 export interface RunningWebhooks {
