@@ -1,4 +1,5 @@
-// One file for the plugin: its compiled modules (src/cli/kruise-ipam.js and src/cni/*.js) joined in dependency order,
+// One file for the plugin: its compiled modules (src/cli/kruise-ipam.js and what it imports: src/cni, a few src/util
+// helpers) joined in dependency order,
 // relative imports dropped, `export` keywords removed, node: imports merged at the top. Node then loads one module
 // instead of one per file (measured: docs/ipam.md). It works because the plugin's modules keep distinct top-level names
 // and node: imports (two modules may not import one local name from different node: modules) and use only
@@ -29,8 +30,10 @@ function load(root: string, rel: string): ModuleSource {
   return { path: rel, text, deps };
 }
 
-/** Build the single-file plugin from a compiled tree (`root` = the outDir). */
-export function bundlePlugin(root: string, entry = 'src/cli/kruise-ipam.js'): string {
+export const PLUGIN_ENTRY = 'src/cli/kruise-ipam.js';
+
+/** The entry and every module it imports by relative path, each once, dependencies first. */
+function loadTree(root: string, entry: string): { modules: Map<string, ModuleSource>; order: string[] } {
   const modules = new Map<string, ModuleSource>();
   const order: string[] = [];
   const visiting = new Set<string>();
@@ -45,6 +48,17 @@ export function bundlePlugin(root: string, entry = 'src/cli/kruise-ipam.js'): st
     order.push(rel);
   };
   visit(entry);
+  return { modules, order };
+}
+
+/** The plugin's compiled modules (paths relative to `root`, the outDir), dependencies first. */
+export function pluginModuleTree(root: string, entry = PLUGIN_ENTRY): string[] {
+  return loadTree(root, entry).order;
+}
+
+/** Build the single-file plugin from a compiled tree (`root` = the outDir). */
+export function bundlePlugin(root: string, entry = PLUGIN_ENTRY): string {
+  const { modules, order } = loadTree(root, entry);
 
   const nodeImports = new Map<string, Set<string>>();
   const declared = new Map<string, string>();

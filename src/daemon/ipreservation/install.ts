@@ -10,7 +10,6 @@ import {
   chmodSync,
   copyFileSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   renameSync,
   statSync,
@@ -19,7 +18,7 @@ import {
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { POD_ANNOTATIONS_CAPABILITY } from '../../cni/config.js';
-import { bundlePlugin, BundleError } from './bundle.js';
+import { bundlePlugin, BundleError, pluginModuleTree } from './bundle.js';
 
 export const PLUGIN_NAME = 'kruise-ipam';
 export const CONFLIST_NAME = '10-kruise-ipam.conflist';
@@ -74,10 +73,9 @@ function outDir(): string {
   return fileURLToPath(new URL('../../../', import.meta.url));
 }
 
-/** The plugin's own modules, relative to the outDir: its entry and src/cni (it imports nothing else of ours). */
+/** The plugin's own modules, relative to the outDir: its entry and every module it imports (src/cni, src/util). */
 export function pluginModules(root = outDir()): string[] {
-  const cni = readdirSync(join(root, 'src', 'cni')).filter((f) => f.endsWith('.js'));
-  return ['src/cli/kruise-ipam.js', ...cni.map((f) => `src/cni/${f}`)];
+  return pluginModuleTree(root);
 }
 
 export interface InstallOutcome {

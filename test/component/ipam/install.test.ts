@@ -48,7 +48,9 @@ describe('kruise-ipam install (copy mode, bundled and module tree)', function ()
       ),
     );
     assert.equal(statSync(join(dir, 'kruise-ipam.d', 'node')).size, statSync(process.execPath).size);
+    // every module the plugin imports, wherever it lives (src/cni and the src/util helpers it uses)
     assert.ok(pluginModules().includes('src/cni/store.js'));
+    assert.ok(pluginModules().includes('src/util/error-message.js'));
     assert.equal(installPluginCopy(dir).changed, false, 'nothing to do the second time');
 
     const dataDir = join(dir, 'data');
