@@ -6,15 +6,7 @@
 // - copy: Node is copied to `<cni-bin-dir>/kruise-ipam.d/node` too, so the plugin runs on the host when the agent
 //   runs in a container whose files the host cannot see (the DaemonSet).
 // Files are replaced atomically (temp + rename) and only when their content changes.
-import {
-  chmodSync,
-  copyFileSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { POD_ANNOTATIONS_CAPABILITY } from '../../cni/config.js';
