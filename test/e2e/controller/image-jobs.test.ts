@@ -31,6 +31,7 @@ import {
 } from '../../support/real-images.js';
 import { waitFor } from '../../support/wait.js';
 import { getJob, getListJob, getNodeImage, waitForJob } from './controller-env.js';
+import { errorMessage } from '../../../src/util/error-message.js';
 
 const NS = 'e2e-image-jobs';
 const REG = 'registry.invalid:5000';
@@ -247,7 +248,13 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     });
     await controller().kill();
     await system.startController();
-    const done = await waitForJob(client(), NS, 'restart', (j) => !!j.status?.completionTime);
+    const done = await waitForJob(client(), NS, 'restart', (j) => !!j.status?.completionTime).catch((err: unknown) => {
+      // seen once in three full runs (not reproduced): show what the new controller did
+      const lines = controller()
+        .logs.slice(-40)
+        .map((l) => JSON.stringify(l));
+      throw new Error(`${errorMessage(err)}\nthe restarted controller's last lines:\n${lines.join('\n')}`);
+    });
     assert.equal(done.status?.succeeded, 2);
     for (const node of NODES) {
       const ni = await getNodeImage(client(), node);
