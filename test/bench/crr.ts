@@ -1,3 +1,5 @@
+// emulator: only the RSS part (110 pods registered without running them, the agent's requests counted per user agent);
+// the CRR figures run on the real cluster
 // ContainerRecreateRequests: how fast the agent reacts to a new CRR (CRR created → StopContainer issued, from the
 // agent's own log line written right before the CRI call, both clocks being this machine's), how long until the CRR
 // is Completed and until kubelet reports the container running again, each beside kubelet-lite's figure, over 100 CRRs on

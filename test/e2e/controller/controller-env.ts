@@ -1,3 +1,5 @@
+// emulator: startControllerEnv serves the scale and PersistentPodState benchmarks (Nodes and pods no kubelet runs); the
+// e2e tests on the real cluster use only its job and NodeImage helpers
 // What the controller's e2e tests and the scale benchmark share: an in-process API emulator with deploy/crds and the
 // namespaces the controller needs, a kubeconfig for it, Ready Nodes, the controller as a real process, a test
 // client, and helpers to read jobs and NodeImages.
