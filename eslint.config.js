@@ -1,4 +1,5 @@
-// ESLint flat config: typescript-eslint's recommended rules plus a few that matter for a long-running agent.
+// ESLint flat config: typescript-eslint's recommended rules (the type-checked set for src/) plus a few that matter for a
+// long-running agent (floating and misused promises everywhere).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
@@ -18,6 +19,7 @@ export default tseslint.config(
       'no-console': 'off',
     },
   },
+  ...tseslint.configs.recommendedTypeChecked.map((config) => ({ ...config, files: ['src/**/*.ts'] })),
   {
     files: ['src/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'error' },

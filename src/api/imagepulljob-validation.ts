@@ -39,10 +39,9 @@ export function validateImagePullJob(job: unknown, options: JobValidationOptions
   if (imageError) errors.push(imageError);
   else if (image === undefined || image === null || image === '') {
     errors.push(fieldError('FieldValueRequired', 'spec.image', 'image can not be empty'));
-  } else {
+  } else if (typeof image === 'string') {
     const problem = validateImageReference(image);
-    if (problem)
-      errors.push(fieldError('FieldValueInvalid', 'spec.image', `invalid image ${String(image)}: ${problem}`));
+    if (problem) errors.push(fieldError('FieldValueInvalid', 'spec.image', `invalid image ${image}: ${problem}`));
   }
 
   errors.push(...validateParallelism(spec['parallelism']));

@@ -2,7 +2,7 @@
 // and the hashes OpenKruise puts in them, byte-exact: FNV-1a 32 over go-spew's `%#v` text of the JSON bytes
 // ("([]uint8)[" + decimal bytes joined by spaces + "]"), as hashutil.DeepHashObject does on a []byte.
 import type { Wire } from './wire.js';
-import type { V1Container, V1EnvVar } from '@kubernetes/client-node';
+import type { V1Container } from '@kubernetes/client-node';
 
 export interface RuntimeContainerHashes {
   /** kubelet's container hash (annotation io.kubernetes.container.hash). */
@@ -86,7 +86,7 @@ export interface EnvFromMetadata {
 /** The container's env vars fed from pod labels/annotations (OpenKruise's selection). */
 export function envFromMetadata(container: Wire<V1Container>): EnvFromMetadata[] {
   const out: EnvFromMetadata[] = [];
-  for (const e of (container.env ?? []) as Wire<V1EnvVar>[]) {
+  for (const e of container.env ?? []) {
     if (e.value || !e.valueFrom?.fieldRef || ENV_HASH_EXCLUDED.has(e.name)) continue;
     const ref = metadataFieldRef(e.valueFrom.fieldRef.fieldPath);
     if (ref) out.push({ env: e.name, ...ref });

@@ -29,7 +29,6 @@ import {
 import {
   PERSISTENT_POD_STATES,
   STATEFULSETS,
-  type NodeObject as PpsNodeObject,
   type PersistentPodStateObject,
   type PodObject as PpsPodObject,
   type StatefulSetObject,
@@ -167,7 +166,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     persistentPodStates,
     statefulSets,
     pods: pods as unknown as Informer<PpsPodObject>,
-    nodes: nodes as unknown as Informer<PpsNodeObject>,
+    nodes,
     workers: settings.persistentPodStateWorkers,
   });
   const controllers = [nodeImageController, jobController, listController, crrHousekeeper, ppsController];

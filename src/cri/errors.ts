@@ -148,7 +148,7 @@ export function toCriError(err: unknown, ctx: CriErrorContext): CriError {
     const text = errorMessage(err);
     return new CriError('Unknown', GrpcStatus.UNKNOWN, ctx.method, 'call failed', text);
   }
-  const code = err.code;
+  const code: GrpcStatus = err.code;
   const details = (err.details ?? err.message ?? '').trim();
   const method = ctx.method;
 
@@ -212,7 +212,7 @@ export function toCriError(err: unknown, ctx: CriErrorContext): CriError {
 }
 
 /** Codes that come from the transport (or our deadline), not from the runtime judging the request. */
-function isTransportCode(code: number): boolean {
+function isTransportCode(code: GrpcStatus): boolean {
   return code === GrpcStatus.UNAVAILABLE || code === GrpcStatus.DEADLINE_EXCEEDED || code === GrpcStatus.CANCELLED;
 }
 

@@ -69,7 +69,7 @@ export class ApiError extends Error {
     let status: Status | undefined;
     try {
       const parsed: unknown = JSON.parse(body);
-      if (isRecord(parsed) && parsed.kind === 'Status') status = parsed as Status;
+      if (isRecord(parsed) && parsed.kind === 'Status') status = parsed;
     } catch {
       // not JSON: fall through
     }

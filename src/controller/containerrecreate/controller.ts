@@ -138,7 +138,7 @@ export class CrrHousekeeper {
       if (crr.metadata?.labels?.[CRR_ACTIVE_LABEL] !== undefined) {
         await client.patch(
           CRR_RESOURCE,
-          crr.metadata!.name!,
+          crr.metadata.name!,
           { metadata: { labels: { [CRR_ACTIVE_LABEL]: null } } },
           {
             type: 'merge',
@@ -153,7 +153,7 @@ export class CrrHousekeeper {
       if (left > 0) return { requeueAfter: left };
       log.info({ ttlSecondsAfterFinished: ttl }, 'deleting finished ContainerRecreateRequest');
       try {
-        await client.delete(CRR_RESOURCE, crr.metadata!.name!, { namespace: ns });
+        await client.delete(CRR_RESOURCE, crr.metadata.name!, { namespace: ns });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -216,7 +216,7 @@ export class CrrHousekeeper {
   private async acquirePodNotReady(crr: CrrObject, pod: PodObject): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
-    const name = crr.metadata!.name!;
+    const name = crr.metadata.name!;
     if (hasKruisePodReadyGate(pod)) {
       if (!crr.metadata?.finalizers?.includes(CRR_UNREADY_ACQUIRED_KEY)) {
         await client.patch(
@@ -259,7 +259,7 @@ export class CrrHousekeeper {
   private async releasePodNotReady(crr: CrrObject, pod: PodObject | undefined): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
-    const name = crr.metadata!.name!;
+    const name = crr.metadata.name!;
     if (pod) {
       await patchStatus(client, CoreResources.pods, pod, (draft) => {
         const conditions = removeNotReadyKey(

@@ -176,7 +176,7 @@ export class ImagePullController {
       for (const tag of specTags(image)) {
         const key = tagKey(name, tag.tag);
         wanted.add(key);
-        this.reconcileTag(nodeImage, name, image as unknown as ImageSpec & Record<string, unknown>, tag, key);
+        this.reconcileTag(nodeImage, name, image, tag, key);
       }
     }
     for (const [key, pull] of this.pulls) {

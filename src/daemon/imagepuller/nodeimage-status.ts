@@ -23,7 +23,10 @@ export function specTags(image: unknown): Array<Record<string, unknown> & { tag:
   if (!Array.isArray(tags)) return [];
   return tags.filter(
     (t): t is Record<string, unknown> & { tag: string } =>
-      typeof t === 'object' && t !== null && typeof (t as { tag?: unknown }).tag === 'string' && t.tag !== '',
+      typeof t === 'object' &&
+      t !== null &&
+      typeof (t as { tag?: unknown }).tag === 'string' &&
+      (t as { tag: string }).tag !== '',
   );
 }
 

@@ -10,13 +10,7 @@ import {
 } from '../../api/constants.js';
 import { pullReference, repositoryName, tryParseNameAndTag, type ImageReference } from '../../api/image-reference.js';
 import type { ObjectReference } from '../../api/meta.js';
-import type {
-  ImagePullPolicy,
-  ImageTagPullPolicy,
-  ImageTagStatus,
-  ReferenceObject,
-  SandboxConfig,
-} from '../../api/nodeimage.js';
+import type { ImageTagPullPolicy, ImageTagStatus, ReferenceObject, SandboxConfig } from '../../api/nodeimage.js';
 import type { CriCallOptions } from '../../cri/client.js';
 import { isCriError } from '../../cri/errors.js';
 import type {
@@ -55,7 +49,8 @@ export interface TagPullSpec {
   tag: string;
   version: number;
   pullPolicy?: ImageTagPullPolicy;
-  imagePullPolicy?: ImagePullPolicy | string;
+  /** An ImagePullPolicy (`Always`, `IfNotPresent`), or any other string as written in the spec. */
+  imagePullPolicy?: string;
   pullSecrets?: ReferenceObject[];
   sandboxConfig?: SandboxConfig;
   ownerReferences?: ObjectReference[];

@@ -134,7 +134,7 @@ export class RuntimePoller {
       const name = c.labels[CONTAINER_NAME_LABEL];
       if (!uid || !name || !this.watched.has(uid)) continue;
       let byName = latest.get(uid);
-      if (!byName) latest.set(uid, (byName = new Map()));
+      if (!byName) latest.set(uid, (byName = new Map<string, ListedContainer>()));
       const seen = byName.get(name);
       if (!seen || newer(c, seen)) byName.set(name, c);
     }

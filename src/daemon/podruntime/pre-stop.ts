@@ -58,7 +58,7 @@ function runHttpGet(target: PreStopTarget, timeoutMs: number, signal: AbortSigna
   const get = target.handler.httpGet!;
   const host = get.host || target.podIP;
   if (!host) return Promise.reject(new Error('httpGet preStop hook: the pod has no IP yet and the hook no host'));
-  const port = resolvePort(get.port as number | string | undefined, target.ports);
+  const port = resolvePort(get.port, target.ports);
   const secure = (get.scheme ?? 'HTTP').toUpperCase() === 'HTTPS';
   const path = get.path ? (get.path.startsWith('/') ? get.path : `/${get.path}`) : '/';
   const headers: Record<string, string> = { 'User-Agent': 'kube-lifecycle/kruise-daemon', Accept: '*/*' };

@@ -1,6 +1,7 @@
 // In-cluster credentials: the pod's service account (token re-read on rotation, CA file, namespace) and the
 // API server address from KUBERNETES_SERVICE_HOST / KUBERNETES_SERVICE_PORT.
 import { readFile } from 'node:fs/promises';
+import { errorMessage } from '../../util/error-message.js';
 import { join } from 'node:path';
 import { isIPv6 } from 'node:net';
 import { systemClock, type Clock } from '../../util/clock.js';
@@ -52,7 +53,9 @@ export async function loadInCluster(options: InClusterOptions = {}): Promise<Con
   try {
     ca = await readFile(caPath);
   } catch (err) {
-    throw new InClusterError(`cannot read service-account CA ${caPath}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    throw new InClusterError(
+      `cannot read service-account CA ${caPath}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`,
+    );
   }
   let namespace: string | undefined;
   try {

@@ -2,6 +2,7 @@
 // certificates inline or in files (relative to the kubeconfig), token or tokenFile, basic auth, insecure-skip-tls-verify,
 // plain http servers. Credential plugins (exec, auth-provider) are refused with a clear message.
 import { readFile } from 'node:fs/promises';
+import { errorMessage } from '../../util/error-message.js';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
 import { systemClock, type Clock } from '../../util/clock.js';
@@ -268,7 +269,9 @@ async function pemFromFileOrData(entry: Named, base: string, where: string): Pro
   try {
     pem = await readFile(path);
   } catch (err) {
-    throw new KubeconfigError(`${where}: cannot read ${base} ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    throw new KubeconfigError(
+      `${where}: cannot read ${base} ${path}: ${(err as NodeJS.ErrnoException).code ?? errorMessage(err)}`,
+    );
   }
   checkPem(pem, `${where}: ${base} ${path}`);
   return pem;

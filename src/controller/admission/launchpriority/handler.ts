@@ -1,6 +1,6 @@
 // The launch-priority pod handler on the controller's webhook server: the pure mutation behind the router's
 // AdmissionHandler shape (the server turns the returned pod into a JSON patch).
-import type { AdmissionDecision, AdmissionHandler } from '../admission-review.js';
+import type { AdmissionHandler } from '../admission-review.js';
 import { mutatePodForLaunchPriority } from './pod-mutation.js';
 import { POD_MUTATING_WEBHOOK_PATH } from './webhook.js';
 
@@ -11,7 +11,7 @@ export const launchPriorityPodHandler: AdmissionHandler = (request) =>
     subResource: request.subResource,
     namespace: request.namespace,
     object: request.object,
-  }) as AdmissionDecision;
+  });
 
 export function launchPriorityWebhookHandlers(): Record<string, AdmissionHandler> {
   return { [POD_MUTATING_WEBHOOK_PATH]: launchPriorityPodHandler };

@@ -113,6 +113,6 @@ export function persistentPodStateWebhookHandlers(reader: PersistentPodStateRead
 export function pinRecreatedPodHandler(reader: PersistentPodStateReader): AdmissionHandler {
   return async (request): Promise<AdmissionDecision> => {
     const { object, warnings } = await pinRecreatedPod(request, request.object, reader);
-    return { allowed: true, ...(object && { object: object as KubeObject }), ...(warnings.length > 0 && { warnings }) };
+    return { allowed: true, ...(object && { object: object }), ...(warnings.length > 0 && { warnings }) };
   };
 }
