@@ -7,7 +7,7 @@
 // with the DaemonSet's heap flags, the controller on the host); and the agent's RSS and API requests with 110 pods on
 // its node (pods registered with the API emulator only, not run: its request counter counts the agent's requests).
 import { DAEMONSET_HEAP_FLAGS } from './agent-memory.js';
-import type { BenchSuite, Figure } from './framework.js';
+import { besideRecorded, type BenchSuite, type Figure } from './framework.js';
 import { percentile } from './stats.js';
 import { AgentProcess, httpGet, rssMiB } from '../component/daemon/agent-process.js';
 import { CoreResources } from '../../src/kube/resource.js';
@@ -49,17 +49,6 @@ export const KUBELET_LITE_FIGURES: Readonly<Record<string, number>> = {
   'createdToRunning.p50': 3019,
   'createdToRunning.p99': 6869,
 };
-
-/** A figure, and where kubelet-lite has a recorded one, that one and the ratio real / kubelet-lite. */
-function besideKubeletLite(figure: Figure): Figure[] {
-  const lite = KUBELET_LITE_FIGURES[figure.name];
-  if (lite === undefined) return [figure];
-  return [
-    figure,
-    { name: `${figure.name}.kubeletLite`, value: lite, unit: figure.unit, note: 'recorded on kubelet-lite' },
-    { name: `${figure.name}.vsKubeletLite`, value: Math.round((figure.value / lite) * 100) / 100, unit: 'x' },
-  ];
-}
 
 export const crrSuite: BenchSuite = {
   name: 'crr',
@@ -166,7 +155,7 @@ export const crrSuite: BenchSuite = {
       },
       { name: 'createdToRunning.p99', value: percentile(toRunning, 99), unit: 'ms' },
     ];
-    figures.push(...measured.flatMap(besideKubeletLite));
+    figures.push(...besideRecorded(measured, KUBELET_LITE_FIGURES, 'kubelet-lite'));
     await stack.close();
 
     // 110 pods registered with the API emulator only (bound to the node, with container statuses), the agent watching

@@ -122,3 +122,22 @@ function formatNumber(value: number): string {
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
+
+/**
+ * Figures measured now beside the ones recorded on another setup (`where`, e.g. "kubelet-lite"): each figure with a
+ * recorded value by name gets that value in its note and a `<name> new/old` ratio after it (none for a recorded 0).
+ */
+export function besideRecorded(
+  figures: readonly Figure[],
+  recorded: Readonly<Record<string, number>>,
+  where: string,
+): Figure[] {
+  return figures.flatMap((figure) => {
+    const old = recorded[figure.name];
+    if (old === undefined) return [figure];
+    const was = `on ${where}: ${old} ${figure.unit}`;
+    const noted = { ...figure, note: figure.note ? `${figure.note}; ${was}` : was };
+    if (old === 0) return [noted];
+    return [noted, { name: `${figure.name} new/old`, value: Math.round((figure.value / old) * 100) / 100, unit: 'x' }];
+  });
+}

@@ -33,7 +33,7 @@ import {
 } from '../support/nodeimages.js';
 import { startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
-import type { BenchContext, BenchSuite, Figure } from './framework.js';
+import { besideRecorded, type BenchContext, type BenchSuite, type Figure } from './framework.js';
 import { percentile } from './stats.js';
 
 const run = promisify(execFile);
@@ -55,18 +55,6 @@ export const EMULATOR_FIGURES: Readonly<Record<string, number>> = {
   'apiRequests.idlePerMinute': 0,
   'rss.afterRun': 84,
 };
-
-/** Each figure with a recorded emulator value gets that value in its note and a `<name> new/old` ratio after it. */
-export function besideEmulator(figures: readonly Figure[]): Figure[] {
-  return figures.flatMap((figure) => {
-    const old = EMULATOR_FIGURES[figure.name];
-    if (old === undefined) return [figure];
-    const was = `on the emulator: ${old} ${figure.unit}`;
-    const noted = { ...figure, note: figure.note ? `${figure.note}; ${was}` : was };
-    if (old === 0) return [noted];
-    return [noted, { name: `${figure.name} new/old`, value: figure.value / old, unit: 'x' }];
-  });
-}
 
 interface Bench {
   cluster: RealCluster;
@@ -214,7 +202,7 @@ export const imagePullerSuite: BenchSuite = {
       },
       { name: 'rss.afterRun', value: rss, unit: 'MiB', note: `${cluster.agentNodeOptions}; budget 100 MiB` },
     ];
-    return besideEmulator(figures);
+    return besideRecorded(figures, EMULATOR_FIGURES, 'the emulator');
   },
 };
 

@@ -21,7 +21,7 @@ import {
   type PodObject,
 } from '../e2e/launchpriority/stack.js';
 import { agentCounter } from '../support/nodeimages.js';
-import type { BenchSuite, Figure } from './framework.js';
+import { besideRecorded, type BenchSuite, type Figure } from './framework.js';
 import { percentile } from './stats.js';
 
 const RELEASE_PODS = 100;
@@ -58,17 +58,6 @@ export const KUBELET_LITE_FIGURES: Readonly<Record<string, number>> = {
   'start.probed3levels.agent.p50': 1600,
   'start.probed3levels.configMapOnly.p50': 13000,
 };
-
-/** A figure, and where kubelet-lite has a recorded one, that one and the ratio real / kubelet-lite. */
-function besideKubeletLite(figure: Figure): Figure[] {
-  const lite = KUBELET_LITE_FIGURES[figure.name];
-  if (lite === undefined) return [figure];
-  return [
-    figure,
-    { name: `${figure.name}.kubeletLite`, value: lite, unit: figure.unit, note: 'recorded on kubelet-lite' },
-    { name: `${figure.name}.vsKubeletLite`, value: Math.round((figure.value / lite) * 100) / 100, unit: 'x' },
-  ];
-}
 
 function waiter<T>(timeoutMs: number, what: string): { promise: Promise<T>; resolve: (v: T) => void } {
   let resolve!: (v: T) => void;
@@ -266,7 +255,7 @@ export const launchPrioritySuite: BenchSuite = {
         note: 'pods touched again because a released container had not started 2 s after the release',
       },
     ];
-    return figures.flatMap(besideKubeletLite);
+    return besideRecorded(figures, KUBELET_LITE_FIGURES, 'kubelet-lite');
   },
 };
 
