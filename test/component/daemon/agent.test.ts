@@ -10,6 +10,10 @@ import { join } from 'node:path';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
+import { CONTAINER_META_CHECK } from '../../../src/daemon/containermeta/module.js';
+import { CRR_SYNCED_CHECK } from '../../../src/daemon/containerrecreate/module.js';
+import { NODE_IMAGE_SYNCED_CHECK } from '../../../src/daemon/imagepuller/module.js';
+import { LAUNCH_PRIORITY_CHECK } from '../../../src/daemon/launchpriority/module.js';
 import { AgentProcess, httpGet } from './agent-process.js';
 
 /** The agent stops within this (its own deadline is 8 s; an idle agent takes far less). */
@@ -47,6 +51,30 @@ describe('kruise-daemon agent (real containerd)', function () {
     tmpDirs.push(dir);
     return dir;
   }
+
+  it('names in /healthz each feature that could not start, and why (here: no Kubernetes API credentials)', async () => {
+    // no KUBECONFIG and not in a pod: the agent's Kubernetes client cannot be made, so no controller can start
+    const agent = startAgent({ RUNTIME_SOCKET: runtimeSocket, KUBECONFIG: '' });
+    const base = await agent.baseUrl();
+    const features: [check: string, title: string][] = [
+      [NODE_IMAGE_SYNCED_CHECK, 'the image puller'],
+      [CRR_SYNCED_CHECK, 'the CRR executor'],
+      [CONTAINER_META_CHECK, 'the container meta controller'],
+      [LAUNCH_PRIORITY_CHECK, 'launch priority'],
+    ];
+    const body = await waitFor(
+      async () => {
+        const res = await httpGet(`${base}/healthz?verbose`);
+        const reported = features.every(([check]) => res.body.includes(`[-]${check} failed: `));
+        return reported && /^\[\+\]runtime ok$/m.test(res.body) ? res.body : undefined;
+      },
+      { message: 'every feature reported in /healthz, the runtime connected' },
+    );
+    assert.equal((await httpGet(`${base}/healthz`)).status, 500);
+    for (const [check, title] of features) {
+      assert.match(body, new RegExp(`^\\[-\\]${check} failed: ${title} cannot start: .+$`, 'm'));
+    }
+  });
 
   it('is healthy and ready once the runtime answers, serves metrics, and exits 0 on SIGTERM', async () => {
     const agent = startAgent({ RUNTIME_SOCKET: runtimeSocket });
