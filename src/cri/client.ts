@@ -108,7 +108,8 @@ export class CriClient {
     this.timeoutMs = validDeadline(options.timeoutMs, 'timeoutMs');
     this.deadlines = {};
     for (const [method, ms] of Object.entries(options.deadlines ?? {}) as [CriMethod, number][]) {
-      if (!(method in CRI_METHODS)) throw new TypeError(`CriClient: unknown CRI method ${method} in deadlines`);
+      if (!Object.hasOwn(CRI_METHODS, method))
+        throw new TypeError(`CriClient: unknown CRI method ${method} in deadlines`);
       this.deadlines[method] = validDeadline(ms, `deadline of ${method}`);
     }
     this.reconnectWaitMs = validDeadline(options.reconnectWaitMs, 'reconnectWaitMs') ?? 10_000;

@@ -208,7 +208,7 @@ export function parsePluginCommandLine(argv: readonly string[], env: NodeJS.Proc
 
   const [name, ...args] = positionals;
   if (values.help || name === undefined || name === 'help') return { global, command: { kind: 'help' } };
-  if (!(name in COMMAND_FLAGS)) {
+  if (!Object.hasOwn(COMMAND_FLAGS, name)) {
     throw new UsageError(`unknown command ${JSON.stringify(name)} (nodeimages, pull, recreate, ips)`);
   }
   const kind = name as keyof typeof COMMAND_FLAGS;

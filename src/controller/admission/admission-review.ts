@@ -73,12 +73,13 @@ export function jsonPatch(from: unknown, to: unknown, path = ''): JsonPatchOpera
   if (isRecord(from) && isRecord(to)) {
     const ops: JsonPatchOperation[] = [];
     for (const key of Object.keys(from)) {
-      if (!(key in to) || to[key] === undefined) ops.push({ op: 'remove', path: `${path}/${pointer(key)}` });
+      // own keys only: a key named like a prototype member ("toString", "constructor") is data too
+      if (!Object.hasOwn(to, key) || to[key] === undefined) ops.push({ op: 'remove', path: `${path}/${pointer(key)}` });
     }
     for (const [key, value] of Object.entries(to)) {
       if (value === undefined) continue;
       const here = `${path}/${pointer(key)}`;
-      if (!(key in from) || from[key] === undefined) ops.push({ op: 'add', path: here, value });
+      if (!Object.hasOwn(from, key) || from[key] === undefined) ops.push({ op: 'add', path: here, value });
       else ops.push(...jsonPatch(from[key], value, here));
     }
     return ops;

@@ -143,6 +143,15 @@ describe('controller webhooks: JSON patch of a mutation', () => {
     );
   });
 
+  it('removes and adds keys named like prototype members (found by the property test: seed -120302725)', () => {
+    const from = JSON.parse('{"a":{"toString":false},"b":{}}') as JsonValue;
+    const to = JSON.parse('{"a":{},"b":{"constructor":1}}') as JsonValue;
+    assert.deepEqual(jsonPatch(from, to), [
+      { op: 'remove', path: '/a/toString' },
+      { op: 'add', path: '/b/constructor', value: 1 },
+    ]);
+  });
+
   it('escapes ~ and / in keys', () => {
     assert.deepEqual(jsonPatch({ a: {} }, { a: { 'x/y~z': 1 } }), [{ op: 'add', path: '/a/x~1y~0z', value: 1 }]);
   });

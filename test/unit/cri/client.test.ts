@@ -224,6 +224,10 @@ describe('cri client (against an in-process fake runtime)', () => {
       () => new CriClient({ socket: '/x.sock', deadlines: { Nope: 5 } as never }),
       /unknown CRI method Nope/,
     );
+    assert.throws(
+      () => new CriClient({ socket: '/x.sock', deadlines: { toString: 5 } as never }),
+      /unknown CRI method toString/,
+    );
     assert.equal(socketPathOf('unix:///run/x.sock'), '/run/x.sock');
     assert.equal(socketPathOf('unix:/run/x.sock'), '/run/x.sock');
     assert.ok(socketPathOf('rel.sock').startsWith('/'));

@@ -165,6 +165,8 @@ describe('kubectl-kruise-node', () => {
         [['ips', '--agent', 'n=ftp://x'], /http/],
         [['pull', 'a:1', '--timeout', '-1'], /--timeout/],
         [['frobnicate'], /unknown command/],
+        [['toString'], /unknown command "toString"/],
+        [['constructor'], /unknown command/],
         [['nodeimages', '-o', 'yaml'], /table or json/],
         [['ips', '--agnet', 'n=http://h'], /^unknown flag --agnet$/],
         [['recreate', 'p', '-c'], /^--container needs a value$/],
