@@ -2,13 +2,7 @@
 // `kruise-daemon <command> ...` runs a tool. Tools are a table; each is loaded only when chosen, so the agent
 // never loads command-line code and a tool never loads the agent.
 import { errorMessage } from '../util/error-message.js';
-
-export interface CommandIo {
-  stdin: NodeJS.ReadableStream;
-  stdout: NodeJS.WritableStream;
-  stderr: NodeJS.WritableStream;
-  env: NodeJS.ProcessEnv;
-}
+import type { CommandIo } from './command-io.js';
 
 /** A command's entry point: argv after the command's name; resolves with the exit code. */
 export type CommandMain = (argv: string[], io: CommandIo) => Promise<number>;

@@ -5,7 +5,7 @@ import { KubeClient, kubeMetrics, loadConnection } from '../kube/index.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createRegistry } from '../observability/metrics.js';
 import { startAgent, type AgentContext, type AgentModule, type RunningAgent } from './agent.js';
-import type { CommandIo } from './commands.js';
+import type { CommandIo } from './command-io.js';
 import { containerMetaModule } from './containermeta/module.js';
 import { containerRecreateModule } from './containerrecreate/module.js';
 import { imagePullerModule } from './imagepuller/module.js';

@@ -9,7 +9,7 @@ import type { Entry } from '../../cni/state.js';
 import { readState, storePaths } from '../../cni/store.js';
 import { errorMessage } from '../../util/error-message.js';
 import { parseArgsProblem } from '../../util/parse-args-problem.js';
-import type { CommandIo } from '../commands.js';
+import type { CommandIo } from '../command-io.js';
 import { IpamFlagError, ipamDataDir } from './options.js';
 
 export const IPAM_COMMAND_USAGE = `Usage: kruise-daemon ipam ls [--ipam-data-dir DIR] [--json]

@@ -1,14 +1,7 @@
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
-import {
-  COMMANDS,
-  commandsHelp,
-  dispatch,
-  route,
-  type AgentMain,
-  type Command,
-  type CommandIo,
-} from '../../../src/daemon/commands.js';
+import { COMMANDS, commandsHelp, dispatch, route, type AgentMain, type Command } from '../../../src/daemon/commands.js';
+import type { CommandIo } from '../../../src/daemon/command-io.js';
 
 function captureIo(): { io: CommandIo; stderr: () => string } {
   const stderr = new PassThrough();
