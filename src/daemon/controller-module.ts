@@ -2,9 +2,15 @@
 // the node's pod informer, the runtime connection), start it without blocking the agent's start, report in /healthz
 // whether it runs (a failed start names its cause; a controller with a watch also says whether it has synced), and
 // stop it, then whatever it was built with, on shutdown.
-import type { RuntimeHandle } from './runtime-connection.js';
-import type { AgentContext, AgentModule } from './agent.js';
+import type { KubeClient } from '../kube/client.js';
+import { kubeMetrics, type KubeMetrics } from '../kube/metrics.js';
+import type { Logger } from '../observability/logger.js';
+import type { Clock } from '../util/clock.js';
 import { errorMessage } from '../util/error-message.js';
+import { untilAborted } from '../util/until-aborted.js';
+import type { AgentContext, AgentModule } from './agent.js';
+import { nodePodsOf, type NodePods } from './node-pods.js';
+import type { RuntimeHandle } from './runtime-connection.js';
 
 export interface ModuleController {
   start(): void;
@@ -56,5 +62,32 @@ export function controllerModule<C extends RuntimeHandle>(spec: ControllerModule
         await close?.();
       });
     },
+  };
+}
+
+/** What a controller of the node's pods is built with: the shared client and pod informer, the runtime's arrival. */
+export interface NodePodControllerParts<C extends RuntimeHandle> {
+  nodeName: string;
+  client: KubeClient;
+  pods: NodePods;
+  /** Resolves with the runtime once connected (rejects when `signal` aborts first). */
+  runtime: (signal: AbortSignal) => Promise<C>;
+  clock: Clock;
+  logger: Logger;
+  kubeMetrics: KubeMetrics;
+}
+
+export async function nodePodControllerParts<C extends RuntimeHandle>(
+  ctx: AgentContext<C>,
+): Promise<NodePodControllerParts<C>> {
+  const [client, pods] = await Promise.all([ctx.kube(), nodePodsOf(ctx)]);
+  return {
+    nodeName: ctx.nodeName,
+    client,
+    pods,
+    runtime: (signal) => untilAborted(ctx.runtime.connected(), signal),
+    clock: ctx.clock,
+    logger: ctx.logger,
+    kubeMetrics: kubeMetrics(ctx.metrics),
   };
 }

@@ -115,7 +115,7 @@ export class TagPull {
       .then(() => this.run())
       .catch((err: unknown) => {
         // run() handles its own failures; this is a safety net so a bug never becomes an unhandled rejection
-        if (!this.stop.signal.aborted) this.fail(`internal error: ${messageOf(err)}`, 0);
+        if (!this.stop.signal.aborted) this.fail(`internal error: ${errorMessage(err)}`, 0);
       });
   }
 
@@ -186,7 +186,7 @@ export class TagPull {
           return;
         } catch (err) {
           if (this.stop.signal.aborted) return;
-          lastError = messageOf(err);
+          lastError = errorMessage(err);
           this.deps.metrics?.attempt('error');
           this.log.warn({ attempt, of: attempts, err: lastError }, 'image pull attempt failed');
           if (err instanceof PermanentPullError) break;
@@ -255,7 +255,7 @@ export class TagPull {
           // read the secrets again next time: the controller may copy a missing secret in at any moment
           this.deps.secrets.forget(this.spec.pullSecrets);
           if (err instanceof PullSecretProblem) throw new Error(`cannot pull ${pullRef}: ${err.message}`);
-          throw new Error(`cannot pull ${pullRef}: reading pull secrets failed: ${messageOf(err)}`);
+          throw new Error(`cannot pull ${pullRef}: reading pull secrets failed: ${errorMessage(err)}`);
         }
         const request: PullImageRequest = {
           image: { image: pullRef },
@@ -285,7 +285,7 @@ export class TagPull {
             return { imageId: response.image_ref, present: false };
           } catch (err) {
             if (signal.aborted) throw err;
-            failures.push(`with the credential for ${credential.key}: ${messageOf(err)}`);
+            failures.push(`with the credential for ${credential.key}: ${errorMessage(err)}`);
           }
         }
         this.deps.secrets.forget(this.spec.pullSecrets);
@@ -320,15 +320,15 @@ export class TagPull {
       return response;
     } catch (err) {
       if (signal.aborted) throw err;
-      if (isCriError(err, 'InvalidArgument')) throw new PermanentPullError(messageOf(err));
+      if (isCriError(err, 'InvalidArgument')) throw new PermanentPullError(errorMessage(err));
       if (isCriError(err, 'AuthenticationFailed') && !request.auth) {
         throw new Error(
-          `${messageOf(err)} (no pull secret gave credentials for registry ${reference.registry}; ` +
+          `${errorMessage(err)} (no pull secret gave credentials for registry ${reference.registry}; ` +
             `the image needs one in namespace kruise-daemon-config)`,
         );
       }
       if (isCriError(err, 'RegistryUnreachable')) {
-        throw new Error(`registry ${reference.registry} of ${pullRef} cannot be reached: ${messageOf(err)}`);
+        throw new Error(`registry ${reference.registry} of ${pullRef} cannot be reached: ${errorMessage(err)}`);
       }
       throw err;
     }
@@ -412,8 +412,4 @@ function authConfigOf(credential: RegistryCredential): AuthConfig {
     ...(credential.identityToken !== undefined && { identity_token: credential.identityToken }),
     ...(credential.registryToken !== undefined && { registry_token: credential.registryToken }),
   };
-}
-
-function messageOf(err: unknown): string {
-  return errorMessage(err);
 }

@@ -1,10 +1,9 @@
 // One file for the plugin: its compiled modules (src/cli/kruise-ipam.js and what it imports: src/cni, a few src/util
-// helpers) joined in dependency order,
-// relative imports dropped, `export` keywords removed, node: imports merged at the top. Node then loads one module
-// instead of one per file (measured: docs/ipam.md). It works because the plugin's modules keep distinct top-level names
-// and node: imports (two modules may not import one local name from different node: modules) and use only
-// `export function|const|class|let` and `import {...} from` forms; anything else is refused, and the
-// caller falls back to the module tree.
+// helpers) joined in dependency order, relative imports dropped, `export` keywords removed, node: imports merged at
+// the top. Node then loads one module instead of one per file (measured: docs/ipam.md). It works because the
+// plugin's modules keep distinct top-level names and node: imports (two modules may not import one local name from
+// different node: modules) and use only `export function|const|class|let` and `import {...} from` forms; anything
+// else is refused, and the caller falls back to the module tree.
 import { readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 

@@ -3,9 +3,7 @@
 // `launchPriorityRunning` liveness check and its stop hook (src/daemon/controller-module.ts).
 import type { CriClient } from '../../cri/client.js';
 import { EventRecorder } from '../../kube/event-recorder.js';
-import { kubeMetrics } from '../../kube/metrics.js';
-import { controllerModule } from '../controller-module.js';
-import { nodePodsOf } from '../node-pods.js';
+import { controllerModule, nodePodControllerParts } from '../controller-module.js';
 import { KubeBarrierApi } from './barrier-api.js';
 import { LaunchPriorityController } from './controller.js';
 import { criContainerSource } from './cri-source.js';
@@ -21,14 +19,13 @@ export const launchPriorityModule = controllerModule<CriClient>({
   check: LAUNCH_PRIORITY_CHECK,
   running: 'releasing launch barriers of the pods on this node',
   async build(ctx) {
-    const [client, pods] = await Promise.all([ctx.kube(), nodePodsOf(ctx)]);
-    const metrics = kubeMetrics(ctx.metrics);
+    const { client, pods, kubeMetrics } = await nodePodControllerParts(ctx);
     const events = new EventRecorder(client, {
       component: EVENT_SOURCE_LAUNCH_PRIORITY,
       host: ctx.nodeName,
       clock: ctx.clock,
       logger: ctx.logger,
-      metrics,
+      metrics: kubeMetrics,
     });
     const sink: { controller?: LaunchPriorityController } = {};
     const poller = new RuntimePoller({
@@ -45,7 +42,7 @@ export const launchPriorityModule = controllerModule<CriClient>({
       clock: ctx.clock,
       logger: ctx.logger,
       metrics: launchPriorityMetrics(ctx.metrics),
-      kubeMetrics: metrics,
+      kubeMetrics,
     });
     sink.controller = controller;
     return { controller, close: () => events.close() };
