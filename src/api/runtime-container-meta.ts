@@ -3,6 +3,7 @@
 // ("([]uint8)[" + decimal bytes joined by spaces + "]"), as hashutil.DeepHashObject does on a []byte.
 import type { Wire } from './wire.js';
 import type { V1Container } from '@kubernetes/client-node';
+import { isRecord } from '../util/is-record.js';
 
 export interface RuntimeContainerHashes {
   /** kubelet's container hash (annotation io.kubernetes.container.hash). */
@@ -145,9 +146,7 @@ export function parseInPlaceUpdateState(value: string | undefined): InPlaceUpdat
   if (!value) return undefined;
   try {
     const parsed = JSON.parse(value) as unknown;
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
-      ? (parsed as InPlaceUpdateState)
-      : undefined;
+    return isRecord(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }
