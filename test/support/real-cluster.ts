@@ -172,6 +172,10 @@ export interface RealSystem {
   controller: ControllerProcess | undefined;
   /** Start (again) the agent of `node`, after a stop or a kill. */
   startAgent(node: NodeLayout): Promise<RealAgent>;
+  /** The agent process running on `node` now (throws if none). */
+  agentProcess(node: NodeLayout): AgentProcess;
+  /** Kill the agent of `node` (SIGKILL by default: no clean stop), wait for its exit, start a new one. */
+  restartAgent(node: NodeLayout, signal?: NodeJS.Signals): Promise<AgentProcess>;
   /** Start the controller again, after a stop or a kill: same flags and ports (as a Deployment's new pod behind its Service). */
   startController(): Promise<ControllerProcess>;
   stop(): Promise<void>;
@@ -224,6 +228,17 @@ export async function startSystem(cluster: RealCluster, options: SystemOptions =
       const agent = await startAgentOn(cluster, node, options);
       agents.set(node.name, agent);
       return agent;
+    },
+    agentProcess(node) {
+      const agent = agents.get(node.name);
+      if (!agent) throw new Error(`no agent runs on ${node.name}`);
+      return agent.process;
+    },
+    async restartAgent(node, signal = 'SIGKILL') {
+      const agent = system.agentProcess(node);
+      agent.child.kill(signal);
+      await agent.exited;
+      return (await system.startAgent(node)).process;
     },
     async startController() {
       if (!controller) throw new Error('this system was started without a controller');

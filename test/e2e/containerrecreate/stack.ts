@@ -73,11 +73,6 @@ export async function startCrrStack(options: CrrStackOptions): Promise<CrrStack>
     throw err;
   }
   const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
-  const agentOf = (): AgentProcess => {
-    const agent = system.agents.get(node.name);
-    if (!agent) throw new Error(`no agent runs on ${node.name}`);
-    return agent.process;
-  };
   let closing: Promise<void> | undefined;
   return {
     cluster,
@@ -87,14 +82,9 @@ export async function startCrrStack(options: CrrStackOptions): Promise<CrrStack>
     namespace,
     cri,
     get agent() {
-      return agentOf();
+      return system.agentProcess(node);
     },
-    async restartAgent(signal = 'SIGKILL') {
-      const agent = agentOf();
-      agent.child.kill(signal);
-      await agent.exited;
-      return (await system.startAgent(node)).process;
-    },
+    restartAgent: (signal) => system.restartAgent(node, signal),
     readNodeFile: (inNodePath) => readFile(hostPathOf(node, inNodePath), 'utf8'),
     close() {
       closing ??= (async () => {

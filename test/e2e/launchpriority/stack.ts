@@ -42,9 +42,8 @@ export interface LaunchStack extends LaunchScope {
   node: NodeLayout;
   /** A node without our agent (nothing of ours touches its pods). */
   nodeWithoutAgent: NodeLayout;
-  /** CRI on each node's containerd, by node name. */
+  /** CRI on the containerd of `node`. */
   cri: CriClient;
-  criWithoutAgent: CriClient;
   readonly agent: AgentProcess;
   /** SIGKILL the agent (no clean stop) and start a new one on the same node. */
   killAgentAndStartAnother(): Promise<AgentProcess>;
@@ -67,12 +66,6 @@ export async function startLaunchStack(options: { namespacePrefix: string }): Pr
     throw err;
   }
   const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
-  const criWithoutAgent = new CriClient({ socket: nodeWithoutAgent.hostPaths.containerdSocket });
-  const agentOf = (): AgentProcess => {
-    const agent = system.agents.get(node.name);
-    if (!agent) throw new Error(`no agent runs on ${node.name}`);
-    return agent.process;
-  };
   let closing: Promise<void> | undefined;
   return {
     cluster,
@@ -82,21 +75,14 @@ export async function startLaunchStack(options: { namespacePrefix: string }): Pr
     client,
     namespace,
     cri,
-    criWithoutAgent,
     get agent() {
-      return agentOf();
+      return system.agentProcess(node);
     },
-    async killAgentAndStartAnother() {
-      const agent = agentOf();
-      agent.child.kill('SIGKILL');
-      await agent.exited;
-      return (await system.startAgent(node)).process;
-    },
+    killAgentAndStartAnother: () => system.restartAgent(node),
     close() {
       closing ??= (async () => {
         await system.stop();
         cri.close();
-        criWithoutAgent.close();
         await deleteTestNamespace(client, namespace, { waitMs: 120_000 });
       })();
       return closing;
