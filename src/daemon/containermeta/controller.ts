@@ -3,24 +3,10 @@
 // container really has, read once per container with ExecSync `env`). While the pod's InPlaceUpdateReady condition
 // is False, containers whose env-from-metadata values changed are restarted in launch-priority batches, each batch
 // recorded in apps.kruise.io/inplace-update-state containerBatchesRecord before its containers are stopped.
-import {
-  EVENT_SOURCE_CONTAINER_META,
-  IN_PLACE_UPDATE_READY_CONDITION,
-  IN_PLACE_UPDATE_STATE_ANNOTATION,
-  KRUISE_GROUP,
-  RUNTIME_CONTAINERS_META_ANNOTATION,
-  SIDECARSET_HASH_ANNOTATION,
-} from '../../api/constants.js';
-import {
-  currentEnvHash,
-  envFromMetadata,
-  envHash,
-  expectedEnvHash,
-  parseInPlaceUpdateState,
-  parseRuntimeContainerMetaSet,
-  type RuntimeContainerMeta,
-  type RuntimeContainerMetaSet,
-} from '../../api/runtime-container-meta.js';
+// A reconcile observes (the cache, the runtime, the env of containers not read yet), asks meta-plan.ts for the
+// actions, and carries them out in order: what to remember, the annotation write, the restarts, when to look again.
+import { EVENT_SOURCE_CONTAINER_META, IN_PLACE_UPDATE_READY_CONDITION } from '../../api/constants.js';
+import { currentEnvHash, envFromMetadata, envHash } from '../../api/runtime-container-meta.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
 import {
   CoreResources,
@@ -33,46 +19,39 @@ import {
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
+import { errorMessage } from '../../util/error-message.js';
 import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { NodePods } from '../node-pods.js';
 import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
 import {
   listPodContainers,
   newestByName,
-  parseContainerId,
   type ContainerRuntime,
   type RuntimeContainer,
 } from '../podruntime/pod-containers.js';
-import { containerPriority, planBatch } from './batches.js';
-import { errorMessage } from '../../util/error-message.js';
-import { rfc3339 } from '../../util/time.js';
+import {
+  envToRead,
+  KUBELET_SETTLE_MS,
+  planContainerMeta,
+  wantsMeta,
+  type MetaAction,
+  type NoticedValues,
+  type RestartRecord,
+} from './meta-plan.js';
 
-/** ExecSync `env` deadline (OpenKruise: 3 s) and the retry delay when it fails. */
+/** ExecSync `env` deadline (OpenKruise: 3 s). */
 const ENV_EXEC_TIMEOUT_MS = 3000;
-const ENV_RETRY_MS = 3000;
 const CACHE_WAIT_MS = 50;
-const BATCH_RECHECK_MS = 1000;
 const DEFAULT_GRACE_SECONDS = 30;
-/** A container restarted for some values that comes back with other ones (kubelet saw older metadata) is restarted
- * again only after a backoff: 3 s, doubling, at most 10 min (OpenKruise's restarter queue). */
-const RESTART_BACKOFF_MS = 3000;
-const RESTART_BACKOFF_MAX_MS = 600_000;
-/**
- * A container is stopped for new env-from-metadata values only once the agent has had them this long. kubelet syncs a
- * pod with the pod object it held when the sync began, after waiting for its next runtime relist (PLEG, every 1 s):
- * a container stopped during that wait is started again from the pod as it was, with the old values, and the second
- * restart then meets kubelet's crash-loop backoff (10 s). Such a sync is the rule, not bad luck: the workload
- * controller sets InPlaceUpdateReady False (a readiness gate, so kubelet syncs the pod) right before it writes the new
- * metadata. Seen on a real kubelet 1.33; OpenKruise's agent stops about 4 s after the change (a 1 s enqueue delay,
- * then its restarter queue's 3 s).
- */
-export const KUBELET_SETTLE_MS = 2000;
 
-interface RestartRecord {
-  expected: number;
-  attempts: number;
-  notBefore: number;
+/** What this agent remembers of one pod (see PodRestartMemory in meta-plan.ts); dropped with the pod. */
+interface PodMemory {
+  stopped: Set<string>;
+  restarts: Map<string, RestartRecord>;
+  noticed: Map<string, NoticedValues>;
 }
+
+const NOTHING_REMEMBERED: PodMemory = { stopped: new Set(), restarts: new Map(), noticed: new Map() };
 
 export interface ContainerMetaControllerOptions {
   nodeName: string;
@@ -87,17 +66,6 @@ export interface ContainerMetaControllerOptions {
   events?: EventSink & { close?(): Promise<void> | void };
   /** How long new values wait for kubelet before a restart (default KUBELET_SETTLE_MS). */
   kubeletSettleMs?: number;
-}
-
-/** Pods OpenKruise manages meta for (owned by an apps.kruise.io workload, or SidecarSet-injected), and pods that
- * take part in in-place updates (InPlaceUpdateReady readiness gate) or already carry the annotation. */
-export function isManaged(pod: WirePod): boolean {
-  const meta = pod.metadata;
-  if (meta?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION] !== undefined) return true;
-  if (meta?.annotations?.[SIDECARSET_HASH_ANNOTATION] !== undefined) return true;
-  if ((meta?.ownerReferences ?? []).some((o) => o.controller && o.apiVersion.startsWith(`${KRUISE_GROUP}/`)))
-    return true;
-  return (pod.spec?.readinessGates ?? []).some((g) => g.conditionType === IN_PLACE_UPDATE_READY_CONDITION);
 }
 
 /** What a pod event must change for the meta to need another look. */
@@ -121,13 +89,8 @@ export class ContainerMetaController {
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
   private readonly stopping = new AbortController();
-  /** Per pod uid, runtime ids this agent has stopped (never stopped twice within one run; after a restart of the
-   * agent the runtime shows them exited). Dropped with the pod. */
-  private readonly stopped = new Map<string, Set<string>>();
-  /** Per pod uid and container name: the values it was last restarted for, and when it may be restarted again. */
-  private readonly restarts = new Map<string, RestartRecord>();
-  /** Per pod uid and container name: the env hash the pod's metadata asks for, when this agent first saw it. */
-  private readonly noticed = new Map<string, { expected: number; atMs: number }>();
+  /** Per pod uid: the runtime ids this agent stopped, the restarts it made, the new values it noticed. */
+  private readonly memory = new Map<string, PodMemory>();
   private runtimeHandle?: ContainerRuntime;
   private workers?: Promise<void>;
   private removeHandlers?: () => void;
@@ -160,9 +123,7 @@ export class ContainerMetaController {
 
   start(): void {
     const enqueue = (pod: WirePod): void => {
-      if (!pod.metadata?.deletionTimestamp && isManaged(pod) && (pod.status?.containerStatuses ?? []).length > 0) {
-        this.queue.add(keyOf(pod));
-      }
+      if (wantsMeta(pod)) this.queue.add(keyOf(pod));
     };
     this.removeHandlers = this.options.pods.addHandlers({
       onAdd: enqueue,
@@ -171,11 +132,7 @@ export class ContainerMetaController {
       },
       onDelete: (pod) => {
         this.expectations.forget(pod);
-        this.stopped.delete(pod.metadata?.uid ?? '');
-        const prefix = `${pod.metadata?.uid ?? ''}/`;
-        for (const byContainer of [this.restarts, this.noticed]) {
-          for (const key of byContainer.keys()) if (key.startsWith(prefix)) byContainer.delete(key);
-        }
+        this.memory.delete(pod.metadata?.uid ?? '');
       },
     });
     this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
@@ -192,173 +149,105 @@ export class ContainerMetaController {
     await this.events.close?.();
   }
 
+  /** Observe the pod (the cache, its containers in the runtime, their env where not recorded yet), plan, carry out. */
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const { pods, clock } = this.options;
     if (!pods.hasSynced()) return { requeueAfter: 200 };
     const pod = pods.get(key);
-    if (!pod || pod.metadata?.deletionTimestamp || !isManaged(pod)) return;
-    const statuses = pod.status?.containerStatuses ?? [];
-    if (statuses.length === 0 || !pod.metadata?.uid) return;
+    if (!pod || !wantsMeta(pod) || !pod.metadata?.uid) return;
     if (!this.expectations.satisfied(pod)) return { requeueAfter: CACHE_WAIT_MS };
     this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
     const log = this.options.logger.child({ pod: key });
 
     const runtime = newestByName(await listPodContainers(this.rt(), pod.metadata.uid));
-    const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
-    const oldSet = parseRuntimeContainerMetaSet(pod.metadata.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]);
-    const oldById = new Map((oldSet?.containers ?? []).map((m) => [m.containerID, m]));
-    const next: RuntimeContainerMeta[] = [];
-    let retryEnv = false;
-    for (const cs of statuses) {
-      const rc = runtime.get(cs.name);
-      const spec = specs.get(cs.name);
-      const parsed = parseContainerId(cs.containerID);
-      if (!rc || !spec || !parsed) continue;
-      const containerID = `${parsed.runtime}://${rc.id}`;
-      const entry: RuntimeContainerMeta = structuredClone(oldById.get(containerID)) ?? {
-        name: cs.name,
-        containerID,
-        restartCount: rc.restartCount,
-        hashes: { plainHash: rc.plainHash },
-      };
-      if (!entry.hashes.extractedEnvFromMetadataHash && rc.state === 'running') {
-        try {
-          entry.hashes.extractedEnvFromMetadataHash = await this.runningEnvHash(spec, rc);
-        } catch (err) {
-          retryEnv = true;
-          log.warn({ container: cs.name, err: errorMessage(err) }, 'cannot read env');
-        }
-      }
-      next.push(entry);
-    }
-    const nextSet: RuntimeContainerMetaSet = { containers: next };
-    const annotations: Record<string, string> = {};
-    const nextJson = JSON.stringify(nextSet);
-    // nothing to say about a pod none of whose containers are in the runtime yet: no write
-    const worthWriting = next.length > 0 || oldSet !== undefined;
-    if (worthWriting && nextJson !== JSON.stringify(oldSet ?? null)) {
-      annotations[RUNTIME_CONTAINERS_META_ANNOTATION] = nextJson;
-    }
-
-    // env-from-metadata restarts, only while the pod's in-place update is under way
-    const condition = (pod.status?.conditions ?? []).find((c) => c.type === IN_PLACE_UPDATE_READY_CONDITION);
-    let toRestart: string[] = [];
-    let recheck: number | undefined;
-    if (condition?.status === 'False') {
-      const entries = new Map(next.map((m) => [m.name, m]));
-      const consistent = (name: string): boolean => {
-        const m = entries.get(name);
-        const spec = specs.get(name);
-        return !!m && !!spec && m.hashes.extractedEnvFromMetadataHash === expectedEnvHash(spec, pod.metadata ?? {});
-      };
-      const now = clock.now();
-      const stale = next
-        .filter((m) => {
-          const hash = m.hashes.extractedEnvFromMetadataHash ?? 0;
-          const rc = runtime.get(m.name);
-          const restartKey = `${pod.metadata?.uid}/${m.name}`;
-          if (consistent(m.name)) {
-            this.restarts.delete(restartKey);
-            this.noticed.delete(restartKey);
-            return false;
-          }
-          const expected = expectedEnvHash(specs.get(m.name)!, pod.metadata ?? {});
-          if (this.noticed.get(restartKey)?.expected !== expected)
-            this.noticed.set(restartKey, { expected, atMs: now });
-          if (!(hash > 0 && rc?.state === 'running' && parseContainerId(m.containerID)?.id === rc.id)) return false;
-          if (this.stopped.get(pod.metadata?.uid ?? '')?.has(rc.id)) return false;
-          const last = this.restarts.get(restartKey);
-          if (last && last.expected === expected && now < last.notBefore) {
-            recheck = Math.min(recheck ?? Number.POSITIVE_INFINITY, last.notBefore - now + 1);
-            return false;
-          }
-          return true;
-        })
-        .map((m) => ({ name: m.name, priority: containerPriority(pod, specs.get(m.name)!) }));
-      const state = parseInPlaceUpdateState(pod.metadata.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION]);
-      const batches = state?.containerBatchesRecord ?? [];
-      const plan = planBatch({
-        stale,
-        lastBatch: batches[batches.length - 1],
-        updateStartedAtMs: Date.parse(condition.lastTransitionTime ?? '') || 0,
-        exists: (name) => specs.has(name),
-        isDone: (name) => {
-          const cs = statuses.find((s) => s.name === name);
-          const rc = runtime.get(name);
-          return !!cs?.ready && !!rc && parseContainerId(cs.containerID)?.id === rc.id && consistent(name);
-        },
-      });
-      if (plan.kind === 'wait') recheck = BATCH_RECHECK_MS;
-      if (plan.kind === 'restart') {
-        const settleLeft = this.settleLeft(pod.metadata.uid, plan.containers, now);
-        if (settleLeft > 0) {
-          log.debug({ containers: plan.containers, settleLeft }, 'letting kubelet see the new metadata first');
-          recheck = Math.min(recheck ?? Number.POSITIVE_INFINITY, settleLeft);
-        } else {
-          toRestart = plan.containers;
-          if (plan.record) {
-            const base = state ?? { revision: '', updateTimestamp: rfc3339(now), updateEnvFromMetadata: true };
-            const recorded = {
-              ...base,
-              containerBatchesRecord: [...batches, { timestamp: rfc3339(now), containers: plan.containers }],
-            };
-            annotations[IN_PLACE_UPDATE_STATE_ANNOTATION] = JSON.stringify(recorded);
-          }
-        }
+    const readEnvHashes = new Map<string, number>();
+    let envUnread = false;
+    for (const { spec, instance } of envToRead(pod, runtime)) {
+      try {
+        readEnvHashes.set(spec.name, await this.runningEnvHash(spec, instance));
+      } catch (err) {
+        envUnread = true;
+        log.warn({ container: spec.name, err: errorMessage(err) }, 'cannot read env');
       }
     }
-
-    if (Object.keys(annotations).length > 0) {
-      const before = pod.metadata.resourceVersion;
-      await this.options.client.patch(
-        CoreResources.pods,
-        pod.metadata.name!,
-        { metadata: { annotations } },
-        { type: 'merge', namespace: pod.metadata.namespace },
-      );
-      this.expectations.expect(pod, before);
-    }
-
-    for (const name of toRestart) {
-      const rc = runtime.get(name)!;
-      const spec = specs.get(name)!;
-      let stoppedOfPod = this.stopped.get(pod.metadata.uid);
-      if (!stoppedOfPod) this.stopped.set(pod.metadata.uid, (stoppedOfPod = new Set()));
-      stoppedOfPod.add(rc.id);
-      const restartKey = `${pod.metadata.uid}/${name}`;
-      const expected = expectedEnvHash(spec, pod.metadata);
-      const last = this.restarts.get(restartKey);
-      const attempts = last && last.expected === expected ? last.attempts + 1 : 1;
-      if (attempts > 1) {
-        log.warn(
-          { container: name, attempts },
-          'container came back with old env-from-metadata values; restarting again',
-        );
-      }
-      const backoff = Math.min(RESTART_BACKOFF_MS * 2 ** (attempts - 1), RESTART_BACKOFF_MAX_MS);
-      this.restarts.set(restartKey, { expected, attempts, notBefore: clock.now() + backoff });
-      log.info({ container: name, containerId: rc.id }, 'restarting container: its env from pod metadata changed');
-      await this.killer.kill({
-        pod,
-        podIP: pod.status?.podIP,
-        containerId: rc.id,
-        containerName: name,
-        preStop: spec.lifecycle?.preStop,
-        ports: spec.ports,
-        gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS,
-        message: `Stopping containerID ${rc.id} by container meta restarter`,
-      });
-    }
-    if (toRestart.length > 0) return { requeueAfter: BATCH_RECHECK_MS };
-    if (retryEnv) return { requeueAfter: ENV_RETRY_MS };
-    return recheck ? { requeueAfter: recheck } : undefined;
+    const actions = planContainerMeta({
+      pod,
+      runtime,
+      readEnvHashes,
+      envUnread,
+      memory: this.memory.get(pod.metadata.uid) ?? NOTHING_REMEMBERED,
+      nowMs: clock.now(),
+      kubeletSettleMs: this.options.kubeletSettleMs ?? KUBELET_SETTLE_MS,
+    });
+    return this.carryOut(pod, actions, log);
   }
 
-  /** How long the restart of these containers still waits for kubelet to have their new values (0: none). */
-  private settleLeft(podUid: string, containers: string[], now: number): number {
-    const noticedAt = containers.map((name) => this.noticed.get(`${podUid}/${name}`)?.atMs ?? now);
-    const settle = this.options.kubeletSettleMs ?? KUBELET_SETTLE_MS;
-    return Math.max(0, ...noticedAt.map((at) => at + settle - now));
+  private async carryOut(pod: WirePod, actions: MetaAction[], log: Logger): Promise<ReconcileResult | void> {
+    const uid = pod.metadata?.uid ?? '';
+    let result: ReconcileResult | undefined;
+    for (const action of actions) {
+      switch (action.kind) {
+        case 'forget':
+          this.memory.get(uid)?.restarts.delete(action.container);
+          this.memory.get(uid)?.noticed.delete(action.container);
+          break;
+        case 'notice':
+          this.memoryOf(uid).noticed.set(action.container, { expected: action.expected, atMs: action.atMs });
+          break;
+        case 'settle':
+          log.debug(
+            { containers: action.containers, settleLeft: action.leftMs },
+            'letting kubelet see the new metadata first',
+          );
+          break;
+        case 'annotate': {
+          const before = pod.metadata?.resourceVersion;
+          await this.options.client.patch(
+            CoreResources.pods,
+            pod.metadata?.name ?? '',
+            { metadata: { annotations: action.annotations } },
+            { type: 'merge', namespace: pod.metadata?.namespace },
+          );
+          this.expectations.expect(pod, before);
+          break;
+        }
+        case 'restart':
+          await this.restart(pod, action, log);
+          break;
+        case 'requeue':
+          result = { requeueAfter: action.afterMs };
+          break;
+      }
+    }
+    return result;
+  }
+
+  private memoryOf(uid: string): PodMemory {
+    let memory = this.memory.get(uid);
+    if (!memory) this.memory.set(uid, (memory = { stopped: new Set(), restarts: new Map(), noticed: new Map() }));
+    return memory;
+  }
+
+  private async restart(pod: WirePod, action: Extract<MetaAction, { kind: 'restart' }>, log: Logger): Promise<void> {
+    const { container, runtimeId, expected, attempts } = action;
+    const spec = (pod.spec?.containers ?? []).find((c) => c.name === container);
+    const memory = this.memoryOf(pod.metadata?.uid ?? '');
+    memory.stopped.add(runtimeId);
+    if (attempts > 1) {
+      log.warn({ container, attempts }, 'container came back with old env-from-metadata values; restarting again');
+    }
+    memory.restarts.set(container, { expected, attempts, notBeforeMs: this.options.clock.now() + action.backoffMs });
+    log.info({ container, containerId: runtimeId }, 'restarting container: its env from pod metadata changed');
+    await this.killer.kill({
+      pod,
+      podIP: pod.status?.podIP,
+      containerId: runtimeId,
+      containerName: container,
+      preStop: spec?.lifecycle?.preStop,
+      ports: spec?.ports,
+      gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds ?? DEFAULT_GRACE_SECONDS,
+      message: `Stopping containerID ${runtimeId} by container meta restarter`,
+    });
   }
 
   /** The env hash of what the container was started with; no exec when no env comes from metadata. */
