@@ -169,6 +169,21 @@ const app = [container('app')];
 const v2 = hashOf('v2');
 /** The app container noticed with v2 long ago (past any settle time). */
 const noticedV2 = { app: { expected: v2, atMs: NOW - 60_000 } };
+/** app runs v1, its metadata asks for v2, InPlaceUpdateReady is False. */
+const appUpdating = pod({
+  containers: app,
+  values: { app: 'v2' },
+  recorded: [entry('app', 'app-1', 'v1')],
+  updating: true,
+});
+/** The same, app's batch of this update recorded already. */
+const appBatchRecorded = pod({
+  containers: app,
+  values: { app: 'v2' },
+  recorded: [entry('app', 'app-1', 'v1')],
+  updating: true,
+  batches: [batchAt(UPDATE_STARTED + 1000, 'app')],
+});
 const restartApp = (attempts: number, backoffMs: number, runtimeId = 'app-1'): MetaAction => ({
   kind: 'restart',
   container: 'app',
@@ -176,6 +191,19 @@ const restartApp = (attempts: number, backoffMs: number, runtimeId = 'app-1'): M
   expected: v2,
   attempts,
   backoffMs,
+});
+
+/** high (priority 10) was restarted in this update's first batch and runs v2 as high-2, ready or not; low runs v1. */
+const highRestarted = (ready: boolean): Situation => ({
+  pod: pod({
+    containers: [container('high', 10), container('low', 1)],
+    values: { high: 'v2', low: 'v2' },
+    statuses: [status('high', 'high-2', ready), status('low')],
+    recorded: [entry('high', 'high-2', 'v2'), entry('low', 'low-1', 'v1')],
+    updating: true,
+    batches: [batchAt(UPDATE_STARTED + 1000, 'high')],
+  }),
+  runtime: [instance('high', 'high-2', 'running', 1), instance('low')],
 });
 
 const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> = [
@@ -263,7 +291,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   ],
   [
     'new values seen for the first time, no settle time: noticed, the batch recorded, the container restarted',
-    { pod: pod({ containers: app, values: { app: 'v2' }, recorded: [entry('app', 'app-1', 'v1')], updating: true }) },
+    { pod: appUpdating },
     [
       { kind: 'notice', container: 'app', expected: v2, atMs: NOW },
       { kind: 'annotate', annotations: { [IN_PLACE_UPDATE_STATE_ANNOTATION]: stateJson([batchAt(NOW, 'app')]) } },
@@ -274,7 +302,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'new values seen less than the settle time ago: the restart waits for kubelet the rest of it',
     {
-      pod: pod({ containers: app, values: { app: 'v2' }, recorded: [entry('app', 'app-1', 'v1')], updating: true }),
+      pod: appUpdating,
       noticed: { app: { expected: v2, atMs: NOW - 500 } },
       kubeletSettleMs: 2000,
     },
@@ -286,7 +314,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'the values asked for changed again since they were noticed: noticed anew, the full settle time',
     {
-      pod: pod({ containers: app, values: { app: 'v2' }, recorded: [entry('app', 'app-1', 'v1')], updating: true }),
+      pod: appUpdating,
       noticed: { app: { expected: hashOf('v3'), atMs: NOW - 60_000 } },
       kubeletSettleMs: 2000,
     },
@@ -310,7 +338,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'the container is not running: not restarted',
     {
-      pod: pod({ containers: app, values: { app: 'v2' }, recorded: [entry('app', 'app-1', 'v1')], updating: true }),
+      pod: appUpdating,
       runtime: [instance('app', 'app-1', 'exited')],
       noticed: noticedV2,
     },
@@ -319,7 +347,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'this instance was stopped by this agent already: not stopped again',
     {
-      pod: pod({ containers: app, values: { app: 'v2' }, recorded: [entry('app', 'app-1', 'v1')], updating: true }),
+      pod: appUpdating,
       stopped: ['app-1'],
       noticed: noticedV2,
     },
@@ -328,7 +356,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'restarted for the same values within its backoff: look again right after the backoff',
     {
-      pod: pod({ containers: app, values: { app: 'v2' }, recorded: [entry('app', 'app-1', 'v1')], updating: true }),
+      pod: appUpdating,
       noticed: noticedV2,
       restarts: { app: { expected: v2, attempts: 1, notBeforeMs: NOW + 3000 } },
     },
@@ -337,13 +365,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'came back with the old values after its backoff: restarted again, the backoff doubled; the recorded batch resumed',
     {
-      pod: pod({
-        containers: app,
-        values: { app: 'v2' },
-        recorded: [entry('app', 'app-1', 'v1')],
-        updating: true,
-        batches: [batchAt(UPDATE_STARTED + 1000, 'app')],
-      }),
+      pod: appBatchRecorded,
       noticed: noticedV2,
       restarts: { app: { expected: v2, attempts: 1, notBeforeMs: NOW - 1 } },
     },
@@ -352,13 +374,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'the backoff stops doubling at 10 minutes',
     {
-      pod: pod({
-        containers: app,
-        values: { app: 'v2' },
-        recorded: [entry('app', 'app-1', 'v1')],
-        updating: true,
-        batches: [batchAt(UPDATE_STARTED + 1000, 'app')],
-      }),
+      pod: appBatchRecorded,
       noticed: noticedV2,
       restarts: { app: { expected: v2, attempts: 9, notBeforeMs: NOW - 1 } },
     },
@@ -367,13 +383,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   [
     'restarted before for other values: its backoff does not hold, the first attempt for these',
     {
-      pod: pod({
-        containers: app,
-        values: { app: 'v2' },
-        recorded: [entry('app', 'app-1', 'v1')],
-        updating: true,
-        batches: [batchAt(UPDATE_STARTED + 1000, 'app')],
-      }),
+      pod: appBatchRecorded,
       noticed: noticedV2,
       restarts: { app: { expected: hashOf('v9'), attempts: 4, notBeforeMs: NOW + 100_000 } },
     },
@@ -399,17 +409,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   ],
   [
     'the last batch of this update is not ready again: the next one waits, look again in 1 s',
-    {
-      pod: pod({
-        containers: [container('high', 10), container('low', 1)],
-        values: { high: 'v2', low: 'v2' },
-        statuses: [status('high', 'high-2', false), status('low')],
-        recorded: [entry('high', 'high-2', 'v2'), entry('low', 'low-1', 'v1')],
-        updating: true,
-        batches: [batchAt(UPDATE_STARTED + 1000, 'high')],
-      }),
-      runtime: [instance('high', 'high-2', 'running', 1), instance('low')],
-    },
+    highRestarted(false),
     [
       { kind: 'forget', container: 'high' },
       { kind: 'notice', container: 'low', expected: v2, atMs: NOW },
@@ -418,17 +418,7 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
   ],
   [
     'the last batch of this update runs again, ready, with the new values: the next batch is recorded after it',
-    {
-      pod: pod({
-        containers: [container('high', 10), container('low', 1)],
-        values: { high: 'v2', low: 'v2' },
-        statuses: [status('high', 'high-2'), status('low')],
-        recorded: [entry('high', 'high-2', 'v2'), entry('low', 'low-1', 'v1')],
-        updating: true,
-        batches: [batchAt(UPDATE_STARTED + 1000, 'high')],
-      }),
-      runtime: [instance('high', 'high-2', 'running', 1), instance('low')],
-    },
+    highRestarted(true),
     [
       { kind: 'forget', container: 'high' },
       { kind: 'notice', container: 'low', expected: v2, atMs: NOW },
