@@ -1,10 +1,13 @@
-// IP reservation as a module of the agent (only with --ipam / --ipam-install): installs the plugin (and conflist)
-// when asked, then runs the controller on the agent's CRI connection. Pod Events go through the agent's
-// Kubernetes client; without one the controller still runs and only logs.
+// IP reservation as a module of the agent (only with --ipam / --ipam-install), on the one skeleton of a feature
+// (src/daemon/controller-module.ts): installs the plugin (and conflist) when asked, then runs the controller on the
+// agent's CRI connection; the `ipReservationRunning` liveness check names a failed install or start and its cause,
+// and the agent serves its other features meanwhile. Pod Events go through the agent's Kubernetes client; without
+// one the controller still runs and only logs.
 import type { CriClient } from '../../cri/client.js';
 import { EventRecorder } from '../../kube/event-recorder.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { AgentContext, AgentModule } from '../agent.js';
+import { controllerModule } from '../controller-module.js';
 import { IpReservationController, type PodEventSink } from './controller.js';
 import { installConflist, installPluginBundled } from './install.js';
 import { ipamMetrics } from './metrics.js';
@@ -25,71 +28,81 @@ export function podEvents(recorder: EventRecorder): PodEventSink {
   };
 }
 
-export function startIpReservation(ctx: AgentContext<CriClient>, ipam: IpamOptions): IpReservationController {
-  if (ipam.install) {
-    const plugin = installPluginBundled(ipam.cniBinDir, {
-      copyNode: ipam.installMode === 'copy',
-      onFallback: (why) => ctx.logger.warn({ why }, 'cannot bundle the plugin; installing its module tree'),
+export const IP_RESERVATION_CHECK = 'ipReservationRunning';
+
+/** Install the plugin (and the conflist, with subnets) into the node's CNI directories; throws when it cannot. */
+function install(ctx: AgentContext<CriClient>, ipam: IpamOptions): void {
+  const plugin = installPluginBundled(ipam.cniBinDir, {
+    copyNode: ipam.installMode === 'copy',
+    onFallback: (why) => ctx.logger.warn({ why }, 'cannot bundle the plugin; installing its module tree'),
+  });
+  ctx.logger.info(
+    {
+      path: plugin.path,
+      entry: plugin.entry,
+      bundled: plugin.bundled,
+      changed: plugin.changed,
+      mode: ipam.installMode,
+    },
+    'kruise-ipam plugin installed',
+  );
+  if (ipam.subnets.length > 0) {
+    const conf = installConflist(ipam.cniConfDir, {
+      networkName: ipam.networkName,
+      bridge: ipam.bridge,
+      subnets: ipam.subnets,
+      dataDir: ipam.dataDir,
     });
-    ctx.logger.info(
-      {
-        path: plugin.path,
-        entry: plugin.entry,
-        bundled: plugin.bundled,
-        changed: plugin.changed,
-        mode: ipam.installMode,
-      },
-      'kruise-ipam plugin installed',
-    );
-    if (ipam.subnets.length > 0) {
-      const conf = installConflist(ipam.cniConfDir, {
-        networkName: ipam.networkName,
-        bridge: ipam.bridge,
-        subnets: ipam.subnets,
-        dataDir: ipam.dataDir,
-      });
-      ctx.logger.info({ path: conf.path, changed: conf.changed }, 'kruise-ipam conflist installed');
-    }
+    ctx.logger.info({ path: conf.path, changed: conf.changed }, 'kruise-ipam conflist installed');
   }
-  let recorder: EventRecorder | undefined;
-  const events: PodEventSink = { event: (...args) => (recorder ? podEvents(recorder).event(...args) : undefined) };
-  ctx
-    .kube()
-    .then((client) => {
-      recorder = new EventRecorder(client, {
-        component: 'kruise-daemon',
-        host: ctx.nodeName,
-        clock: ctx.clock,
-        logger: ctx.logger,
-      });
-    })
-    .catch((err: unknown) => {
-      ctx.logger.warn({ err }, 'no Kubernetes API client: IP reservation events are only logged');
-    });
-  const controller = new IpReservationController({
-    dataDir: ipam.dataDir,
-    clock: ctx.clock,
-    logger: ctx.logger,
-    metrics: ipamMetrics(ctx.metrics),
-    runtime: () => ctx.runtime.connected(),
-    events,
-    gcIntervalMs: ipam.gcIntervalMs,
-    gcGraceMs: ipam.gcGraceMs,
-  });
-  controller.start();
-  ctx.shutdown.add('ipreservation', async () => {
-    await controller.stop();
-    await recorder?.close();
-  });
-  return controller;
 }
 
+/** The controller (after the install, when asked for); a failed install or start is named in /healthz. */
+function ipReservationController(ipam: IpamOptions): AgentModule<CriClient> {
+  return controllerModule<CriClient>({
+    name: 'ipreservation',
+    title: 'IP reservation',
+    check: IP_RESERVATION_CHECK,
+    running: 'managing kruise-ipam reservations',
+    // eslint-disable-next-line @typescript-eslint/require-await -- async so that a failed install rejects (named in /healthz), not throws out of the agent's start
+    async build(ctx) {
+      if (ipam.install) install(ctx, ipam);
+      let recorder: EventRecorder | undefined;
+      const events: PodEventSink = { event: (...args) => (recorder ? podEvents(recorder).event(...args) : undefined) };
+      ctx
+        .kube()
+        .then((client) => {
+          recorder = new EventRecorder(client, {
+            component: 'kruise-daemon',
+            host: ctx.nodeName,
+            clock: ctx.clock,
+            logger: ctx.logger,
+          });
+        })
+        .catch((err: unknown) => {
+          ctx.logger.warn({ err }, 'no Kubernetes API client: IP reservation events are only logged');
+        });
+      ctx.logger.info({ dataDir: ipam.dataDir, install: ipam.install }, 'kruise-ipam reservation store');
+      const controller = new IpReservationController({
+        dataDir: ipam.dataDir,
+        clock: ctx.clock,
+        logger: ctx.logger,
+        metrics: ipamMetrics(ctx.metrics),
+        runtime: () => ctx.runtime.connected(),
+        events,
+        gcIntervalMs: ipam.gcIntervalMs,
+        gcGraceMs: ipam.gcGraceMs,
+      });
+      return { controller, close: () => recorder?.close() };
+    },
+  });
+}
+
+/** IP reservation runs only with --ipam / --ipam-install. */
 export const ipReservationModule: AgentModule<CriClient> = {
   name: 'ipreservation',
   start(ctx) {
     const ipam = ctx.options.ipam;
-    if (!ipam) return;
-    startIpReservation(ctx, ipam);
-    ctx.logger.info({ dataDir: ipam.dataDir, install: ipam.install }, 'managing kruise-ipam reservations');
+    return ipam ? ipReservationController(ipam).start(ctx) : undefined;
   },
 };
