@@ -51,7 +51,7 @@ interface PodMemory {
   noticed: Map<string, NoticedValues>;
 }
 
-const NOTHING_REMEMBERED: PodMemory = { stopped: new Set(), restarts: new Map(), noticed: new Map() };
+const nothingRemembered = (): PodMemory => ({ stopped: new Set(), restarts: new Map(), noticed: new Map() });
 
 export interface ContainerMetaControllerOptions {
   nodeName: string;
@@ -175,7 +175,7 @@ export class ContainerMetaController {
       runtime,
       readEnvHashes,
       envUnread,
-      memory: this.memory.get(pod.metadata.uid) ?? NOTHING_REMEMBERED,
+      memory: this.memory.get(pod.metadata.uid) ?? nothingRemembered(),
       nowMs: clock.now(),
       kubeletSettleMs: this.options.kubeletSettleMs ?? KUBELET_SETTLE_MS,
     });
@@ -187,10 +187,12 @@ export class ContainerMetaController {
     let result: ReconcileResult | undefined;
     for (const action of actions) {
       switch (action.kind) {
-        case 'forget':
-          this.memory.get(uid)?.restarts.delete(action.container);
-          this.memory.get(uid)?.noticed.delete(action.container);
+        case 'forget': {
+          const memory = this.memory.get(uid);
+          memory?.restarts.delete(action.container);
+          memory?.noticed.delete(action.container);
           break;
+        }
         case 'notice':
           this.memoryOf(uid).noticed.set(action.container, { expected: action.expected, atMs: action.atMs });
           break;
@@ -224,7 +226,7 @@ export class ContainerMetaController {
 
   private memoryOf(uid: string): PodMemory {
     let memory = this.memory.get(uid);
-    if (!memory) this.memory.set(uid, (memory = { stopped: new Set(), restarts: new Map(), noticed: new Map() }));
+    if (!memory) this.memory.set(uid, (memory = nothingRemembered()));
     return memory;
   }
 
