@@ -152,7 +152,8 @@ export type MetaAction =
 
 /** Where the restarts for env-from-metadata stand: what to remember, which containers to restart, when to look again. */
 interface RestartDecision {
-  records: MetaAction[];
+  /** forget, notice and settle actions: they come before the write. */
+  actions: MetaAction[];
   restart: string[];
   stateAnnotation?: string;
   recheckMs?: number;
@@ -162,7 +163,7 @@ interface RestartDecision {
 function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]): RestartDecision {
   const { pod, runtime, memory, nowMs } = input;
   const condition = (pod.status?.conditions ?? []).find((c) => c.type === IN_PLACE_UPDATE_READY_CONDITION);
-  if (condition?.status !== 'False') return { records: [], restart: [] };
+  if (condition?.status !== 'False') return { actions: [], restart: [] };
   const metadata = pod.metadata ?? {};
   const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
   const byName = new Map(entries.map((m) => [m.name, m]));
@@ -171,20 +172,20 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
     const spec = specs.get(name);
     return !!m && !!spec && m.hashes.extractedEnvFromMetadataHash === expectedEnvHash(spec, metadata);
   };
-  const records: MetaAction[] = [];
+  const actions: MetaAction[] = [];
   const noticed = new Map(memory.noticed);
   const stale: Array<{ name: string; priority?: number }> = [];
   let recheckMs: number | undefined;
   for (const m of entries) {
     if (consistent(m.name)) {
-      records.push({ kind: 'forget', container: m.name });
+      actions.push({ kind: 'forget', container: m.name });
       noticed.delete(m.name);
       continue;
     }
     const spec = specs.get(m.name)!;
     const expected = expectedEnvHash(spec, metadata);
     if (noticed.get(m.name)?.expected !== expected) {
-      records.push({ kind: 'notice', container: m.name, expected, atMs: nowMs });
+      actions.push({ kind: 'notice', container: m.name, expected, atMs: nowMs });
       noticed.set(m.name, { expected, atMs: nowMs });
     }
     const hash = m.hashes.extractedEnvFromMetadataHash ?? 0;
@@ -215,22 +216,22 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
       );
     },
   });
-  if (batch.kind === 'wait') return { records, restart: [], recheckMs: BATCH_RECHECK_MS };
-  if (batch.kind === 'none') return { records, restart: [], recheckMs };
+  if (batch.kind === 'wait') return { actions, restart: [], recheckMs: BATCH_RECHECK_MS };
+  if (batch.kind === 'none') return { actions, restart: [], recheckMs };
 
   const noticedAt = batch.containers.map((name) => noticed.get(name)?.atMs ?? nowMs);
   const settleLeft = Math.max(0, ...noticedAt.map((at) => at + input.kubeletSettleMs - nowMs));
   if (settleLeft > 0) {
-    records.push({ kind: 'settle', containers: batch.containers, leftMs: settleLeft });
-    return { records, restart: [], recheckMs: Math.min(recheckMs ?? Number.POSITIVE_INFINITY, settleLeft) };
+    actions.push({ kind: 'settle', containers: batch.containers, leftMs: settleLeft });
+    return { actions, restart: [], recheckMs: Math.min(recheckMs ?? Number.POSITIVE_INFINITY, settleLeft) };
   }
-  if (!batch.record) return { records, restart: batch.containers, recheckMs };
+  if (!batch.record) return { actions, restart: batch.containers, recheckMs };
   const base = state ?? { revision: '', updateTimestamp: rfc3339(nowMs), updateEnvFromMetadata: true };
   const recorded = {
     ...base,
     containerBatchesRecord: [...batches, { timestamp: rfc3339(nowMs), containers: batch.containers }],
   };
-  return { records, restart: batch.containers, stateAnnotation: JSON.stringify(recorded), recheckMs };
+  return { actions, restart: batch.containers, stateAnnotation: JSON.stringify(recorded), recheckMs };
 }
 
 /** The actions for the pod, in the order they are carried out. */
@@ -253,7 +254,7 @@ export function planContainerMeta(input: MetaPlanInputs): MetaAction[] {
 
   const decision = decideRestarts(input, entries);
   if (decision.stateAnnotation !== undefined) annotations[IN_PLACE_UPDATE_STATE_ANNOTATION] = decision.stateAnnotation;
-  const actions: MetaAction[] = [...decision.records];
+  const actions: MetaAction[] = [...decision.actions];
   if (Object.keys(annotations).length > 0) actions.push({ kind: 'annotate', annotations });
   const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
   for (const name of decision.restart) {
