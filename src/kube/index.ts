@@ -18,6 +18,7 @@ export * from './informer/informer.js';
 export * from './workqueue/rate-limiter.js';
 export * from './workqueue/queue.js';
 export * from './workqueue/workers.js';
+export * from './own-writes.js';
 export * from './merge-patch.js';
 export * from './status-patch.js';
 export * from './event-recorder.js';

@@ -25,15 +25,16 @@ import type { WireContainer, WirePod } from '../../api/wire.js';
 import {
   CoreResources,
   EventRecorder,
+  OwnWriteExpectations,
   runWorkers,
   WorkQueue,
   type KubeClient,
   type KubeMetrics,
+  type KubeObject,
   type ReconcileResult,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
-import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { NodePods } from '../node-pods.js';
 import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
 import {
@@ -111,13 +112,17 @@ function signature(pod: WirePod): string {
   ]);
 }
 
+function uidOf(pod: WirePod): string {
+  return pod.metadata?.uid ?? '';
+}
+
 function keyOf(pod: WirePod): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }
 
 export class ContainerMetaController {
   private readonly queue: WorkQueue<string>;
-  private readonly expectations: ResourceVersionExpectations;
+  private readonly expectations: OwnWriteExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
   private readonly stopping = new AbortController();
@@ -134,7 +139,7 @@ export class ContainerMetaController {
 
   constructor(private readonly options: ContainerMetaControllerOptions) {
     this.queue = new WorkQueue<string>({ name: 'containermeta', clock: options.clock, metrics: options.kubeMetrics });
-    this.expectations = new ResourceVersionExpectations(options.clock);
+    this.expectations = new OwnWriteExpectations(options.clock);
     this.events =
       options.events ??
       new EventRecorder(options.client as KubeClient, {
@@ -164,13 +169,13 @@ export class ContainerMetaController {
         this.queue.add(keyOf(pod));
       }
     };
-    this.removeHandlers = this.options.pods.addHandlers({
+    const unfollow = this.expectations.follow(this.options.pods, uidOf);
+    const removePodHandlers = this.options.pods.addHandlers({
       onAdd: enqueue,
       onUpdate: (old, pod) => {
         if (signature(old) !== signature(pod)) enqueue(pod);
       },
       onDelete: (pod) => {
-        this.expectations.forget(pod);
         this.stopped.delete(pod.metadata?.uid ?? '');
         const prefix = `${pod.metadata?.uid ?? ''}/`;
         for (const byContainer of [this.restarts, this.noticed]) {
@@ -178,6 +183,10 @@ export class ContainerMetaController {
         }
       },
     });
+    this.removeHandlers = () => {
+      unfollow();
+      removePodHandlers();
+    };
     this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
       logger: this.options.logger,
       metrics: this.options.kubeMetrics,
@@ -199,7 +208,7 @@ export class ContainerMetaController {
     if (!pod || pod.metadata?.deletionTimestamp || !isManaged(pod)) return;
     const statuses = pod.status?.containerStatuses ?? [];
     if (statuses.length === 0 || !pod.metadata?.uid) return;
-    if (!this.expectations.satisfied(pod)) return { requeueAfter: CACHE_WAIT_MS };
+    if (!this.expectations.isFresh(uidOf(pod), pod.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
     this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
     const log = this.options.logger.child({ pod: key });
 
@@ -309,14 +318,13 @@ export class ContainerMetaController {
     }
 
     if (Object.keys(annotations).length > 0) {
-      const before = pod.metadata.resourceVersion;
-      await this.options.client.patch(
+      const patched = await this.options.client.patch<WirePod & KubeObject>(
         CoreResources.pods,
         pod.metadata.name!,
         { metadata: { annotations } },
         { type: 'merge', namespace: pod.metadata.namespace },
       );
-      this.expectations.expect(pod, before);
+      this.expectations.expect(pod.metadata.uid, patched.metadata?.resourceVersion);
     }
 
     for (const name of toRestart) {

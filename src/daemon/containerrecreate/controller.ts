@@ -27,6 +27,7 @@ import { errorMessage } from '../../util/error-message.js';
 import {
   EventRecorder,
   Informer,
+  OwnWriteExpectations,
   patchStatus,
   runWorkers,
   WorkQueue,
@@ -47,7 +48,6 @@ import {
   parseContainerId,
   type ContainerRuntime,
 } from '../podruntime/pod-containers.js';
-import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { CrrMetrics } from './metrics.js';
 import { nextStep, phaseWeight, sameStates, type ReportedContainer } from './recreate-states.js';
 import { rfc3339 } from '../../util/time.js';
@@ -114,7 +114,7 @@ export function executionProblem(crr: CrrObject): string | undefined {
 export class CrrController {
   readonly informer: Informer<CrrObject>;
   private readonly queue: WorkQueue<string>;
-  private readonly expectations: ResourceVersionExpectations;
+  private readonly expectations: OwnWriteExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
   private readonly arrivals = new Map<string, number>();
@@ -134,7 +134,8 @@ export class CrrController {
       indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
     });
     this.queue = new WorkQueue<string>({ name: 'crr', clock, metrics: kubeMetrics });
-    this.expectations = new ResourceVersionExpectations(clock);
+    this.expectations = new OwnWriteExpectations(clock);
+    this.expectations.follow(this.informer, uidOf);
     this.events =
       options.events ??
       new EventRecorder(options.client, {
@@ -169,7 +170,6 @@ export class CrrController {
         if (isActive(crr)) queue.add(podKeyOf(crr));
       },
       onDelete: (crr) => {
-        this.expectations.forget(crr);
         if (crr.metadata?.uid) this.arrivals.delete(crr.metadata.uid);
       },
     });
@@ -209,7 +209,8 @@ export class CrrController {
     if (!this.informer.hasSynced() || !pods.hasSynced()) return { requeueAfter: 200 };
     const crrs = this.informer.store.byIndex(POD_INDEX, podKey).filter(isActive);
     if (crrs.length === 0) return;
-    if (crrs.some((c) => !this.expectations.satisfied(c))) return { requeueAfter: CACHE_WAIT_MS };
+    if (crrs.some((c) => !this.expectations.isFresh(uidOf(c), c.metadata?.resourceVersion)))
+      return { requeueAfter: CACHE_WAIT_MS };
     crrs.sort(
       (a, b) =>
         phaseWeight(a.status?.phase) - phaseWeight(b.status?.phase) ||
@@ -349,15 +350,18 @@ export class CrrController {
    * result is then that finished CRR, unchanged.
    */
   private async writeStatus(crr: CrrObject, fields: Partial<ContainerRecreateRequestStatus>): Promise<CrrObject> {
-    const before = crr.metadata?.resourceVersion;
     const result = await patchStatus(client(this.options), CRR_RESOURCE, crr, (draft) => {
       if (crrFinished(draft.status)) return;
       draft.status = { ...(draft.status ?? { phase: '' }), ...fields };
       if (draft.status.message === '') delete draft.status.message;
     });
-    if (result.patched) this.expectations.expect(crr, before);
+    if (result.patched) this.expectations.expect(uidOf(crr), result.object.metadata?.resourceVersion);
     return result.object;
   }
+}
+
+function uidOf(crr: CrrObject): string {
+  return crr.metadata?.uid ?? '';
 }
 
 function client(options: CrrControllerOptions): KubeClient {

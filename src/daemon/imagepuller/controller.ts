@@ -18,6 +18,7 @@ import {
   EventRecorder,
   Informer,
   isNotFound,
+  OwnWriteExpectations,
   patchStatus,
   runWorkers,
   WorkQueue,
@@ -83,8 +84,9 @@ export class ImagePullController {
   /** Completed statuses adopted from the object (earlier runs of the agent, or the central controller). */
   private readonly adopted = new Map<string, ImageTagStatus>();
   private readonly invalid = new Map<string, StaticTag>();
-  /** The object our last status patch returned (fresher than the cache until the watch catches up). */
+  /** The object our last status patch returned: used instead of the cache until the cache shows that write. */
   private lastPatched: NodeImageObject | undefined;
+  private readonly ownWrites: OwnWriteExpectations;
   private workers: Promise<void> | undefined;
   private readonly log: Logger;
 
@@ -97,6 +99,8 @@ export class ImagePullController {
       logger: options.logger,
       metrics: options.kubeMetrics,
     });
+    this.ownWrites = new OwnWriteExpectations(options.clock);
+    this.ownWrites.follow(this.informer, (ni) => ni.metadata?.name ?? '');
     this.queue = new WorkQueue<string>({ name: 'imagepuller', clock: options.clock, metrics: options.kubeMetrics });
     this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
     this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock, options.secretCacheMs);
@@ -158,7 +162,9 @@ export class ImagePullController {
     const patched = this.lastPatched;
     if (!cached) return undefined;
     if (!patched || patched.metadata?.uid !== cached.metadata?.uid) return cached;
-    return newerResourceVersion(patched, cached) ? patched : cached;
+    if (!this.ownWrites.isFresh(this.options.nodeName, cached.metadata?.resourceVersion)) return patched;
+    this.lastPatched = undefined;
+    return cached;
   }
 
   private reconcile(): void {
@@ -166,6 +172,7 @@ export class ImagePullController {
     if (!nodeImage || nodeImage.metadata?.deletionTimestamp) {
       this.stopAll();
       this.lastPatched = undefined;
+      this.ownWrites.forget(this.options.nodeName);
       return;
     }
     if (this.lastPatched && this.lastPatched.metadata?.uid !== nodeImage.metadata?.uid) this.lastPatched = undefined;
@@ -296,7 +303,10 @@ export class ImagePullController {
       if (isNotFound(err)) return undefined; // deleted meanwhile: the watch will tell
       throw err;
     });
-    if (result?.patched) this.lastPatched = result.object;
+    if (result?.patched) {
+      this.lastPatched = result.object;
+      this.ownWrites.expect(this.options.nodeName, result.object.metadata?.resourceVersion);
+    }
     if (computed) this.options.metrics.setTagsByPhase(countPhases(computed));
   }
 
@@ -360,11 +370,4 @@ function ownerObject(ref: ObjectReference): KubeObject | undefined {
     kind: ref.kind || 'ImagePullJob',
     metadata: { name: ref.name, namespace: ref.namespace, ...(ref.uid && { uid: ref.uid }) },
   };
-}
-
-function newerResourceVersion(a: KubeObject, b: KubeObject): boolean {
-  const ra = a.metadata?.resourceVersion;
-  const rb = b.metadata?.resourceVersion;
-  if (!ra || !rb || !/^\d+$/.test(ra) || !/^\d+$/.test(rb)) return false;
-  return BigInt(ra) > BigInt(rb);
 }
