@@ -12,7 +12,6 @@ export { toClientNodeKubeConfig } from './credentials/client-node-config.js';
 export * from './transport.js';
 export * from './watch-stream.js';
 export * from './client.js';
-export * from './backoff.js';
 export * from './informer/store.js';
 export * from './informer/informer.js';
 export * from './workqueue/rate-limiter.js';

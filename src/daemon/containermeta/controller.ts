@@ -34,6 +34,7 @@ import {
   type ReconcileResult,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
+import { backoffDelay } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 import type { NodePods } from '../node-pods.js';
 import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
@@ -343,7 +344,7 @@ export class ContainerMetaController {
           'container came back with old env-from-metadata values; restarting again',
         );
       }
-      const backoff = Math.min(RESTART_BACKOFF_MS * 2 ** (attempts - 1), RESTART_BACKOFF_MAX_MS);
+      const backoff = backoffDelay({ initialMs: RESTART_BACKOFF_MS, maxMs: RESTART_BACKOFF_MAX_MS }, attempts);
       this.restarts.set(restartKey, { expected, attempts, notBefore: clock.now() + backoff });
       log.info({ container: name, containerId: rc.id }, 'restarting container: its env from pod metadata changed');
       await this.killer.kill({
