@@ -158,6 +158,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     pods: pods as unknown as Informer<CrrPodObject>,
     clock,
     logger,
+    metrics: deps.metrics,
     kubeMetrics,
     responseTimeoutMs: settings.crrResponseTimeoutMs,
   });

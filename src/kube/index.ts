@@ -18,6 +18,8 @@ export * from './workqueue/rate-limiter.js';
 export * from './workqueue/queue.js';
 export * from './workqueue/workers.js';
 export * from './own-writes.js';
+export * from './controller-loop.js';
+export * from './fresh-update.js';
 export * from './merge-patch.js';
 export * from './status-patch.js';
 export * from './event-recorder.js';

@@ -33,9 +33,9 @@ import {
   type PodObject,
   type SecretObject,
 } from '../resources.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
+import { ControllerLoop } from '../../kube/controller-loop.js';
 import type { OwnWriteExpectations } from '../../kube/own-writes.js';
-import { updateFromFresh } from '../shared/fresh-update.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { parseTime } from '../../util/time.js';
 import { isActiveJob, jobImageOf, parallelismOf, type JobImage } from './job-image.js';

@@ -18,9 +18,9 @@ import { objectKey, type KubeObject, type OwnerReference } from '../../kube/obje
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import type { Clock } from '../../util/clock.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
+import { ControllerLoop } from '../../kube/controller-loop.js';
 import { OwnWriteExpectations } from '../../kube/own-writes.js';
-import { updateFromFresh } from '../shared/fresh-update.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { INJECTED_PERSISTENT_POD_STATE_ANNOTATION } from '../../api/constants.js';
 import {
