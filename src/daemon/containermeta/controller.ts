@@ -23,11 +23,10 @@ import {
 } from '../../api/runtime-container-meta.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
 import {
+  ControllerLoop,
   CoreResources,
   EventRecorder,
   OwnWriteExpectations,
-  runWorkers,
-  WorkQueue,
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
@@ -122,7 +121,7 @@ function keyOf(pod: WirePod): string {
 }
 
 export class ContainerMetaController {
-  private readonly queue: WorkQueue<string>;
+  private readonly loop: ControllerLoop;
   private readonly expectations: OwnWriteExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
@@ -135,11 +134,17 @@ export class ContainerMetaController {
   /** Per pod uid and container name: the env hash the pod's metadata asks for, when this agent first saw it. */
   private readonly noticed = new Map<string, { expected: number; atMs: number }>();
   private runtimeHandle?: ContainerRuntime;
-  private workers?: Promise<void>;
   private removeHandlers?: () => void;
 
   constructor(private readonly options: ContainerMetaControllerOptions) {
-    this.queue = new WorkQueue<string>({ name: 'containermeta', clock: options.clock, metrics: options.kubeMetrics });
+    this.loop = new ControllerLoop({
+      name: 'containermeta',
+      workers: options.workers ?? 4,
+      clock: options.clock,
+      logger: options.logger,
+      kubeMetrics: options.kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
     this.expectations = new OwnWriteExpectations(options.clock);
     this.events =
       options.events ??
@@ -167,7 +172,7 @@ export class ContainerMetaController {
   start(): void {
     const enqueue = (pod: WirePod): void => {
       if (!pod.metadata?.deletionTimestamp && isManaged(pod) && (pod.status?.containerStatuses ?? []).length > 0) {
-        this.queue.add(keyOf(pod));
+        this.loop.add(keyOf(pod));
       }
     };
     const unfollow = this.expectations.follow(this.options.pods, uidOf);
@@ -188,17 +193,13 @@ export class ContainerMetaController {
       unfollow();
       removePodHandlers();
     };
-    this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
-      logger: this.options.logger,
-      metrics: this.options.kubeMetrics,
-    });
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
     this.stopping.abort(new Error('the container meta controller is stopping'));
     this.removeHandlers?.();
-    this.queue.shutDown();
-    await this.workers;
+    await this.loop.stop();
     await this.events.close?.();
   }
 

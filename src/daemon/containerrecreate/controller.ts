@@ -25,12 +25,11 @@ import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart
 import type { WirePod } from '../../api/wire.js';
 import { errorMessage } from '../../util/error-message.js';
 import {
+  ControllerLoop,
   EventRecorder,
   Informer,
   OwnWriteExpectations,
   patchStatus,
-  runWorkers,
-  WorkQueue,
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
@@ -113,13 +112,12 @@ export function executionProblem(crr: CrrObject): string | undefined {
 
 export class CrrController {
   readonly informer: Informer<CrrObject>;
-  private readonly queue: WorkQueue<string>;
+  private readonly loop: ControllerLoop;
   private readonly expectations: OwnWriteExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
   private readonly arrivals = new Map<string, number>();
   private readonly stopping = new AbortController();
-  private workers?: Promise<void>;
   private removePodHandlers?: () => void;
   private runtimeHandle?: ContainerRuntime;
 
@@ -133,7 +131,14 @@ export class CrrController {
       metrics: kubeMetrics,
       indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
     });
-    this.queue = new WorkQueue<string>({ name: 'crr', clock, metrics: kubeMetrics });
+    this.loop = new ControllerLoop({
+      name: 'crr',
+      workers: options.workers ?? 16,
+      clock,
+      logger,
+      kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
     this.expectations = new OwnWriteExpectations(clock);
     this.expectations.follow(this.informer, uidOf);
     this.events =
@@ -160,14 +165,14 @@ export class CrrController {
   }
 
   start(): void {
-    const { informer, queue } = this;
+    const { informer, loop } = this;
     informer.addHandlers({
       onAdd: (crr) => {
         if (crr.metadata?.uid) this.arrivals.set(crr.metadata.uid, this.options.clock.now());
-        if (isActive(crr)) queue.add(podKeyOf(crr));
+        if (isActive(crr)) loop.add(podKeyOf(crr));
       },
       onUpdate: (_, crr) => {
-        if (isActive(crr)) queue.add(podKeyOf(crr));
+        if (isActive(crr)) loop.add(podKeyOf(crr));
       },
       onDelete: (crr) => {
         if (crr.metadata?.uid) this.arrivals.delete(crr.metadata.uid);
@@ -175,7 +180,7 @@ export class CrrController {
     });
     const onPod = (pod: WirePod): void => {
       const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-      if (informer.store.byIndex(POD_INDEX, key).length > 0) queue.add(key);
+      if (informer.store.byIndex(POD_INDEX, key).length > 0) loop.add(key);
     };
     this.removePodHandlers = this.options.pods.addHandlers({
       onAdd: onPod,
@@ -183,17 +188,13 @@ export class CrrController {
       onDelete: onPod,
     });
     informer.start();
-    this.workers = runWorkers(queue, this.options.workers ?? 16, (key) => this.reconcile(key), {
-      logger: this.options.logger,
-      metrics: this.options.kubeMetrics,
-    });
+    loop.start();
   }
 
   async stop(): Promise<void> {
     this.stopping.abort(new Error('the CRR controller is stopping'));
     this.removePodHandlers?.();
-    this.queue.shutDown();
-    await this.workers;
+    await this.loop.stop();
     await this.informer.stop();
     await this.events.close?.();
   }

@@ -14,14 +14,13 @@ import {
 import type { ObjectReference } from '../../api/meta.js';
 import type { ImageSpec, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/nodeimage.js';
 import {
+  ControllerLoop,
   CoreResources,
   EventRecorder,
   Informer,
   isNotFound,
   OwnWriteExpectations,
   patchStatus,
-  runWorkers,
-  WorkQueue,
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
@@ -74,7 +73,7 @@ interface StaticTag {
 
 export class ImagePullController {
   readonly informer: Informer<NodeImageObject>;
-  private readonly queue: WorkQueue<string>;
+  private readonly loop: ControllerLoop;
   private readonly slots: PullSlots;
   private readonly secrets: PullSecretStore;
   private readonly writer: StatusWriter;
@@ -87,7 +86,6 @@ export class ImagePullController {
   /** The object our last status patch returned: used instead of the cache until the cache shows that write. */
   private lastPatched: NodeImageObject | undefined;
   private readonly ownWrites: OwnWriteExpectations;
-  private workers: Promise<void> | undefined;
   private readonly log: Logger;
 
   constructor(private readonly options: ImagePullControllerOptions) {
@@ -101,7 +99,15 @@ export class ImagePullController {
     });
     this.ownWrites = new OwnWriteExpectations(options.clock);
     this.ownWrites.follow(this.informer, (ni) => ni.metadata?.name ?? '');
-    this.queue = new WorkQueue<string>({ name: 'imagepuller', clock: options.clock, metrics: options.kubeMetrics });
+    // one worker: the node's one NodeImage is the only key
+    this.loop = new ControllerLoop({
+      name: 'imagepuller',
+      workers: 1,
+      clock: options.clock,
+      logger: options.logger,
+      kubeMetrics: options.kubeMetrics,
+      reconcile: () => this.reconcile(),
+    });
     this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
     this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock, options.secretCacheMs);
     this.writer = new StatusWriter({
@@ -118,21 +124,18 @@ export class ImagePullController {
       metrics: options.kubeMetrics,
     });
     this.informer.addHandlers({
-      onAdd: () => this.queue.add(options.nodeName),
+      onAdd: () => this.loop.add(options.nodeName),
       onUpdate: (before, after) => {
-        if (JSON.stringify(before.spec ?? {}) !== JSON.stringify(after.spec ?? {})) this.queue.add(options.nodeName);
+        if (JSON.stringify(before.spec ?? {}) !== JSON.stringify(after.spec ?? {})) this.loop.add(options.nodeName);
         else this.writer.request(); // someone else wrote the status: put ours back if it differs
       },
-      onDelete: () => this.queue.add(options.nodeName),
+      onDelete: () => this.loop.add(options.nodeName),
     });
   }
 
   start(): void {
     this.informer.start();
-    this.workers = runWorkers(this.queue, 1, () => this.reconcile(), {
-      logger: this.log,
-      metrics: this.options.kubeMetrics,
-    });
+    this.loop.start();
   }
 
   /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
@@ -143,8 +146,7 @@ export class ImagePullController {
   };
 
   async stop(): Promise<void> {
-    this.queue.shutDown();
-    await this.workers;
+    await this.loop.stop();
     for (const pull of this.pulls.values()) pull.abort();
     await this.informer.stop();
     await Promise.all([...this.pulls.values()].map((p) => p.done));
