@@ -42,6 +42,39 @@ describe('OwnWriteExpectations', () => {
     assert.equal(e.size, 0);
   });
 
+  it('counts our version delivered before the write returned, even when a later one replaced it', () => {
+    const e = new OwnWriteExpectations(new FakeClock());
+    e.observe('k', '10'); // our write, seen by the watch first
+    e.observe('k', '11'); // someone else's, right after
+    e.expect('k', '10');
+    assert.equal(e.size, 0);
+    assert.equal(e.isFresh('k', '11'), true);
+  });
+
+  it('remembers the last 8 versions delivered, and forgets them with the object', () => {
+    const e = new OwnWriteExpectations(new FakeClock());
+    for (let v = 1; v <= 9; v++) e.observe('k', String(v));
+    e.expect('k', '1');
+    assert.equal(e.isFresh('k', '9'), false, 'version 1 has dropped out');
+    e.expect('k', '2');
+    assert.equal(e.size, 0);
+    e.forget('k');
+    e.expect('k', '9');
+    assert.equal(e.size, 1, 'delivered versions go with the object');
+  });
+
+  it('sweeps objects not delivered within a deadline', async () => {
+    const clock = new FakeClock(0);
+    const e = new OwnWriteExpectations(clock, 1000);
+    e.observe('old', '1');
+    await clock.advance(1001);
+    for (let i = 0; i < 1024; i++) e.observe('busy', String(i));
+    e.expect('old', '1');
+    assert.equal(e.size, 1, 'what "old" delivered was swept');
+    e.expect('busy', '1023');
+    assert.equal(e.size, 1, 'what "busy" delivered was kept');
+  });
+
   it('is fresh after the deadline (a relist may skip our version)', async () => {
     const clock = new FakeClock(0);
     const e = new OwnWriteExpectations(clock, 1000);
