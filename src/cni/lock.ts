@@ -19,6 +19,7 @@ import { linkSync, readdirSync, readFileSync, readlinkSync, unlinkSync, writeFil
 import { join } from 'node:path';
 import { makeDirectories } from './dirs.js';
 import { isErrno, onPath } from './errors.js';
+import { Backoff } from '../util/backoff.js';
 
 export interface ProcessIdentity {
   pid: number;
@@ -194,20 +195,22 @@ export function sleepSync(ms: number): void {
   Atomics.wait(sleeper, 0, 0, ms);
 }
 
+/** Waiting for a busy lock: 2 ms, doubling, at most 32 ms, jittered. */
+const LOCK_WAIT_BACKOFF = { initialMs: 2, maxMs: 32 };
+
 /** A clock for deadlines that a change of the wall clock cannot stretch. */
 const monotonic = (): number => performance.now();
 
 /** Acquire, blocking (plugin). Throws LockTimeout after `timeoutMs`. */
 export function acquireSync(lock: GenerationLock, timeoutMs: number, now: () => number = monotonic): LockHandle {
   const deadline = now() + timeoutMs;
-  let pause = 1;
+  const backoff = new Backoff(LOCK_WAIT_BACKOFF);
   for (;;) {
     const r = lock.attempt();
     if (r.kind === 'acquired') return r.handle;
     if (now() > deadline) throw new LockTimeout(lock.dir, r.kind === 'busy' ? r.owner : undefined);
     // a retry (a race lost) pauses too: whatever keeps answering retry costs no CPU until the deadline
-    sleepSync(pause + Math.random() * pause);
-    pause = Math.min(pause * 2, 16);
+    sleepSync(backoff.next());
   }
 }
 
@@ -219,13 +222,12 @@ export async function acquire(
   now: () => number = monotonic,
 ): Promise<LockHandle> {
   const deadline = now() + timeoutMs;
-  let pause = 2;
+  const backoff = new Backoff(LOCK_WAIT_BACKOFF);
   for (;;) {
     const r = lock.attempt();
     if (r.kind === 'acquired') return r.handle;
     if (now() > deadline) throw new LockTimeout(lock.dir, r.kind === 'busy' ? r.owner : undefined);
-    await sleep(pause);
-    pause = Math.min(pause * 2, 32);
+    await sleep(backoff.next());
   }
 }
 

@@ -45,7 +45,7 @@ import {
   type PodObject,
   type SecretObject,
 } from './resources.js';
-import { ResourceVersionExpectations } from './shared/expectations.js';
+import { OwnWriteExpectations } from '../kube/own-writes.js';
 import type { ControllerMetrics } from './shared/metrics.js';
 
 export interface ControllerSettings {
@@ -119,8 +119,8 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const statefulSets = new Informer<StatefulSetObject>(STATEFULSETS, client, { ...common, name: 'statefulsets' });
   const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets, crrs, persistentPodStates, statefulSets];
 
-  const nodeImageExpectations = new ResourceVersionExpectations(clock);
-  const jobExpectations = new ResourceVersionExpectations(clock);
+  const nodeImageExpectations = new OwnWriteExpectations(clock);
+  const jobExpectations = new OwnWriteExpectations(clock);
   const base = { client, events: deps.events, clock, logger, metrics: deps.metrics, kubeMetrics };
   const secretSync = new PullSecretSync(client, secrets, deps.metrics, { clock, logger });
   const nodeImageController = new NodeImageController({
@@ -158,6 +158,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     pods: pods as unknown as Informer<CrrPodObject>,
     clock,
     logger,
+    metrics: deps.metrics,
     kubeMetrics,
     responseTimeoutMs: settings.crrResponseTimeoutMs,
   });

@@ -5,7 +5,7 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Logger } from '../observability/logger.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { backoffDelay, RUNTIME_CONNECT_BACKOFF, type BackoffPolicy } from './backoff.js';
+import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
 import { errorMessage } from '../util/error-message.js';
 
 /** What the agent needs of a CRI client here (src/cri's CriClient has it). */
@@ -25,6 +25,9 @@ export interface RuntimeConnectionOptions<C extends RuntimeHandle> {
   /** Gets the gauge kruise_daemon_runtime_connected. */
   registry?: Registry;
 }
+
+/** Connecting to the runtime: 1 s, doubling, at most 30 s, jittered. */
+export const RUNTIME_CONNECT_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 };
 
 type State<C> =
   | { kind: 'idle' }

@@ -6,7 +6,7 @@ import { isAlreadyExists } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resource.js';
 import { MUTATING_WEBHOOK_CONFIGURATIONS, VALIDATING_WEBHOOK_CONFIGURATIONS } from '../resources.js';
-import { updateFromFresh } from '../shared/fresh-update.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
 import { IMAGE_WEBHOOK_PATHS } from './images/handlers.js';
 import { CRR_WEBHOOK_PATH } from './crr/handler.js';
 import { POD_MUTATING_WEBHOOK } from './launchpriority/webhook.js';

@@ -10,15 +10,15 @@ import { crrFinished, type ContainerRecreateRequest } from '../../api/containerr
 import type { WirePod } from '../../api/wire.js';
 import {
   byLabel,
+  ControllerLoop,
   CoreResources,
   Informer,
   isNotFound,
   patchStatus,
-  runWorkers,
-  WorkQueue,
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
+  type ReconcileMetrics,
   type ReconcileResult,
   type ResourceType,
 } from '../../kube/index.js';
@@ -67,18 +67,27 @@ export interface CrrHousekeeperOptions {
   pods: Informer<PodObject>;
   clock: Clock;
   logger: Logger;
+  /** Counts and times the reconciles (kruise_controller_reconcile*, controller="crr"). */
+  metrics?: ReconcileMetrics;
   kubeMetrics?: KubeMetrics;
   workers?: number;
   responseTimeoutMs?: number;
 }
 
 export class CrrHousekeeper {
-  private readonly queue: WorkQueue<string>;
-  private running?: Promise<void>;
+  private readonly loop: ControllerLoop;
   private removeHandlers: Array<() => void> = [];
 
   constructor(private readonly options: CrrHousekeeperOptions) {
-    this.queue = new WorkQueue<string>({ name: 'crr', clock: options.clock, metrics: options.kubeMetrics });
+    this.loop = new ControllerLoop({
+      name: 'crr',
+      workers: options.workers ?? 3,
+      clock: options.clock,
+      logger: options.logger,
+      metrics: options.metrics,
+      kubeMetrics: options.kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
   }
 
   /** Add the handlers and run the workers (call once the caches synced). */
@@ -86,13 +95,13 @@ export class CrrHousekeeper {
     const { crrs, pods } = this.options;
     const key = (o: KubeObject): string => `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
     this.removeHandlers.push(
-      crrs.addHandlers({ onAdd: (c) => this.queue.add(key(c)), onUpdate: (_, c) => this.queue.add(key(c)) }),
+      crrs.addHandlers({ onAdd: (c) => this.loop.add(key(c)), onUpdate: (_, c) => this.loop.add(key(c)) }),
     );
     const onPod = (pod: PodObject): void => {
       const uid = pod.metadata?.uid;
       if (!uid) return;
       for (const crr of crrs.store.byIndex(CRR_POD_UID_INDEX, uid)) {
-        if (!crr.metadata?.deletionTimestamp && !crr.status?.completionTime) this.queue.add(key(crr));
+        if (!crr.metadata?.deletionTimestamp && !crr.status?.completionTime) this.loop.add(key(crr));
       }
     };
     this.removeHandlers.push(
@@ -108,16 +117,12 @@ export class CrrHousekeeper {
         onDelete: onPod,
       }),
     );
-    this.running = runWorkers(this.queue, this.options.workers ?? 3, (k) => this.reconcile(k), {
-      logger: this.options.logger,
-      metrics: this.options.kubeMetrics,
-    });
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
     for (const remove of this.removeHandlers) remove();
-    this.queue.shutDown();
-    await this.running;
+    await this.loop.stop();
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {

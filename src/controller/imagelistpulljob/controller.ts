@@ -24,7 +24,7 @@ import {
   type ImageListPullJobObject,
   type ImagePullJobObject,
 } from '../resources.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
+import { ControllerLoop } from '../../kube/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { parseTime, rfc3339 } from '../../util/time.js';
 

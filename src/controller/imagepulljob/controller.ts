@@ -33,9 +33,9 @@ import {
   type PodObject,
   type SecretObject,
 } from '../resources.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
-import type { ResourceVersionExpectations } from '../shared/expectations.js';
-import { updateFromFresh } from '../shared/fresh-update.js';
+import { ControllerLoop } from '../../kube/controller-loop.js';
+import type { OwnWriteExpectations } from '../../kube/own-writes.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { parseTime } from '../../util/time.js';
 import { isActiveJob, jobImageOf, parallelismOf, type JobImage } from './job-image.js';
@@ -58,9 +58,9 @@ export interface ImagePullJobControllerOptions {
   secretSync: PullSecretSync;
   /** The controller's own namespace, for the grant command in 403 messages (default kruise-system). */
   controllerNamespace?: string;
-  /** Shared with anything else writing NodeImages: the caches must show our writes before we count. */
-  nodeImageExpectations: ResourceVersionExpectations;
-  jobExpectations: ResourceVersionExpectations;
+  /** Our writes of NodeImages (by name) and jobs (by key): the caches must show them before we count. */
+  nodeImageExpectations: OwnWriteExpectations;
+  jobExpectations: OwnWriteExpectations;
   events: EventRecorder;
   clock: Clock;
   logger: Logger;
@@ -101,6 +101,8 @@ export class ImagePullJobController {
       for (const job of activeJobs()) if (jobMayTarget(job, ni)) this.loop.add(objectKey(job));
     };
     this.removers.push(
+      this.o.jobExpectations.follow(this.o.jobs, objectKey),
+      this.o.nodeImageExpectations.follow(this.o.nodeImages, (ni) => ni.metadata.name ?? ''),
       this.o.jobs.addHandlers({
         onAdd: (job) => this.loop.add(objectKey(job)),
         onUpdate: (_, job) => this.loop.add(objectKey(job)),
@@ -172,7 +174,7 @@ export class ImagePullJobController {
       await this.o.secretSync.release(key);
       return;
     }
-    if (!this.o.jobExpectations.satisfied(key, job.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
+    if (!this.o.jobExpectations.isFresh(key, job.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
     const now = this.o.clock.now();
     if (job.metadata.deletionTimestamp) {
       await this.finalize(job);
@@ -210,7 +212,7 @@ export class ImagePullJobController {
     }
     const nodeImages = selectNodeImages(job, this.o.nodeImages, this.o.pods);
     for (const ni of nodeImages) {
-      if (!this.o.nodeImageExpectations.satisfied(ni.metadata.name ?? '', ni.metadata.resourceVersion)) {
+      if (!this.o.nodeImageExpectations.isFresh(ni.metadata.name ?? '', ni.metadata.resourceVersion)) {
         return { requeueAfter: CACHE_WAIT_MS };
       }
     }

@@ -26,9 +26,9 @@ import {
   type NodeObject,
   type SecretObject,
 } from '../resources.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
+import { ControllerLoop } from '../../kube/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
-import { updateFromFresh } from '../shared/fresh-update.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
 import { parseTime } from '../../util/time.js';
 import { collectSpecGarbage, isImagePullJobRef, isSecretCopyRef } from './spec-gc.js';
 import { RESPONSE_TIMEOUT_MS, statusWithFallback } from './status-fallback.js';

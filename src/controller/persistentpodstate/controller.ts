@@ -18,9 +18,9 @@ import { objectKey, type KubeObject, type OwnerReference } from '../../kube/obje
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import type { Clock } from '../../util/clock.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
-import { ResourceVersionExpectations } from '../shared/expectations.js';
-import { updateFromFresh } from '../shared/fresh-update.js';
+import { ControllerLoop } from '../../kube/controller-loop.js';
+import { OwnWriteExpectations } from '../../kube/own-writes.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { INJECTED_PERSISTENT_POD_STATE_ANNOTATION } from '../../api/constants.js';
 import {
@@ -93,13 +93,13 @@ export class PersistentPodStateController {
   private readonly loop: ControllerLoop;
   private readonly logger: Logger;
   private readonly removers: (() => void)[] = [];
-  private readonly expectations: ResourceVersionExpectations;
+  private readonly expectations: OwnWriteExpectations;
   /** PPS key → generation already reported invalid (one event per spec change, not per reconcile). */
   private readonly reportedInvalid = new Map<string, number>();
 
   constructor(private readonly o: PersistentPodStateControllerOptions) {
     this.logger = o.logger.child({ controller: 'persistentpodstate' });
-    this.expectations = new ResourceVersionExpectations(o.clock);
+    this.expectations = new OwnWriteExpectations(o.clock);
     this.loop = new ControllerLoop({
       name: 'persistentpodstate',
       workers: o.workers ?? 3,
@@ -114,6 +114,7 @@ export class PersistentPodStateController {
   start(): void {
     const { persistentPodStates, statefulSets, pods } = this.o;
     this.removers.push(
+      this.expectations.follow(persistentPodStates, objectKey),
       persistentPodStates.addHandlers({
         onAdd: (pps) => this.loop.add(PPS_PREFIX + objectKey(pps)),
         onUpdate: (_, pps) => {
@@ -217,7 +218,7 @@ export class PersistentPodStateController {
       return;
     }
     if (pps.metadata?.deletionTimestamp) return;
-    if (!this.expectations.satisfied(key, pps.metadata?.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
+    if (!this.expectations.isFresh(key, pps.metadata?.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
     const errors = validatePersistentPodState(pps);
     if (errors.length > 0) {
       const generation = pps.metadata?.generation ?? 0;
@@ -262,7 +263,7 @@ export class PersistentPodStateController {
     const sts = this.o.statefulSets.get(key);
     if (!sts || sts.metadata?.deletionTimestamp) return; // its generated PPS goes by ownerReference GC
     const existing = this.o.persistentPodStates.get(key);
-    if (!this.expectations.satisfied(key, existing?.metadata?.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
+    if (!this.expectations.isFresh(key, existing?.metadata?.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
     const plan = planGeneration(sts);
     const ns = sts.metadata?.namespace ?? '';
     const name = sts.metadata?.name ?? '';

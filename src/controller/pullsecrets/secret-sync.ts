@@ -25,7 +25,7 @@ import { jsonEqual } from '../../kube/merge-patch.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { Clock } from '../../util/clock.js';
 import type { SecretObject } from '../resources.js';
-import { updateFromFresh } from '../shared/fresh-update.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { SourceWatches } from './source-watches.js';
 

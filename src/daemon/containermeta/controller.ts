@@ -9,18 +9,18 @@ import { EVENT_SOURCE_CONTAINER_META, IN_PLACE_UPDATE_READY_CONDITION } from '..
 import { currentEnvHash, envFromMetadata, envHash } from '../../api/runtime-container-meta.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
 import {
+  ControllerLoop,
   CoreResources,
   EventRecorder,
-  runWorkers,
-  WorkQueue,
+  OwnWriteExpectations,
   type KubeClient,
   type KubeMetrics,
+  type KubeObject,
   type ReconcileResult,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
-import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { NodePods } from '../node-pods.js';
 import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
 import {
@@ -79,25 +79,35 @@ function signature(pod: WirePod): string {
   ]);
 }
 
+function uidOf(pod: WirePod): string {
+  return pod.metadata?.uid ?? '';
+}
+
 function keyOf(pod: WirePod): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }
 
 export class ContainerMetaController {
-  private readonly queue: WorkQueue<string>;
-  private readonly expectations: ResourceVersionExpectations;
+  private readonly loop: ControllerLoop;
+  private readonly expectations: OwnWriteExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
   private readonly stopping = new AbortController();
   /** Per pod uid: the runtime ids this agent stopped, the restarts it made, the new values it noticed. */
   private readonly memory = new Map<string, PodMemory>();
   private runtimeHandle?: ContainerRuntime;
-  private workers?: Promise<void>;
   private removeHandlers?: () => void;
 
   constructor(private readonly options: ContainerMetaControllerOptions) {
-    this.queue = new WorkQueue<string>({ name: 'containermeta', clock: options.clock, metrics: options.kubeMetrics });
-    this.expectations = new ResourceVersionExpectations(options.clock);
+    this.loop = new ControllerLoop({
+      name: 'containermeta',
+      workers: options.workers ?? 4,
+      clock: options.clock,
+      logger: options.logger,
+      kubeMetrics: options.kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
+    this.expectations = new OwnWriteExpectations(options.clock);
     this.events =
       options.events ??
       new EventRecorder(options.client as KubeClient, {
@@ -123,29 +133,29 @@ export class ContainerMetaController {
 
   start(): void {
     const enqueue = (pod: WirePod): void => {
-      if (wantsMeta(pod)) this.queue.add(keyOf(pod));
+      if (wantsMeta(pod)) this.loop.add(keyOf(pod));
     };
-    this.removeHandlers = this.options.pods.addHandlers({
+    const unfollow = this.expectations.follow(this.options.pods, uidOf);
+    const removePodHandlers = this.options.pods.addHandlers({
       onAdd: enqueue,
       onUpdate: (old, pod) => {
         if (signature(old) !== signature(pod)) enqueue(pod);
       },
       onDelete: (pod) => {
-        this.expectations.forget(pod);
         this.memory.delete(pod.metadata?.uid ?? '');
       },
     });
-    this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
-      logger: this.options.logger,
-      metrics: this.options.kubeMetrics,
-    });
+    this.removeHandlers = () => {
+      unfollow();
+      removePodHandlers();
+    };
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
     this.stopping.abort(new Error('the container meta controller is stopping'));
     this.removeHandlers?.();
-    this.queue.shutDown();
-    await this.workers;
+    await this.loop.stop();
     await this.events.close?.();
   }
 
@@ -155,7 +165,7 @@ export class ContainerMetaController {
     if (!pods.hasSynced()) return { requeueAfter: 200 };
     const pod = pods.get(key);
     if (!pod || !wantsMeta(pod) || !pod.metadata?.uid) return;
-    if (!this.expectations.satisfied(pod)) return { requeueAfter: CACHE_WAIT_MS };
+    if (!this.expectations.isFresh(uidOf(pod), pod.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
     this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
     const log = this.options.logger.child({ pod: key });
 
@@ -203,14 +213,13 @@ export class ContainerMetaController {
           );
           break;
         case 'annotate': {
-          const before = pod.metadata?.resourceVersion;
-          await this.options.client.patch(
+          const patched = await this.options.client.patch<WirePod & KubeObject>(
             CoreResources.pods,
             pod.metadata?.name ?? '',
             { metadata: { annotations: action.annotations } },
             { type: 'merge', namespace: pod.metadata?.namespace },
           );
-          this.expectations.expect(pod, before);
+          this.expectations.expect(uid, patched.metadata?.resourceVersion);
           break;
         }
         case 'restart':

@@ -17,6 +17,7 @@ import {
   type RuntimeContainerMeta,
 } from '../../api/runtime-container-meta.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
+import { backoffDelay } from '../../util/backoff.js';
 import { rfc3339 } from '../../util/time.js';
 import { parseContainerId, type RuntimeContainer } from '../podruntime/pod-containers.js';
 import { containerPriority, planBatch } from './batches.js';
@@ -261,7 +262,10 @@ export function planContainerMeta(input: MetaPlanInputs): MetaAction[] {
     const expected = expectedEnvHash(specs.get(name)!, pod.metadata ?? {});
     const last = memory.restarts.get(name);
     const attempts = last && last.expected === expected ? last.attempts + 1 : 1;
-    const backoffMs = Math.min(RESTART_BACKOFF_MS * 2 ** (attempts - 1), RESTART_BACKOFF_MAX_MS);
+    const backoffMs = backoffDelay(
+      { initialMs: RESTART_BACKOFF_MS, maxMs: RESTART_BACKOFF_MAX_MS, jitter: 0 },
+      attempts,
+    );
     actions.push({ kind: 'restart', container: name, runtimeId: runtime.get(name)!.id, expected, attempts, backoffMs });
   }
   const afterMs = decision.restart.length > 0 ? BATCH_RECHECK_MS : input.envUnread ? ENV_RETRY_MS : decision.recheckMs;

@@ -25,11 +25,11 @@ import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart
 import type { WirePod } from '../../api/wire.js';
 import { errorMessage } from '../../util/error-message.js';
 import {
+  ControllerLoop,
   EventRecorder,
   Informer,
+  OwnWriteExpectations,
   patchStatus,
-  runWorkers,
-  WorkQueue,
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
@@ -47,7 +47,6 @@ import {
   parseContainerId,
   type ContainerRuntime,
 } from '../podruntime/pod-containers.js';
-import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { CrrMetrics } from './metrics.js';
 import { nextStep, phaseWeight, sameStates, type ReportedContainer } from './recreate-states.js';
 import { rfc3339 } from '../../util/time.js';
@@ -113,13 +112,12 @@ export function executionProblem(crr: CrrObject): string | undefined {
 
 export class CrrController {
   readonly informer: Informer<CrrObject>;
-  private readonly queue: WorkQueue<string>;
-  private readonly expectations: ResourceVersionExpectations;
+  private readonly loop: ControllerLoop;
+  private readonly expectations: OwnWriteExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
   private readonly killer: ContainerKiller;
   private readonly arrivals = new Map<string, number>();
   private readonly stopping = new AbortController();
-  private workers?: Promise<void>;
   private removePodHandlers?: () => void;
   private runtimeHandle?: ContainerRuntime;
 
@@ -133,8 +131,16 @@ export class CrrController {
       metrics: kubeMetrics,
       indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
     });
-    this.queue = new WorkQueue<string>({ name: 'crr', clock, metrics: kubeMetrics });
-    this.expectations = new ResourceVersionExpectations(clock);
+    this.loop = new ControllerLoop({
+      name: 'crr',
+      workers: options.workers ?? 16,
+      clock,
+      logger,
+      kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
+    this.expectations = new OwnWriteExpectations(clock);
+    this.expectations.follow(this.informer, uidOf);
     this.events =
       options.events ??
       new EventRecorder(options.client, {
@@ -159,23 +165,22 @@ export class CrrController {
   }
 
   start(): void {
-    const { informer, queue } = this;
+    const { informer, loop } = this;
     informer.addHandlers({
       onAdd: (crr) => {
         if (crr.metadata?.uid) this.arrivals.set(crr.metadata.uid, this.options.clock.now());
-        if (isActive(crr)) queue.add(podKeyOf(crr));
+        if (isActive(crr)) loop.add(podKeyOf(crr));
       },
       onUpdate: (_, crr) => {
-        if (isActive(crr)) queue.add(podKeyOf(crr));
+        if (isActive(crr)) loop.add(podKeyOf(crr));
       },
       onDelete: (crr) => {
-        this.expectations.forget(crr);
         if (crr.metadata?.uid) this.arrivals.delete(crr.metadata.uid);
       },
     });
     const onPod = (pod: WirePod): void => {
       const key = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
-      if (informer.store.byIndex(POD_INDEX, key).length > 0) queue.add(key);
+      if (informer.store.byIndex(POD_INDEX, key).length > 0) loop.add(key);
     };
     this.removePodHandlers = this.options.pods.addHandlers({
       onAdd: onPod,
@@ -183,17 +188,13 @@ export class CrrController {
       onDelete: onPod,
     });
     informer.start();
-    this.workers = runWorkers(queue, this.options.workers ?? 16, (key) => this.reconcile(key), {
-      logger: this.options.logger,
-      metrics: this.options.kubeMetrics,
-    });
+    loop.start();
   }
 
   async stop(): Promise<void> {
     this.stopping.abort(new Error('the CRR controller is stopping'));
     this.removePodHandlers?.();
-    this.queue.shutDown();
-    await this.workers;
+    await this.loop.stop();
     await this.informer.stop();
     await this.events.close?.();
   }
@@ -209,7 +210,8 @@ export class CrrController {
     if (!this.informer.hasSynced() || !pods.hasSynced()) return { requeueAfter: 200 };
     const crrs = this.informer.store.byIndex(POD_INDEX, podKey).filter(isActive);
     if (crrs.length === 0) return;
-    if (crrs.some((c) => !this.expectations.satisfied(c))) return { requeueAfter: CACHE_WAIT_MS };
+    if (crrs.some((c) => !this.expectations.isFresh(uidOf(c), c.metadata?.resourceVersion)))
+      return { requeueAfter: CACHE_WAIT_MS };
     crrs.sort(
       (a, b) =>
         phaseWeight(a.status?.phase) - phaseWeight(b.status?.phase) ||
@@ -349,15 +351,18 @@ export class CrrController {
    * result is then that finished CRR, unchanged.
    */
   private async writeStatus(crr: CrrObject, fields: Partial<ContainerRecreateRequestStatus>): Promise<CrrObject> {
-    const before = crr.metadata?.resourceVersion;
     const result = await patchStatus(client(this.options), CRR_RESOURCE, crr, (draft) => {
       if (crrFinished(draft.status)) return;
       draft.status = { ...(draft.status ?? { phase: '' }), ...fields };
       if (draft.status.message === '') delete draft.status.message;
     });
-    if (result.patched) this.expectations.expect(crr, before);
+    if (result.patched) this.expectations.expect(uidOf(crr), result.object.metadata?.resourceVersion);
     return result.object;
   }
+}
+
+function uidOf(crr: CrrObject): string {
+  return crr.metadata?.uid ?? '';
 }
 
 function client(options: CrrControllerOptions): KubeClient {

@@ -14,13 +14,13 @@ import {
 import type { ObjectReference } from '../../api/meta.js';
 import type { ImageSpec, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/nodeimage.js';
 import {
+  ControllerLoop,
   CoreResources,
   EventRecorder,
   Informer,
   isNotFound,
+  OwnWriteExpectations,
   patchStatus,
-  runWorkers,
-  WorkQueue,
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
@@ -73,7 +73,7 @@ interface StaticTag {
 
 export class ImagePullController {
   readonly informer: Informer<NodeImageObject>;
-  private readonly queue: WorkQueue<string>;
+  private readonly loop: ControllerLoop;
   private readonly slots: PullSlots;
   private readonly secrets: PullSecretStore;
   private readonly writer: StatusWriter;
@@ -83,9 +83,9 @@ export class ImagePullController {
   /** Completed statuses adopted from the object (earlier runs of the agent, or the central controller). */
   private readonly adopted = new Map<string, ImageTagStatus>();
   private readonly invalid = new Map<string, StaticTag>();
-  /** The object our last status patch returned (fresher than the cache until the watch catches up). */
+  /** The object our last status patch returned: used instead of the cache until the cache shows that write. */
   private lastPatched: NodeImageObject | undefined;
-  private workers: Promise<void> | undefined;
+  private readonly ownWrites: OwnWriteExpectations;
   private readonly log: Logger;
 
   constructor(private readonly options: ImagePullControllerOptions) {
@@ -97,7 +97,17 @@ export class ImagePullController {
       logger: options.logger,
       metrics: options.kubeMetrics,
     });
-    this.queue = new WorkQueue<string>({ name: 'imagepuller', clock: options.clock, metrics: options.kubeMetrics });
+    this.ownWrites = new OwnWriteExpectations(options.clock);
+    this.ownWrites.follow(this.informer, (ni) => ni.metadata?.name ?? '');
+    // one worker: the node's one NodeImage is the only key
+    this.loop = new ControllerLoop({
+      name: 'imagepuller',
+      workers: 1,
+      clock: options.clock,
+      logger: options.logger,
+      kubeMetrics: options.kubeMetrics,
+      reconcile: () => this.reconcile(),
+    });
     this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
     this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock, options.secretCacheMs);
     this.writer = new StatusWriter({
@@ -114,21 +124,18 @@ export class ImagePullController {
       metrics: options.kubeMetrics,
     });
     this.informer.addHandlers({
-      onAdd: () => this.queue.add(options.nodeName),
+      onAdd: () => this.loop.add(options.nodeName),
       onUpdate: (before, after) => {
-        if (JSON.stringify(before.spec ?? {}) !== JSON.stringify(after.spec ?? {})) this.queue.add(options.nodeName);
+        if (JSON.stringify(before.spec ?? {}) !== JSON.stringify(after.spec ?? {})) this.loop.add(options.nodeName);
         else this.writer.request(); // someone else wrote the status: put ours back if it differs
       },
-      onDelete: () => this.queue.add(options.nodeName),
+      onDelete: () => this.loop.add(options.nodeName),
     });
   }
 
   start(): void {
     this.informer.start();
-    this.workers = runWorkers(this.queue, 1, () => this.reconcile(), {
-      logger: this.log,
-      metrics: this.options.kubeMetrics,
-    });
+    this.loop.start();
   }
 
   /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
@@ -139,8 +146,7 @@ export class ImagePullController {
   };
 
   async stop(): Promise<void> {
-    this.queue.shutDown();
-    await this.workers;
+    await this.loop.stop();
     for (const pull of this.pulls.values()) pull.abort();
     await this.informer.stop();
     await Promise.all([...this.pulls.values()].map((p) => p.done));
@@ -158,7 +164,9 @@ export class ImagePullController {
     const patched = this.lastPatched;
     if (!cached) return undefined;
     if (!patched || patched.metadata?.uid !== cached.metadata?.uid) return cached;
-    return newerResourceVersion(patched, cached) ? patched : cached;
+    if (!this.ownWrites.isFresh(this.options.nodeName, cached.metadata?.resourceVersion)) return patched;
+    this.lastPatched = undefined;
+    return cached;
   }
 
   private reconcile(): void {
@@ -166,6 +174,7 @@ export class ImagePullController {
     if (!nodeImage || nodeImage.metadata?.deletionTimestamp) {
       this.stopAll();
       this.lastPatched = undefined;
+      this.ownWrites.forget(this.options.nodeName);
       return;
     }
     if (this.lastPatched && this.lastPatched.metadata?.uid !== nodeImage.metadata?.uid) this.lastPatched = undefined;
@@ -296,7 +305,10 @@ export class ImagePullController {
       if (isNotFound(err)) return undefined; // deleted meanwhile: the watch will tell
       throw err;
     });
-    if (result?.patched) this.lastPatched = result.object;
+    if (result?.patched) {
+      this.lastPatched = result.object;
+      this.ownWrites.expect(this.options.nodeName, result.object.metadata?.resourceVersion);
+    }
     if (computed) this.options.metrics.setTagsByPhase(countPhases(computed));
   }
 
@@ -360,11 +372,4 @@ function ownerObject(ref: ObjectReference): KubeObject | undefined {
     kind: ref.kind || 'ImagePullJob',
     metadata: { name: ref.name, namespace: ref.namespace, ...(ref.uid && { uid: ref.uid }) },
   };
-}
-
-function newerResourceVersion(a: KubeObject, b: KubeObject): boolean {
-  const ra = a.metadata?.resourceVersion;
-  const rb = b.metadata?.resourceVersion;
-  if (!ra || !rb || !/^\d+$/.test(ra) || !/^\d+$/.test(rb)) return false;
-  return BigInt(ra) > BigInt(rb);
 }

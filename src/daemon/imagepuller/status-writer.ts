@@ -3,10 +3,13 @@
 // on the API server well within a second while a burst of changes becomes one write. A failed write is retried
 // with backoff (1 s → 30 s). Whether anything is sent at all is the write function's call (it skips unchanged).
 import type { Logger } from '../../observability/logger.js';
+import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
 
 export const DEFAULT_STATUS_MIN_INTERVAL_MS = 300;
+/** After failed writes: 1 s, doubling, at most 30 s, jittered. */
+const STATUS_WRITE_BACKOFF: BackoffPolicy = { initialMs: 1000, maxMs: 30_000 };
 
 export interface StatusWriterOptions {
   clock: Clock;
@@ -74,7 +77,7 @@ export class StatusWriter {
       .finally(() => {
         this.writing = undefined;
         if (this.dirty && !this.stopped && !this.timer) {
-          const backoff = this.failures > 0 ? Math.min(1000 * 2 ** (this.failures - 1), 30_000) : 0;
+          const backoff = this.failures > 0 ? backoffDelay(STATUS_WRITE_BACKOFF, this.failures) : 0;
           const wait = Math.max(backoff, this.lastWriteAt + this.minIntervalMs - this.options.clock.now());
           this.schedule(Math.max(0, wait));
         }

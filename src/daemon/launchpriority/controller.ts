@@ -7,11 +7,10 @@
 import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION } from '../../api/constants.js';
 import type { WirePod } from '../../api/wire.js';
 import {
+  ControllerLoop,
   isAlreadyExists,
   isInvalid,
   isNotFound,
-  runWorkers,
-  WorkQueue,
   type InformerHandlers,
   type KubeMetrics,
   type KubeObject,
@@ -79,49 +78,51 @@ interface PodTrack {
 type TouchReason = 'release' | 'retry' | 'complete';
 
 export class LaunchPriorityController {
-  private readonly queue: WorkQueue<string>;
+  private readonly loop: ControllerLoop;
   private readonly tracks = new Map<string, PodTrack>();
   private readonly keyByUid = new Map<string, string>();
   /** Pods whose unusable barrier envs were reported (once per pod; forgotten when the pod goes). */
   private readonly reportedUids = new Set<string>();
   private removeHandlers: (() => void) | undefined;
-  private workers: Promise<void> | undefined;
   private readonly log: Logger;
 
   constructor(private readonly options: LaunchPriorityControllerOptions) {
     this.log = options.logger;
-    this.queue = new WorkQueue<string>({ name: 'launchpriority', clock: options.clock, metrics: options.kubeMetrics });
+    this.loop = new ControllerLoop({
+      name: 'launchpriority',
+      workers: options.workers ?? 4,
+      clock: options.clock,
+      logger: options.logger,
+      kubeMetrics: options.kubeMetrics,
+      reconcile: (key) => this.reconcile(key),
+    });
   }
 
   start(): void {
     const enqueue = (pod: PodObject): void => {
-      if (this.interesting(pod)) this.queue.add(podKey(pod));
+      if (this.interesting(pod)) this.loop.add(podKey(pod));
     };
     this.removeHandlers = this.options.pods.addHandlers({
       onAdd: enqueue,
       onUpdate: (_, pod) => enqueue(pod),
       onDelete: (pod) => {
         if (pod.metadata?.uid) this.reportedUids.delete(pod.metadata.uid);
-        if (this.tracks.has(podKey(pod))) this.queue.add(podKey(pod));
+        if (this.tracks.has(podKey(pod))) this.loop.add(podKey(pod));
       },
     });
-    this.workers = runWorkers(this.queue, this.options.workers ?? 4, (key) => this.reconcile(key), {
-      logger: this.log,
-      metrics: this.options.kubeMetrics,
-    });
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
     this.removeHandlers?.();
-    this.queue.shutDown();
-    await this.workers;
+    await this.loop.stop();
     this.options.poller.stop();
   }
 
   /** Called by the runtime poller when a watched pod's containers changed. */
   readonly onRuntimeChange = (podUid: string): void => {
     const key = this.keyByUid.get(podUid);
-    if (key) this.queue.add(key);
+    if (key) this.loop.add(key);
   };
 
   /** Pods whose barrier is being released (for tests and figures). */
@@ -224,7 +225,7 @@ export class LaunchPriorityController {
         // keep the track until the last level's containers have started (re-touch if they do not)
         return { requeueAfter: RETOUCH_AFTER_MS };
       }
-      this.queue.add(key); // the next level may already be ready (e.g. equal readiness from a user-made ConfigMap)
+      this.loop.add(key); // the next level may already be ready (e.g. equal readiness from a user-made ConfigMap)
       return;
     }
     if (track.owedTouch) {

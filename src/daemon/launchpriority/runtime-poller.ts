@@ -3,6 +3,7 @@
 // kubelet puts on them (io.kubernetes.pod.uid, io.kubernetes.container.name), to the controller when they change.
 // Nothing is polled once every pod has completed, so the steady state costs nothing.
 import type { Logger } from '../../observability/logger.js';
+import { backoffDelay } from '../../util/backoff.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
 import type { RuntimeContainer } from './launch-decision.js';
 import { errorMessage } from '../../util/error-message.js';
@@ -123,8 +124,10 @@ export class RuntimePoller {
     } finally {
       this.polling = false;
     }
-    // back off while the runtime fails (the pod status path keeps working meanwhile)
-    this.schedule(ok ? this.intervalMs : Math.min(this.intervalMs * 2 ** this.failures, 5000));
+    // back off while the runtime fails (the pod status path keeps working meanwhile): twice the interval, doubling,
+    // at most 5 s, jittered
+    const failedBackoff = { initialMs: Math.min(2 * this.intervalMs, 5000), maxMs: 5000 };
+    this.schedule(ok ? this.intervalMs : backoffDelay(failedBackoff, this.failures));
   }
 
   private async absorb(source: ContainerSource, uids: string[], listed: ListedContainer[]): Promise<void> {

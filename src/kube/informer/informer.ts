@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import { silentLogger } from '../../observability/logger.js';
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
-import { Backoff, type BackoffOptions } from '../backoff.js';
+import { Backoff, type BackoffOptions } from '../../util/backoff.js';
 import type { KubeClient, ListOptions, WatchOptions } from '../client.js';
 import { isGone } from '../errors.js';
 import { errorMessage } from '../../util/error-message.js';

@@ -1,5 +1,6 @@
 // Rate limiters for work-queue retries, as client-go's: per-key exponential failure backoff, an overall token bucket,
 // and the larger of several.
+import { backoffDelay } from '../../util/backoff.js';
 import type { Clock } from '../../util/clock.js';
 
 export interface RateLimiter<K> {
@@ -25,8 +26,8 @@ export class ExponentialFailureRateLimiter<K> implements RateLimiter<K> {
   when(key: K): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    // 2^n overflows to Infinity for big n, which min() turns into max.
-    return Math.min(this.maxMs, this.baseMs * 2 ** n);
+    // exact delays: the per-key backoff is client-go's, without jitter
+    return backoffDelay({ initialMs: this.baseMs, maxMs: this.maxMs, jitter: 0 }, n + 1);
   }
 
   forget(key: K): void {

@@ -5,7 +5,6 @@ import {
   FAILED_IMAGE_MESSAGE,
 } from '../../../src/controller/imagelistpulljob/controller.js';
 import { parseControllerCommandLine, parseDuration, ControllerConfigError } from '../../../src/controller/options.js';
-import { ResourceVersionExpectations } from '../../../src/controller/shared/expectations.js';
 import { copyNameFor } from '../../../src/controller/pullsecrets/secret-sync.js';
 import type { ImageListPullJobObject, ImagePullJobObject } from '../../../src/controller/resources.js';
 import { FakeClock } from '../../../src/util/clock.js';
@@ -84,17 +83,6 @@ describe('controller options', () => {
 });
 
 describe('controller shared pieces', () => {
-  it('expectations hold until the cache shows our write, or time out', async () => {
-    const e = new ResourceVersionExpectations(clock, 1000);
-    e.expect('k', '10');
-    assert.equal(e.satisfied('k', '9'), false);
-    assert.equal(e.satisfied('k', '11'), true);
-    e.expect('k', '20');
-    await clock.advance(1001);
-    assert.equal(e.satisfied('k', '9'), true);
-    assert.equal(e.size, 0);
-  });
-
   it('names pull-secret copies stably per source and within DNS length', () => {
     assert.equal(copyNameFor('ns', 'regcred'), copyNameFor('ns', 'regcred'));
     assert.notEqual(copyNameFor('ns', 'regcred'), copyNameFor('other', 'regcred'));

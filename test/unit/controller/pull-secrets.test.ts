@@ -9,7 +9,7 @@ import { ImagePullJobController } from '../../../src/controller/imagepulljob/con
 import { copyNameFor, PullSecretSync, referencesOf } from '../../../src/controller/pullsecrets/secret-sync.js';
 import { grantCommand, withSecretProblems } from '../../../src/controller/pullsecrets/source-access.js';
 import type { ImagePullJobObject, NodeImageObject, SecretObject } from '../../../src/controller/resources.js';
-import { ResourceVersionExpectations } from '../../../src/controller/shared/expectations.js';
+import { OwnWriteExpectations } from '../../../src/kube/own-writes.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
@@ -240,8 +240,8 @@ function setup(jobs: ImagePullJobObject[], forbidden: string[]) {
     nodeImages,
     secretCopies: copies,
     secretSync: sync,
-    nodeImageExpectations: new ResourceVersionExpectations(clock),
-    jobExpectations: new ResourceVersionExpectations(clock),
+    nodeImageExpectations: new OwnWriteExpectations(clock),
+    jobExpectations: new OwnWriteExpectations(clock),
     events: {
       event: (_o: KubeObject, type: string, reason: string, message: string) => events.push({ type, reason, message }),
     } as unknown as EventRecorder,

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { Backoff } from '../../../src/kube/backoff.js';
 import { WorkQueue } from '../../../src/kube/workqueue/queue.js';
 import {
   ExponentialFailureRateLimiter,
@@ -168,18 +167,5 @@ describe('rate limiters and backoff', () => {
     assert.ok(l instanceof MaxOfRateLimiter);
     assert.equal(l.when('a'), 5);
     assert.equal(l.when('b'), 1000);
-  });
-
-  it('backoff grows 1 s to 30 s with jitter below the nominal delay, and resets', () => {
-    const b = new Backoff({ random: () => 0 });
-    assert.deepEqual(
-      Array.from({ length: 7 }, () => b.next()),
-      [1000, 2000, 4000, 8000, 16000, 30000, 30000],
-    );
-    b.reset();
-    assert.equal(b.next(), 1000);
-    const j = new Backoff({ random: () => 1 });
-    assert.equal(j.next(), 800);
-    assert.throws(() => new Backoff({ initialMs: 0 }), /initialMs/);
   });
 });

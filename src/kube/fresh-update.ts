@@ -1,10 +1,10 @@
 // Writes that never clobber someone else's edit (OpenKruise #1517): read the object fresh, apply a mutation to it,
 // PUT it back with that resourceVersion; on 409 Conflict read again and re-apply. The mutation decides from what it
 // is given and returns false when nothing needs to change (then nothing is sent).
-import type { KubeClient } from '../../kube/client.js';
-import { isConflict, isNotFound } from '../../kube/errors.js';
-import type { KubeObject } from '../../kube/object.js';
-import type { ResourceType } from '../../kube/resource.js';
+import type { KubeClient } from './client.js';
+import { isConflict, isNotFound } from './errors.js';
+import type { KubeObject } from './object.js';
+import type { ResourceType } from './resource.js';
 
 export interface FreshUpdateResult<T> {
   /** The object as stored after the write (or as read, when unchanged); undefined when it does not exist. */
