@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { ContainerKiller, type EventSink } from '../../../src/daemon/podruntime/container-killer.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 import { FakeContainerRuntime } from './fake-runtime.js';
 
 class Events implements EventSink {
@@ -36,7 +37,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
       gracePeriodSeconds: 10,
       message: 'Stopping container app',
     });
-    await flushMicrotasks();
+    await until(() => runtime.calls.some((x) => x.method === 'ExecSync'), 'the preStop hook runs');
     assert.deepEqual(runtime.stops(), [], 'no stop while the hook runs');
     await clock.advance(3500);
     release();
@@ -64,7 +65,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
       gracePeriodSeconds: 5,
       message: 'm',
     });
-    await flushMicrotasks();
+    await until(() => runtime.calls.some((x) => x.method === 'ExecSync'), 'the preStop hook runs');
     await clock.advance(5000);
     const result = await done;
     assert.equal(result.stopTimeoutSeconds, 2);

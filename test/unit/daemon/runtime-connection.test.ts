@@ -3,7 +3,8 @@ import { Registry } from 'prom-client';
 import { backoffDelay, RUNTIME_CONNECT_BACKOFF } from '../../../src/daemon/backoff.js';
 import { RuntimeConnection, type RuntimeHandle } from '../../../src/daemon/runtime-connection.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 
 class FakeRuntime implements RuntimeHandle {
   readonly socketPath = '/run/fake.sock';
@@ -60,7 +61,7 @@ describe('RuntimeConnection', () => {
     const { connect, calls } = flakyConnect(runtime, 3);
     const connection = new RuntimeConnection({ connect, logger: silentLogger, clock, random: () => 0.5 });
     connection.start();
-    await flushMicrotasks();
+    await until(() => clock.pendingTimers() === 1, 'the first attempt failed and a retry is scheduled');
     assert.equal(calls.count, 1);
     assert.equal(connection.client, undefined);
     assert.equal(
@@ -103,7 +104,7 @@ describe('RuntimeConnection', () => {
     const { connect, calls } = flakyConnect(new FakeRuntime(), 1000);
     const connection = new RuntimeConnection({ connect, logger: silentLogger, clock });
     connection.start();
-    await flushMicrotasks();
+    await until(() => clock.pendingTimers() === 1, 'the first attempt failed and a retry is scheduled');
     const waiting = connection.connected();
     await connection.close();
     await assert.rejects(waiting, /closed/);
