@@ -48,14 +48,14 @@ describe('WorkQueue properties', () => {
           owed.delete(k);
           received.push(k);
         };
-        let handFailed: unknown;
+        let handFailed: Error | undefined;
         const startGet = (): void => {
           getters.push(
             q
               .get()
               .then(hand)
               .catch((err: unknown) => {
-                handFailed ??= err;
+                handFailed ??= err instanceof Error ? err : new Error(String(err));
               }),
           );
         };
