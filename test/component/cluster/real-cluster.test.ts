@@ -81,7 +81,7 @@ describe('real cluster', function () {
             },
             containers: [{ name: 'c', image: cluster.images.busybox1, command: ['sleep', '3600'] }],
           },
-        } as Pod,
+        },
         { namespace: NAMESPACE },
       );
     }

@@ -116,7 +116,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
       pod: POD,
       containerId: c.id,
       containerName: 'app',
-      preStop: { httpGet: { port: 'http' } as never },
+      preStop: { httpGet: { port: 'http' } },
       gracePeriodSeconds: 3,
       message: 'm',
     });
@@ -146,7 +146,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
         podIP: '127.0.0.1',
         containerId: c.id,
         containerName: 'app',
-        preStop: { httpGet: { path: 'quit', port: 'http' } as never },
+        preStop: { httpGet: { path: 'quit', port: 'http' } },
         ports: [{ name: 'http', containerPort: port }],
         gracePeriodSeconds: 5,
         message: 'm',

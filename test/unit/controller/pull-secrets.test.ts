@@ -142,7 +142,7 @@ class FakeApi {
       patch: async (rt: ResourceType, name: string, body: { status?: unknown }, opts: { namespace?: string } = {}) => {
         record('patch', rt, opts.namespace, name);
         this.statuses.push(body.status as { message?: string });
-        const o = this.objects.get(key(rt, opts.namespace, name)) as (KubeObject & { status?: unknown }) | undefined;
+        const o = this.objects.get(key(rt, opts.namespace, name));
         return { ...o, metadata: { ...o?.metadata, resourceVersion: undefined }, status: body.status };
       },
     } as unknown as KubeClient;
@@ -210,11 +210,11 @@ function job(namespace: string, name: string, pullSecrets: string[]): ImagePullJ
       finalizers: ['apps.kruise.io/deletion-protection'],
     },
     spec: { image: 'nginx:1.25', pullSecrets, parallelism: 10, completionPolicy: { type: 'Never' } },
-  } as ImagePullJobObject;
+  };
 }
 
 function nodeImage(name: string): NodeImageObject {
-  return { metadata: { name, resourceVersion: '1' }, spec: {} } as NodeImageObject;
+  return { metadata: { name, resourceVersion: '1' }, spec: {} };
 }
 
 interface Recorded {
@@ -357,7 +357,7 @@ describe('pull secrets: least privilege', () => {
   });
 
   const tokenOf = (api: FakeApi, namespace: string, name: string): string | undefined => {
-    const copy = api.objects.get(`secrets/${CONFIG_NS}/${copyNameFor(namespace, name)}`) as SecretObject | undefined;
+    const copy: SecretObject | undefined = api.objects.get(`secrets/${CONFIG_NS}/${copyNameFor(namespace, name)}`);
     const data = copy?.data?.['.dockerconfigjson'];
     return data === undefined ? undefined : Buffer.from(data, 'base64').toString();
   };

@@ -59,7 +59,7 @@ describe('EventRecorder', () => {
       resourceVersion: '4',
     });
     assert.equal(agg!.metadata?.namespace, 'ns');
-    assert.match(agg!.metadata!.name!, /^p1\.[0-9a-f]+$/);
+    assert.match(agg!.metadata.name!, /^p1\.[0-9a-f]+$/);
     assert.deepEqual(agg!.source, { component: 'kruise-daemon', host: 'node-1' });
     assert.equal(other!.type, 'Warning');
   });

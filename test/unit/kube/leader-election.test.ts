@@ -102,7 +102,7 @@ describe('LeaderElector', () => {
     assert.ok(b.elector.isLeader());
     assert.equal(store.record?.leaseTransitions, 4);
     assert.notEqual(store.record?.acquireTime, microTime(0), 'a new holder gets a new acquireTime');
-    assert.ok(Date.parse(store.record!.acquireTime!) >= 15_000);
+    assert.ok(Date.parse(store.record.acquireTime!) >= 15_000);
     await b.elector.stop();
   });
 
