@@ -10,9 +10,9 @@ class FakeRuntime implements RuntimeHandle {
   readonly socketPath = '/run/fake.sock';
   answering = true;
   closed = 0;
-  async version(): Promise<unknown> {
-    if (!this.answering) throw new Error('connection refused');
-    return { runtime_name: 'fake' };
+  version(): Promise<unknown> {
+    if (!this.answering) return Promise.reject(new Error('connection refused'));
+    return Promise.resolve({ runtime_name: 'fake' });
   }
   close(): void {
     this.closed++;
@@ -22,10 +22,12 @@ class FakeRuntime implements RuntimeHandle {
 /** connect() that fails `failures` times, then returns the runtime; counts attempts. */
 function flakyConnect(runtime: FakeRuntime, failures: number) {
   const calls = { count: 0 };
-  const connect = async (): Promise<FakeRuntime> => {
+  const connect = (): Promise<FakeRuntime> => {
     calls.count++;
-    if (calls.count <= failures) throw new Error(`no runtime socket under /hostvarrun (attempt ${calls.count})`);
-    return runtime;
+    if (calls.count <= failures) {
+      return Promise.reject(new Error(`no runtime socket under /hostvarrun (attempt ${calls.count})`));
+    }
+    return Promise.resolve(runtime);
   };
   return { connect, calls };
 }

@@ -21,12 +21,12 @@ class FakeSink {
         this.events.set(obj.metadata!.name!, structuredClone(obj));
         return obj;
       }) as EventSink['create'],
-      patch: (async (_rt: unknown, name: string, patch: Partial<CoreEvent>) => {
+      patch: ((_rt: unknown, name: string, patch: Partial<CoreEvent>) => {
         this.calls.push('patch');
         const e = this.events.get(name);
-        if (!e) throw new ApiError({ code: 404, reason: 'NotFound', message: 'gone' }, 'PATCH', name);
+        if (!e) return Promise.reject(new ApiError({ code: 404, reason: 'NotFound', message: 'gone' }, 'PATCH', name));
         Object.assign(e, patch);
-        return e;
+        return Promise.resolve(e);
       }) as EventSink['patch'],
     };
   }
