@@ -67,7 +67,9 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     for (const node of NODES) {
       await client()
         .delete(NODE_IMAGES, node)
-        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
     }
     refusing = await nodeRegistryProxy(cluster);
     refusing.proxy.refuseFrom.add(cluster.nodes[1]!.ip);

@@ -41,7 +41,9 @@ describe('kruise-controller: webhook certificates on the real API server', funct
   async function removeCertificates(): Promise<void> {
     await cluster.admin
       .delete(CoreResources.secrets, 'kruise-webhook-certs', { namespace: 'kruise-system' })
-      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
     removeWebhookConfigurations(cluster.layout);
   }
 
