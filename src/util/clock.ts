@@ -102,8 +102,11 @@ export class FakeClock implements Clock {
   }
 }
 
-/** Let pending promise callbacks run (a few macrotask turns, enough for chained awaits). */
-export async function flushMicrotasks(turns = 5): Promise<void> {
+/**
+ * Let pending promise callbacks run (a few macrotask turns, enough for chained awaits): FakeClock.advance's step
+ * between timers. Tests do not call it: they wait for the condition they assert (test/support/wait.ts).
+ */
+async function flushMicrotasks(turns = 5): Promise<void> {
   for (let i = 0; i < turns; i++) {
     await new Promise<void>((resolve) => setImmediate(resolve));
   }

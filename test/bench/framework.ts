@@ -15,10 +15,10 @@ export interface Figure {
 export interface BenchContext {
   /** Iterations per measured operation (--iterations). */
   iterations: number;
-  /** Progress for humans, on stderr. */
-  log(message: string): void;
+  /** Progress for humans, on stderr (plain functions, so a suite may destructure them). */
+  log: (message: string) => void;
   /** Register cleanup for what the suite started; run after the suite, last registered first, also on failure. */
-  defer(cleanup: () => unknown): void;
+  defer: (cleanup: () => unknown) => void;
 }
 
 export interface BenchSuite {

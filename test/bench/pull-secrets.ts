@@ -112,7 +112,7 @@ export const pullSecretsSuite: BenchSuite = {
           selector: { matchLabels: { 'kruise-daemon.io/bench': 'no-such-node' } },
           completionPolicy: { type: 'Never' },
         },
-      } as ImagePullJobObject,
+      },
       { namespace: ns },
     );
     await waitFor(() => copies.get(copyKey), { timeoutMs: 30_000, message: 'the first copy' });

@@ -85,7 +85,7 @@ export const scaleSuite: BenchSuite = {
     await env.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, {
       metadata: { name: 'scale', namespace: 'default' },
       spec: { image: 'registry.invalid/scale/image:1', parallelism: PARALLELISM, completionPolicy: { type: 'Always' } },
-    } as ImagePullJobObject);
+    });
     await waitFor(() => agent.tagsSeen >= NODES, {
       timeoutMs: 600_000,
       intervalMs: 100,

@@ -6,8 +6,8 @@ export interface ClusterContext {
   dir: string;
   /** Variables written so far to <dir>/env by the components started before this one. */
   env: Record<string, string>;
-  /** Progress output for humans (stderr). */
-  log(message: string): void;
+  /** Progress output for humans (stderr); a plain function, handed on to helpers as it is. */
+  log: (message: string) => void;
 }
 
 export interface ClusterComponent {

@@ -62,12 +62,14 @@ export function humanLine(name: string, line: string): string {
     return `${name} ${line}`;
   }
   const { level, msg, time, pid: _pid, hostname: _h, name: _n, ...fields } = record;
-  const levelName = typeof level === 'number' ? (LEVEL_NAMES[level] ?? String(level)) : String(level ?? '');
+  // a string as it is, anything else as JSON, nothing as nothing
+  const text = (v: unknown): string => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
+  const levelName = typeof level === 'number' ? (LEVEL_NAMES[level] ?? String(level)) : text(level ?? '');
   const clock = typeof time === 'string' ? time.slice(11, 23) : '';
   const rest = Object.entries(fields)
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    .map(([k, v]) => `${k}=${text(v)}`)
     .join(' ');
-  return `${clock} ${name} ${levelName.toUpperCase().padEnd(5)} ${String(msg ?? '')}${rest ? `  ${rest}` : ''}`;
+  return `${clock} ${name} ${levelName.toUpperCase().padEnd(5)} ${text(msg ?? '')}${rest ? `  ${rest}` : ''}`;
 }
 
 /**

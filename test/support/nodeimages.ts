@@ -27,7 +27,7 @@ export async function getNodeImage(client: KubeClient, name: string): Promise<No
 export async function setNodeImageSpec(client: KubeClient, name: string, spec: NodeImageSpec): Promise<void> {
   const existing = await getNodeImage(client, name);
   if (!existing) {
-    await client.create(NODE_IMAGES, { metadata: { name }, spec } as NodeImageObject);
+    await client.create(NODE_IMAGES, { metadata: { name }, spec });
     return;
   }
   // a merge patch with null first removes image keys no longer wanted

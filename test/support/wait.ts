@@ -3,7 +3,7 @@
 export interface WaitOptions {
   /** Give up after this many milliseconds (default 10 s). */
   timeoutMs?: number;
-  /** Poll interval in milliseconds (default 25). */
+  /** Poll interval in milliseconds (default 25); 0 polls on every turn of the event loop (for in-process fakes). */
   intervalMs?: number;
   /** Said in the error when the deadline passes. */
   message?: string;
@@ -32,6 +32,18 @@ export async function waitFor<T>(
       const why = lastError instanceof Error ? `; last error: ${lastError.message}` : '';
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${options.message ?? 'condition'}${why}`);
     }
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    await new Promise((resolve) => (intervalMs === 0 ? setImmediate(resolve) : setTimeout(resolve, intervalMs)));
   }
+}
+
+/**
+ * waitFor for code driven by in-process fakes (a FakeClock, fake runtimes and API servers): polls on every turn of
+ * the event loop, since such a condition holds within a few turns, and names the condition in the timeout error.
+ */
+export function until<T>(
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  condition: string,
+  timeoutMs = 5000,
+): Promise<T> {
+  return waitFor(probe, { intervalMs: 0, timeoutMs, message: condition });
 }

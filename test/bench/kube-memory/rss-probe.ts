@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       ? await light(url!)
       : mode === 'client-node'
         ? await clientNode(url!)
-        : { list: () => [], stop: async () => undefined };
+        : { list: () => [], stop: () => Promise.resolve() };
   const loadMs = Date.now() - started;
   console.log(`synced ${holder.list().length}`);
   const lines = createInterface({ input: process.stdin });

@@ -16,7 +16,7 @@ export type FieldErrorType =
 export interface FieldError {
   /** Path of the field, e.g. `spec.containers[0].image` or `data[bad key]`. */
   field: string;
-  type: FieldErrorType | string;
+  type: FieldErrorType;
   /** The error body without the field, e.g. `Invalid value: "x": must be lower case`. */
   message: string;
   detail?: string;
@@ -24,10 +24,9 @@ export interface FieldError {
 
 /** How a value is shown inside an error body (strings quoted, like Go's %q for strings). */
 export function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (value === undefined) return 'null';
-  if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  // strings, objects and arrays as JSON; undefined (and anything else JSON has no text for) as null
+  return JSON.stringify(value) ?? 'null';
 }
 
 function make(field: string, type: FieldErrorType, head: string, detail?: string): FieldError {

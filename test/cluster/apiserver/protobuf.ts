@@ -141,7 +141,7 @@ function decodeMessage(buf: Buffer, schema: Message): Record<string, unknown> {
         2: { name: 'value', type: field.mapOf },
       });
       const map = (out[field.name] ??= {}) as Record<string, unknown>;
-      map[String(entry.key ?? '')] = entry.value ?? (field.mapOf === 'bool' ? false : '');
+      map[typeof entry.key === 'string' ? entry.key : ''] = entry.value ?? (field.mapOf === 'bool' ? false : '');
       continue;
     }
     const value =
@@ -173,7 +173,7 @@ export function decodeProtobufObject(body: Buffer): Record<string, unknown> {
     ]);
   }
   try {
-    const raw = Buffer.from(String(envelope.raw ?? ''), 'base64');
+    const raw = Buffer.from(typeof envelope.raw === 'string' ? envelope.raw : '', 'base64');
     return { apiVersion: 'v1', kind, ...decodeMessage(raw, schema) };
   } catch (err) {
     throw apiErrors.badRequest(`cannot decode the protobuf ${kind}: ${(err as Error).message}`);

@@ -362,7 +362,7 @@ async function upNode(ctx: ClusterContext, layout: K8sLayout, node: NodeLayout):
   const holder = holderSpec(node);
   const holderState = await ensureProcess(holder, ctx.log);
   await waitForProcess(holder, holderState.pid, 'its mount namespace to be ready', () =>
-    (readTextIfExists(`/proc/${holderState.pid}/cmdline`) as Promise<string | undefined>).then(
+    readTextIfExists(`/proc/${holderState.pid}/cmdline`).then(
       (cmdline) => cmdline?.startsWith(binaryPaths().holder) === true,
     ),
   );

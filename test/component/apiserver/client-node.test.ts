@@ -74,14 +74,14 @@ describe('@kubernetes/client-node against the API emulator', () => {
       ...ref,
       body: { apiVersion: 'test.kruise.io/v1', kind: 'Widget', metadata: { name: 'cw' }, spec: { image: 'x' } },
     });
-    const got = (await custom.getNamespacedCustomObject({ ...ref, name: 'cw' })) as any;
+    const got = await custom.getNamespacedCustomObject({ ...ref, name: 'cw' });
     assert.equal(got.spec.size, 1);
-    const patched = (await custom.patchNamespacedCustomObjectStatus(
+    const patched = await custom.patchNamespacedCustomObjectStatus(
       { ...ref, name: 'cw', body: { status: { phase: 'Ready' } } },
       k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch),
-    )) as any;
+    );
     assert.equal(patched.status.phase, 'Ready');
-    const list = (await custom.listNamespacedCustomObject(ref)) as any;
+    const list = await custom.listNamespacedCustomObject(ref);
     assert.equal(list.kind, 'WidgetList');
     assert.equal(list.items.length, 1);
   });

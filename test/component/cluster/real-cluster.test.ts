@@ -32,7 +32,7 @@ describe('real cluster', function () {
     cluster = await useRealCluster();
     kubectl(cluster.adminKubeconfig, ['create', 'namespace', NAMESPACE]);
   });
-  after(async () => {
+  after(() => {
     if (cluster) kubectl(cluster.adminKubeconfig, ['delete', 'namespace', NAMESPACE, '--wait=false']);
   });
 
@@ -81,7 +81,7 @@ describe('real cluster', function () {
             },
             containers: [{ name: 'c', image: cluster.images.busybox1, command: ['sleep', '3600'] }],
           },
-        } as Pod,
+        },
         { namespace: NAMESPACE },
       );
     }

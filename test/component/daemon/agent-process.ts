@@ -40,7 +40,7 @@ export class AgentProcess {
     const args = options.args ?? ['--addr', '127.0.0.1:0'];
     this.host = options.host ?? '127.0.0.1';
     const [command, ...prefix] = [...(options.launcher ?? []), process.execPath];
-    this.child = spawn(command!, [...prefix, KRUISE_DAEMON_BIN, ...args], {
+    this.child = spawn(command, [...prefix, KRUISE_DAEMON_BIN, ...args], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

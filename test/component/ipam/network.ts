@@ -18,7 +18,8 @@ export interface TestNetwork {
   dataDir: string;
   first: string;
   last: string;
-  contains(ip: string): boolean;
+  /** A plain function: `ips.every(net.contains)`. */
+  contains: (ip: string) => boolean;
 }
 
 /** Addresses `from`..`to` (offsets) of the cluster's pod subnet, away from host-local's (which starts at .0.2). */

@@ -581,7 +581,7 @@ describe('ContainerRecreateRequest e2e', function () {
     assert.equal(waiting.crr.status?.phase, 'Recreating');
     // kubelet puts CrashLoopBackOff into the pod status only in the sync that ends the wait: the agent says it first
     assert.match(
-      waiting.crr.status!.containerRecreateStates![0]!.message!,
+      waiting.crr.status.containerRecreateStates![0]!.message!,
       /^waiting for kubelet's crash-loop back-off: kubelet restarted this container \d+ s before \(restart 1\)/,
     );
     assert.equal(

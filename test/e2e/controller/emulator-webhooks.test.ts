@@ -132,7 +132,7 @@ describe('API emulator: calling admission webhooks', function () {
       client.create(CoreResources.configMaps, {
         metadata: { name: 'cm2', namespace: 'default' },
         data: { bad: 'x' },
-      } as ConfigMap),
+      }),
       (err: unknown) => {
         assert.ok(err instanceof ApiError);
         assert.equal(err.code, 400);

@@ -10,7 +10,6 @@ import {
   IMAGE_PULL_JOBS,
   MUTATING_WEBHOOK_CONFIGURATIONS,
   NODE_IMAGES,
-  type ImageListPullJobObject,
   type ImagePullJobObject,
   type NodeImageObject,
   type SecretObject,
@@ -40,7 +39,7 @@ function job(name: string, spec: Partial<ImagePullJobObject['spec']> & { image: 
   return {
     metadata: { name, namespace: NS },
     spec: { completionPolicy: {}, parallelism: 3, ...spec },
-  } as ImagePullJobObject;
+  };
 }
 
 function tagOf(ni: NodeImageObject | undefined, image: string, tag: string) {
@@ -68,7 +67,9 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     for (const node of NODES) {
       await client()
         .delete(NODE_IMAGES, node)
-        .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+        .catch((err: unknown) => {
+          if (!isNotFound(err)) throw err;
+        });
     }
     refusing = await nodeRegistryProxy(cluster);
     refusing.proxy.refuseFrom.add(cluster.nodes[1]!.ip);
@@ -148,7 +149,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
       client().create(IMAGE_LIST_PULL_JOBS, {
         metadata: { name: 'bad-list', namespace: NS },
         spec: { images: [`${REG}/x/a:1`, `${REG}/x/a:1`], completionPolicy: {} },
-      } as ImageListPullJobObject),
+      }),
       /admission webhook "vimagelistpulljob.kb.io" denied the request: .*spec\.images.*duplicate/,
     );
   });
@@ -428,7 +429,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     await client().create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list', namespace: NS },
       spec: { images, parallelism: 3, completionPolicy: { type: 'Always' } },
-    } as ImageListPullJobObject);
+    });
     const done = await waitFor(
       async () => {
         const l = await getListJob(client(), NS, 'list');
@@ -449,7 +450,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     await client().create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list-edit', namespace: NS },
       spec: { images, parallelism: 0, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } },
-    } as ImageListPullJobObject);
+    });
     const childrenOf = async (uid: string | undefined): Promise<ImagePullJobObject[]> =>
       (await client().list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
         (j) => !j.metadata.deletionTimestamp && j.metadata.ownerReferences?.some((o) => o.uid === uid),

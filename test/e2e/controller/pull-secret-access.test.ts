@@ -54,7 +54,7 @@ describe('kruise-controller e2e: pull secrets with least privilege, real RBAC', 
     return {
       metadata: { name, namespace },
       spec: { image, pullSecrets: ['regcred'], parallelism: 2, completionPolicy: { type } },
-    } as ImagePullJobObject;
+    };
   }
 
   const copyToken = async (namespace: string): Promise<string | undefined> => {

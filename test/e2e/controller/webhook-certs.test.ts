@@ -41,7 +41,9 @@ describe('kruise-controller: webhook certificates on the real API server', funct
   async function removeCertificates(): Promise<void> {
     await cluster.admin
       .delete(CoreResources.secrets, 'kruise-webhook-certs', { namespace: 'kruise-system' })
-      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
     removeWebhookConfigurations(cluster.layout);
   }
 
@@ -99,7 +101,7 @@ describe('kruise-controller: webhook certificates on the real API server', funct
     assert.equal(await m.ensure(), true, 'renewed inside the 30-day window');
     assert.notEqual(m.certificates?.serving.certPem, before.serving.certPem);
     assert.equal(m.certificates?.ca.certPem, before.ca.certPem, 'the CA (10 years) is kept: the caBundle stays valid');
-    assert.ok(servingMatches(m.certificates!, ['svc.kruise-system.svc']));
+    assert.ok(servingMatches(m.certificates, ['svc.kruise-system.svc']));
 
     const other = manager(['svc.kruise-system.svc', '127.0.0.1'], join(dir, 'd'));
     assert.equal(await other.ensure(), true);

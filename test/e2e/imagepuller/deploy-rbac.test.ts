@@ -40,7 +40,7 @@ describe('imagepuller RBAC of deploy/ on the real API server', function () {
     await cluster.admin.create(NODE_IMAGES, {
       metadata: { name: PROBE, labels: { [FAKE_NODE_IMAGE_LABEL]: 'true' } },
       spec: {},
-    } as NodeImageObject);
+    });
     await cluster.admin.create(
       CoreResources.secrets,
       { metadata: { name: 'elsewhere', namespace: NS }, data: {} },

@@ -73,9 +73,9 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     await slow?.close();
     cri?.close();
     await deleteSecret().catch(() => undefined);
-    await cluster?.admin
-      .delete(CLUSTER_ROLE_BINDINGS, HEALTH_BINDING)
-      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+    await cluster?.admin.delete(CLUSTER_ROLE_BINDINGS, HEALTH_BINDING).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
     if (cluster) await removeNamespace(cluster.admin, NS);
   });
 
@@ -86,7 +86,9 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
   async function deleteSecret(): Promise<void> {
     await cluster.admin
       .delete(CoreResources.secrets, SECRET, { namespace: DAEMON_CONFIG_NAMESPACE })
-      .catch((err: unknown) => (isNotFound(err) ? undefined : Promise.reject(err)));
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
   }
 
   async function stallingProxy(): Promise<NodeRegistryProxy['proxy']> {

@@ -75,7 +75,7 @@ describe('deploy/overlays', function () {
   /** `kubectl apply --dry-run=server` of every manifest; each comes back as the API server would store it. */
   function acceptedByTheApiServer(manifests: readonly Manifest[]): void {
     const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests });
-    const answered = JSON.parse(kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], list)) as Tree;
+    const answered = JSON.parse(kubectl(['apply', '--dry-run=server', '-o', 'json', '-f', '-'], list));
     const items: Manifest[] = answered.kind === 'List' ? answered.items : [answered];
     for (const m of manifests) {
       const stored = items.find((x) => x.kind === m.kind && x.metadata.name === m.metadata.name);

@@ -285,7 +285,7 @@ describe('persistentpodstate e2e (real cluster): StatefulSet pods pinned to thei
       },
       { timeoutMs: WAIT_MS, intervalMs: 200, message: `the IPReused event on the recreated ${pods[0]}` },
     );
-    assert.match(reused.message ?? '', new RegExp(`reserved IP ${first.status!.podIP!.replace(/\./g, '\\.')} back`));
+    assert.match(reused.message ?? '', new RegExp(`reserved IP ${first.status.podIP.replace(/\./g, '\\.')} back`));
 
     // the real kubelet removes the old sandbox only later (its container GC): that late CNI DEL must leave the
     // address with the recreated pod
@@ -305,9 +305,9 @@ describe('persistentpodstate e2e (real cluster): StatefulSet pods pinned to thei
       cri.close();
     }
     const store = readState(storePaths(join(nodeLayout.hostPaths.cniStateDir, 'kruise-ipam'), POD_NETWORK_NAME));
-    const entry = store.entries[first.status!.podIP!];
+    const entry = store.entries[first.status.podIP];
     assert.equal(entry?.kind, 'held', JSON.stringify(entry));
-    assert.equal(entry.pod?.uid, second.metadata!.uid);
+    assert.equal(entry.pod?.uid, second.metadata.uid);
 
     await deleteStatefulSet(name, pods);
   });
@@ -321,7 +321,7 @@ describe('persistentpodstate e2e (real cluster): StatefulSet pods pinned to thei
           targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' },
           preferredPersistentTopology: [{ weight: 0, preference: { nodeTopologyKeys: [HOSTNAME_LABEL] } }],
         },
-      } as PersistentPodStateObject,
+      },
       { namespace: NS },
     );
     await assert.rejects(attempt, (err: unknown) => {

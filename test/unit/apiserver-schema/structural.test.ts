@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { checkStructural, checkStructuralErrors, type JSONSchemaProps } from '../../cluster/apiserver/schema/index.js';
 
 function rootWith(spec: unknown, extra: Record<string, unknown> = {}): JSONSchemaProps {
-  return { type: 'object', properties: { spec: spec as JSONSchemaProps }, ...extra } as JSONSchemaProps;
+  return { type: 'object', properties: { spec: spec as JSONSchemaProps }, ...extra };
 }
 
 describe('checkStructural', () => {

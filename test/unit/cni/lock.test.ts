@@ -12,7 +12,7 @@ import { waitFor } from '../../support/wait.js';
 function deadPid(): number {
   const r = spawnSync('true');
   assert.equal(r.status, 0);
-  return r.pid!;
+  return r.pid;
 }
 
 describe('cni lock: generation files with stale-owner takeover', () => {

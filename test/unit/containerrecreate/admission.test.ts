@@ -222,22 +222,14 @@ describe('CRR admission', () => {
     const handler = crrAdmissionHandler(reader(POD));
     const changedSpec = structuredClone(old);
     changedSpec.spec.podName = 'other';
-    const d1 = await handler(
-      create({}, { operation: 'UPDATE', object: changedSpec as KubeObject, oldObject: old as KubeObject }),
-    );
+    const d1 = await handler(create({}, { operation: 'UPDATE', object: changedSpec, oldObject: old }));
     assert.deepEqual(d1, { allowed: false, code: 403, message: 'spec: spec of ContainerRecreateRequest is immutable' });
     const relabel = structuredClone(old);
     relabel.metadata.labels['crr.apps.kruise.io/node-name'] = 'm';
-    const d2 = await handler(
-      create({}, { operation: 'UPDATE', object: relabel as KubeObject, oldObject: old as KubeObject }),
-    );
+    const d2 = await handler(create({}, { operation: 'UPDATE', object: relabel, oldObject: old }));
     assert.equal(d2.allowed, false);
     const labelled = structuredClone(old) as { metadata: { labels: Record<string, string> } };
     labelled.metadata.labels['crr.apps.kruise.io/active'] = 'x';
-    assert.equal(
-      (await handler(create({}, { operation: 'UPDATE', object: labelled as KubeObject, oldObject: old as KubeObject })))
-        .allowed,
-      true,
-    );
+    assert.equal((await handler(create({}, { operation: 'UPDATE', object: labelled, oldObject: old }))).allowed, true);
   });
 });

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { ContainerKiller, type EventSink } from '../../../src/daemon/podruntime/container-killer.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 import { FakeContainerRuntime } from './fake-runtime.js';
 
 class Events implements EventSink {
@@ -36,7 +37,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
       gracePeriodSeconds: 10,
       message: 'Stopping container app',
     });
-    await flushMicrotasks();
+    await until(() => runtime.calls.some((x) => x.method === 'ExecSync'), 'the preStop hook runs');
     assert.deepEqual(runtime.stops(), [], 'no stop while the hook runs');
     await clock.advance(3500);
     release();
@@ -64,7 +65,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
       gracePeriodSeconds: 5,
       message: 'm',
     });
-    await flushMicrotasks();
+    await until(() => runtime.calls.some((x) => x.method === 'ExecSync'), 'the preStop hook runs');
     await clock.advance(5000);
     const result = await done;
     assert.equal(result.stopTimeoutSeconds, 2);
@@ -115,7 +116,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
       pod: POD,
       containerId: c.id,
       containerName: 'app',
-      preStop: { httpGet: { port: 'http' } as never },
+      preStop: { httpGet: { port: 'http' } },
       gracePeriodSeconds: 3,
       message: 'm',
     });
@@ -145,7 +146,7 @@ describe('ContainerKiller (kubelet killContainer)', () => {
         podIP: '127.0.0.1',
         containerId: c.id,
         containerName: 'app',
-        preStop: { httpGet: { path: 'quit', port: 'http' } as never },
+        preStop: { httpGet: { path: 'quit', port: 'http' } },
         ports: [{ name: 'http', containerPort: port }],
         gracePeriodSeconds: 5,
         message: 'm',

@@ -80,7 +80,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     const app = runtime.current(pod.metadata!.uid!, 'app')!.id;
     startController();
     const crr = await makeCrr(pod, ['app']);
-    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    const done = await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
     assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
     assert.ok(done.status?.completionTime);
     assert.deepEqual(runtime.stops(), [app]);
@@ -91,7 +91,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     const pod = await makePod(['a', 'b']);
     startController();
     const crr = await makeCrr(pod, ['a', 'b'], { orderedRecreate: true });
-    await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
     const uid = pod.metadata!.uid!;
     const stops = runtime.stops();
     assert.equal(stops.length, 2);
@@ -106,10 +106,10 @@ describe('CRR executor (emulator + fake runtime)', function () {
     const first = await makeCrr(pod, ['app']);
     const second = await makeCrr(pod, ['app']);
     startController();
-    await waitFor(() => getCrr(second.metadata!.name!).then((c) => c.status?.phase === 'Pending'), {
+    await waitFor(() => getCrr(second.metadata.name!).then((c) => c.status?.phase === 'Pending'), {
       message: 'second Pending',
     });
-    const firstNow = await getCrr(first.metadata!.name!);
+    const firstNow = await getCrr(first.metadata.name!);
     assert.equal(firstNow.status?.phase, 'Recreating');
     assert.equal(runtime.stops().length, 1);
   });
@@ -125,7 +125,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     runtime.calls.length = 0;
     await client.patch(
       CRR_RESOURCE,
-      crr.metadata!.name!,
+      crr.metadata.name!,
       {
         status: {
           phase: 'Recreating',
@@ -139,7 +139,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     );
     const bOld = runtime.current(uid, 'b')!.id;
     startController();
-    await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
     assert.deepEqual(runtime.stops(), [bOld]);
   });
 
@@ -147,7 +147,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     const pod = await makePod(['app']);
     startController();
     const crr = await makeCrr(pod, ['app'], {}, { ctx: false });
-    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    const done = await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
     assert.match(done.status?.message ?? '', /statusContext\.containerID/);
     assert.deepEqual(runtime.stops(), []);
   });
@@ -157,7 +157,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     runtime.stopError = new Error('runtime says no');
     startController();
     const crr = await makeCrr(pod, ['app']);
-    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    const done = await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
     assert.equal(done.status?.containerRecreateStates?.[0]?.phase, 'Failed');
     assert.match(done.status?.containerRecreateStates?.[0]?.message ?? '', /kill container error: runtime says no/);
   });
@@ -166,7 +166,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     const pod = await makePod(['app']);
     startController();
     const crr = await makeCrr(pod, ['app'], { unreadyGracePeriodSeconds: 1 });
-    const name = crr.metadata!.name!;
+    const name = crr.metadata.name!;
     await waitFor(() => getCrr(name).then((c) => c.status?.phase === 'Recreating'), { message: 'Recreating' });
     assert.deepEqual(runtime.stops(), [], 'no stop before the controller marked the pod unready');
     const acquiredAt = Date.now();
@@ -197,7 +197,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     };
     await client.patch(
       CRR_RESOURCE,
-      crr.metadata!.name!,
+      crr.metadata.name!,
       { status: completedStatus },
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
@@ -206,14 +206,14 @@ describe('CRR executor (emulator + fake runtime)', function () {
     await waitFor(() => agent.checkSynced() === undefined, { message: 'the stale cache synced' });
     await agent.reconcile(`${NS}/${pod.metadata!.name!}`);
     assert.deepEqual(runtime.stops(), [], 'no stop');
-    assert.deepEqual((await getCrr(crr.metadata!.name!)).status, completedStatus, 'the completed status unchanged');
+    assert.deepEqual((await getCrr(crr.metadata.name!)).status, completedStatus, 'the completed status unchanged');
   });
 
   it('a CRR for a pod with restartPolicy Never is completed at once with a message, nothing stopped', async () => {
     const pod = await makePod(['app'], { restartPolicy: 'Never' });
     startController();
     const crr = await makeCrr(pod, ['app']);
-    const done = await waitFor(completed(crr.metadata!.name!), { message: 'CRR completed' });
+    const done = await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
     assert.equal(
       done.status?.message,
       "not allowed to recreate container app: the Pod's restartPolicy is Never, so kubelet never starts it again once stopped",
@@ -230,7 +230,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     });
     startController();
     const crr = await makeCrr(pod, ['app']);
-    const name = crr.metadata!.name!;
+    const name = crr.metadata.name!;
     const waiting = await waitFor(
       () =>
         getCrr(name).then((c) =>
@@ -240,7 +240,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     );
     assert.equal(waiting.status?.phase, 'Recreating');
     assert.match(
-      waiting.status!.containerRecreateStates![0]!.message!,
+      waiting.status.containerRecreateStates![0]!.message!,
       /^kubelet has not started the container again: CrashLoopBackOff \(back-off 10s restarting failed container=app /,
     );
     // the backoff is over: kubelet starts the next instance

@@ -106,7 +106,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
     if (!phase) return crr;
     return client.patch<CrrObject>(
       CRR_RESOURCE,
-      crr.metadata!.name!,
+      crr.metadata.name!,
       { status: { phase } },
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
@@ -122,20 +122,20 @@ describe('CRR housekeeping (controller, emulator)', function () {
     const pod = await makePod();
     const crr = await makeCrr(pod, { ttlSecondsAfterFinished: 1 });
     const done = await waitFor(() =>
-      get(crr.metadata!.name!).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)),
+      get(crr.metadata.name!).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)),
     );
     assert.equal(done.status?.message, MESSAGE_NO_RESPONSE);
     await waitFor(() =>
-      get(crr.metadata!.name!).then((c) => c === undefined || c.metadata?.labels?.[CRR_ACTIVE_LABEL] === undefined),
+      get(crr.metadata.name!).then((c) => c === undefined || c.metadata?.labels?.[CRR_ACTIVE_LABEL] === undefined),
     );
-    await waitFor(() => get(crr.metadata!.name!).then((c) => c === undefined), { message: 'deleted after TTL' });
+    await waitFor(() => get(crr.metadata.name!).then((c) => c === undefined), { message: 'deleted after TTL' });
   });
 
   it('completes a CRR past its activeDeadlineSeconds, leaving its container states as they are', async () => {
     const pod = await makePod();
     const crr = await makeCrr(pod, { activeDeadlineSeconds: 1 }, 'Recreating');
     const done = await waitFor(() =>
-      get(crr.metadata!.name!).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)),
+      get(crr.metadata.name!).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)),
     );
     assert.equal(done.status?.message, MESSAGE_DEADLINE);
   });
@@ -145,7 +145,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
     const crr = await makeCrr(pod, {}, 'Recreating');
     await client.delete(CoreResources.pods, pod.metadata!.name!, { namespace: NS, gracePeriodSeconds: 0 });
     const done = await waitFor(() =>
-      get(crr.metadata!.name!).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)),
+      get(crr.metadata.name!).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)),
     );
     assert.equal(done.status?.message, MESSAGE_POD_GONE);
   });
@@ -153,7 +153,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
   it('unreadyGracePeriodSeconds: holds the pod not-ready through KruisePodReady, then releases it', async () => {
     const pod = await makePod(true);
     const crr = await makeCrr(pod, { strategy: { unreadyGracePeriodSeconds: 1 } }, 'Recreating');
-    const name = crr.metadata!.name!;
+    const name = crr.metadata.name!;
     const held = await waitFor(() =>
       get(name).then((c) => (c?.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY] ? c : undefined)),
     );
@@ -180,12 +180,12 @@ describe('CRR housekeeping (controller, emulator)', function () {
     const crr = await makeCrr(pod, { activeDeadlineSeconds: 3 }, 'Recreating');
     const agentDone = {
       phase: 'Completed',
-      completionTime: crr.metadata!.creationTimestamp!,
+      completionTime: crr.metadata.creationTimestamp!,
       containerRecreateStates: [{ name: 'app', phase: 'Succeeded', isKilled: true }],
     };
     await client.patch(
       CRR_RESOURCE,
-      crr.metadata!.name!,
+      crr.metadata.name!,
       { status: agentDone },
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
@@ -197,15 +197,15 @@ describe('CRR housekeeping (controller, emulator)', function () {
       client,
       crrs: stale,
       pods,
-      clock: new FakeClock(Date.parse(crr.metadata!.creationTimestamp!) + 10_000),
+      clock: new FakeClock(Date.parse(crr.metadata.creationTimestamp!) + 10_000),
       logger: silentLogger,
     });
     try {
-      await late.reconcile(`${NS}/${crr.metadata!.name!}`);
+      await late.reconcile(`${NS}/${crr.metadata.name!}`);
     } finally {
       await stale.stop();
     }
-    assert.deepEqual((await get(crr.metadata!.name!))?.status, agentDone);
+    assert.deepEqual((await get(crr.metadata.name!))?.status, agentDone);
   });
   it("takes the no-response timeout from --crr-response-timeout (default 1m, OpenKruise's; at least 1s)", () => {
     const timeout = (args: string[]): number | undefined => {

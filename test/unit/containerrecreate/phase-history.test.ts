@@ -148,7 +148,7 @@ async function runRow(row: Row): Promise<void> {
             : { preStop: { exec: { command: ['sleep', String(row.preStopSeconds)] } } },
       },
     );
-    crrName = crr.metadata!.name!;
+    crrName = crr.metadata.name!;
     const crrKey = `${NS}/${crrName}`;
 
     // Settled: every cache holds what the API server holds, and no reconcile runs except one waiting in the hook.

@@ -14,11 +14,11 @@ function job(spec: Partial<ImagePullJobObject['spec']> = {}, uid = 'uid-1'): Ima
   return {
     metadata: { name: 'j', namespace: 'ns', uid },
     spec: { image: 'nginx:1.25', completionPolicy: { type: 'Always' }, imagePullPolicy: 'IfNotPresent', ...spec },
-  } as ImagePullJobObject;
+  };
 }
 
 function node(name: string): NodeImageObject {
-  return { metadata: { name }, spec: {} } as NodeImageObject;
+  return { metadata: { name }, spec: {} };
 }
 
 const image = { name: 'nginx', tag: '1.25' };

@@ -49,27 +49,27 @@ function recordingClient(stored: Record<string, KubeObject> = {}): { client: Kub
       name,
     );
   const client = {
-    create: async (_rt: unknown, obj: KubeObject) => {
+    create: (_rt: unknown, obj: KubeObject) => {
       calls.push({ verb: 'create', name: obj.metadata?.name ?? '', body: obj });
-      return obj;
+      return Promise.resolve(obj);
     },
-    delete: async (_rt: unknown, name: string) => {
+    delete: (_rt: unknown, name: string) => {
       calls.push({ verb: 'delete', name });
-      return {};
+      return Promise.resolve({});
     },
-    get: async (_rt: unknown, name: string) => {
+    get: (_rt: unknown, name: string) => {
       calls.push({ verb: 'get', name });
       const o = stored[name];
-      if (!o) throw notFound(name);
-      return structuredClone(o);
+      if (!o) return Promise.reject(notFound(name));
+      return Promise.resolve(structuredClone(o));
     },
-    update: async (_rt: unknown, obj: KubeObject) => {
+    update: (_rt: unknown, obj: KubeObject) => {
       calls.push({ verb: 'update', name: obj.metadata?.name ?? '', body: obj });
-      return obj;
+      return Promise.resolve(obj);
     },
-    updateStatus: async (_rt: unknown, obj: KubeObject) => {
+    updateStatus: (_rt: unknown, obj: KubeObject) => {
       calls.push({ verb: 'updateStatus', name: obj.metadata?.name ?? '', body: obj });
-      return obj;
+      return Promise.resolve(obj);
     },
   } as unknown as KubeClient;
   return { client, calls };

@@ -97,54 +97,63 @@ class FakeApi {
     const record = (verb: string, rt: ResourceType, namespace: string | undefined, name: string): void => {
       this.calls.push({ verb, resource: rt.resource, namespace, name });
     };
+    // Each call answers at once; a throw of the fake comes back as a rejection, as a failed API call does.
+    const answer = <T>(fn: () => T): Promise<T> => new Promise((resolve) => resolve(fn()));
     return {
-      get: async (rt: ResourceType, name: string, opts: { namespace?: string } = {}) => {
-        record('get', rt, opts.namespace, name);
-        if (rt.resource === 'secrets' && this.forbidden.has(opts.namespace ?? '')) {
-          throw fail(403, 'Forbidden', 'GET', `secrets "${name}" is forbidden`);
-        }
-        const o = this.objects.get(key(rt, opts.namespace, name));
-        if (!o) throw fail(404, 'NotFound', 'GET', name);
-        return structuredClone(o);
-      },
-      list: async (rt: ResourceType, opts: { namespace?: string; fieldSelector?: string } = {}) => {
-        const name = this.namedSecret(rt, opts, 'list');
-        const items = [...this.objects.entries()]
-          .filter(([k]) => k === key(rt, opts.namespace, name))
-          .map(([, o]) => structuredClone(o));
-        return { metadata: { resourceVersion: String(this.rv) }, items };
-      },
-      watch: async (rt: ResourceType, opts: { namespace?: string; fieldSelector?: string; signal?: AbortSignal }) => {
-        const name = this.namedSecret(rt, opts, 'watch');
-        const stream = new FakeWatch(opts);
-        this.secretWatches.push({ namespace: opts.namespace ?? '', name, stream });
-        return stream;
-      },
-      create: async (rt: ResourceType, obj: KubeObject) => {
-        record('create', rt, obj.metadata?.namespace, obj.metadata?.name ?? '');
-        if (this.objects.has(key(rt, obj.metadata?.namespace, obj.metadata?.name ?? ''))) {
-          throw fail(409, 'AlreadyExists', 'POST', obj.metadata?.name ?? '');
-        }
-        this.put(rt.resource, obj);
-        return structuredClone(obj);
-      },
-      update: async (rt: ResourceType, obj: KubeObject) => {
-        record('update', rt, obj.metadata?.namespace, obj.metadata?.name ?? '');
-        this.put(rt.resource, obj);
-        return structuredClone(obj);
-      },
-      delete: async (rt: ResourceType, name: string, opts: { namespace?: string } = {}) => {
-        record('delete', rt, opts.namespace, name);
-        this.objects.delete(key(rt, opts.namespace, name));
-        return {};
-      },
+      get: (rt: ResourceType, name: string, opts: { namespace?: string } = {}) =>
+        answer(() => {
+          record('get', rt, opts.namespace, name);
+          if (rt.resource === 'secrets' && this.forbidden.has(opts.namespace ?? '')) {
+            throw fail(403, 'Forbidden', 'GET', `secrets "${name}" is forbidden`);
+          }
+          const o = this.objects.get(key(rt, opts.namespace, name));
+          if (!o) throw fail(404, 'NotFound', 'GET', name);
+          return structuredClone(o);
+        }),
+      list: (rt: ResourceType, opts: { namespace?: string; fieldSelector?: string } = {}) =>
+        answer(() => {
+          const name = this.namedSecret(rt, opts, 'list');
+          const items = [...this.objects.entries()]
+            .filter(([k]) => k === key(rt, opts.namespace, name))
+            .map(([, o]) => structuredClone(o));
+          return { metadata: { resourceVersion: String(this.rv) }, items };
+        }),
+      watch: (rt: ResourceType, opts: { namespace?: string; fieldSelector?: string; signal?: AbortSignal }) =>
+        answer(() => {
+          const name = this.namedSecret(rt, opts, 'watch');
+          const stream = new FakeWatch(opts);
+          this.secretWatches.push({ namespace: opts.namespace ?? '', name, stream });
+          return stream;
+        }),
+      create: (rt: ResourceType, obj: KubeObject) =>
+        answer(() => {
+          record('create', rt, obj.metadata?.namespace, obj.metadata?.name ?? '');
+          if (this.objects.has(key(rt, obj.metadata?.namespace, obj.metadata?.name ?? ''))) {
+            throw fail(409, 'AlreadyExists', 'POST', obj.metadata?.name ?? '');
+          }
+          this.put(rt.resource, obj);
+          return structuredClone(obj);
+        }),
+      update: (rt: ResourceType, obj: KubeObject) =>
+        answer(() => {
+          record('update', rt, obj.metadata?.namespace, obj.metadata?.name ?? '');
+          this.put(rt.resource, obj);
+          return structuredClone(obj);
+        }),
+      delete: (rt: ResourceType, name: string, opts: { namespace?: string } = {}) =>
+        answer(() => {
+          record('delete', rt, opts.namespace, name);
+          this.objects.delete(key(rt, opts.namespace, name));
+          return {};
+        }),
       // Status patches come back without a resourceVersion, so no cache expectation is left waiting.
-      patch: async (rt: ResourceType, name: string, body: { status?: unknown }, opts: { namespace?: string } = {}) => {
-        record('patch', rt, opts.namespace, name);
-        this.statuses.push(body.status as { message?: string });
-        const o = this.objects.get(key(rt, opts.namespace, name)) as (KubeObject & { status?: unknown }) | undefined;
-        return { ...o, metadata: { ...o?.metadata, resourceVersion: undefined }, status: body.status };
-      },
+      patch: (rt: ResourceType, name: string, body: { status?: unknown }, opts: { namespace?: string } = {}) =>
+        answer(() => {
+          record('patch', rt, opts.namespace, name);
+          this.statuses.push(body.status as { message?: string });
+          const o = this.objects.get(key(rt, opts.namespace, name));
+          return { ...o, metadata: { ...o?.metadata, resourceVersion: undefined }, status: body.status };
+        }),
     } as unknown as KubeClient;
   }
 
@@ -210,11 +219,11 @@ function job(namespace: string, name: string, pullSecrets: string[]): ImagePullJ
       finalizers: ['apps.kruise.io/deletion-protection'],
     },
     spec: { image: 'nginx:1.25', pullSecrets, parallelism: 10, completionPolicy: { type: 'Never' } },
-  } as ImagePullJobObject;
+  };
 }
 
 function nodeImage(name: string): NodeImageObject {
-  return { metadata: { name, resourceVersion: '1' }, spec: {} } as NodeImageObject;
+  return { metadata: { name, resourceVersion: '1' }, spec: {} };
 }
 
 interface Recorded {
@@ -357,7 +366,7 @@ describe('pull secrets: least privilege', () => {
   });
 
   const tokenOf = (api: FakeApi, namespace: string, name: string): string | undefined => {
-    const copy = api.objects.get(`secrets/${CONFIG_NS}/${copyNameFor(namespace, name)}`) as SecretObject | undefined;
+    const copy: SecretObject | undefined = api.objects.get(`secrets/${CONFIG_NS}/${copyNameFor(namespace, name)}`);
     const data = copy?.data?.['.dockerconfigjson'];
     return data === undefined ? undefined : Buffer.from(data, 'base64').toString();
   };

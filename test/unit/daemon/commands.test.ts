@@ -19,22 +19,22 @@ describe('command dispatcher', () => {
   const table: Command[] = ['cri', 'ipam'].map((name) => ({
     name,
     summary: `${name} tool`,
-    load: async () => {
+    load: () => {
       loaded.push(name);
-      return async (args: string[]) => {
+      return Promise.resolve((args: string[]) => {
         calls.push({ who: name, args });
-        return name === 'cri' ? 0 : 3;
-      };
+        return Promise.resolve(name === 'cri' ? 0 : 3);
+      });
     },
   }));
   const agentHelp: string[] = [];
-  const agent = async (): Promise<AgentMain> => {
+  const agent = (): Promise<AgentMain> => {
     loaded.push('agent');
-    return async (args, _io, help) => {
+    return Promise.resolve((args, _io, help) => {
       calls.push({ who: 'agent', args });
       agentHelp.push(help);
-      return 0;
-    };
+      return Promise.resolve(0);
+    });
   };
 
   beforeEach(() => {

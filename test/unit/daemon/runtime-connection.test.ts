@@ -7,15 +7,16 @@ import {
   type RuntimeHandle,
 } from '../../../src/daemon/runtime-connection.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 
 class FakeRuntime implements RuntimeHandle {
   readonly socketPath = '/run/fake.sock';
   answering = true;
   closed = 0;
-  async version(): Promise<unknown> {
-    if (!this.answering) throw new Error('connection refused');
-    return { runtime_name: 'fake' };
+  version(): Promise<unknown> {
+    if (!this.answering) return Promise.reject(new Error('connection refused'));
+    return Promise.resolve({ runtime_name: 'fake' });
   }
   close(): void {
     this.closed++;
@@ -25,10 +26,12 @@ class FakeRuntime implements RuntimeHandle {
 /** connect() that fails `failures` times, then returns the runtime; counts attempts. */
 function flakyConnect(runtime: FakeRuntime, failures: number) {
   const calls = { count: 0 };
-  const connect = async (): Promise<FakeRuntime> => {
+  const connect = (): Promise<FakeRuntime> => {
     calls.count++;
-    if (calls.count <= failures) throw new Error(`no runtime socket under /hostvarrun (attempt ${calls.count})`);
-    return runtime;
+    if (calls.count <= failures) {
+      return Promise.reject(new Error(`no runtime socket under /hostvarrun (attempt ${calls.count})`));
+    }
+    return Promise.resolve(runtime);
   };
   return { connect, calls };
 }
@@ -64,7 +67,7 @@ describe('RuntimeConnection', () => {
     const { connect, calls } = flakyConnect(runtime, 3);
     const connection = new RuntimeConnection({ connect, logger: silentLogger, clock, random: () => 0 }); // no jitter
     connection.start();
-    await flushMicrotasks();
+    await until(() => clock.pendingTimers() === 1, 'the first attempt failed and a retry is scheduled');
     assert.equal(calls.count, 1);
     assert.equal(connection.client, undefined);
     assert.equal(
@@ -107,7 +110,7 @@ describe('RuntimeConnection', () => {
     const { connect, calls } = flakyConnect(new FakeRuntime(), 1000);
     const connection = new RuntimeConnection({ connect, logger: silentLogger, clock });
     connection.start();
-    await flushMicrotasks();
+    await until(() => clock.pendingTimers() === 1, 'the first attempt failed and a retry is scheduled');
     const waiting = connection.connected();
     await connection.close();
     await assert.rejects(waiting, /closed/);

@@ -8,8 +8,9 @@ describe('ShutdownHooks', () => {
     const order: string[] = [];
     const hooks = new ShutdownHooks(new FakeClock());
     hooks.add('server', () => order.push('server'));
-    hooks.add('runtime', async () => {
+    hooks.add('runtime', () => {
       order.push('runtime');
+      return Promise.resolve();
     });
     hooks.add('controller', () => order.push('controller'));
     const first = hooks.run(silentLogger, 1000);

@@ -83,7 +83,7 @@ export class FakeImageRuntime implements ImageRuntime {
     return Promise.resolve({
       image: id ? ({ id } as ImageStatusResponse__Output['image']) : null,
       info: {},
-    } as ImageStatusResponse__Output);
+    });
   }
 
   pullsOf(image: string): RecordedPull[] {

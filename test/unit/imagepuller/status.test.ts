@@ -6,7 +6,7 @@ import { StatusWriter } from '../../../src/daemon/imagepuller/status-writer.js';
 import { tagSpecProblem } from '../../../src/daemon/imagepuller/tag-spec-check.js';
 import { ConfigError, parseDaemonCommandLine } from '../../../src/daemon/options.js';
 import { silentLogger } from '../../../src/observability/logger.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
 import { dockerConfigSecret, secretReader } from './fakes.js';
 
 describe('imagepuller status', () => {
@@ -108,7 +108,6 @@ describe('imagepuller status', () => {
     await clock.advance(60_000);
     await store.credentials([{ name: 's' }]);
     assert.deepEqual(reads, ['s', 's']);
-    await flushMicrotasks();
   });
 
   it('tag checks name the field at fault', () => {

@@ -5,13 +5,19 @@ import { PullSlots } from '../../../src/daemon/imagepuller/pull-slots.js';
 import { TagPull, type TagPullResult, type TagPullSpec } from '../../../src/daemon/imagepuller/tag-pull.js';
 import { silentLogger, type Logger } from '../../../src/observability/logger.js';
 import { capturingLogger } from '../../support/capturing-logger.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 import { dockerConfigSecret, FakeImageRuntime, secretReader } from './fakes.js';
 import type { PullSecretObject } from '../../../src/daemon/imagepuller/docker-keyring.js';
 
 const REG = '127.0.0.1:5000';
 
 const IMAGE = `${REG}/test/busybox`;
+
+/** Attempts the pull has logged as failed; it logs each just before it backs off. */
+function failedAttempts(lines: string[]): number {
+  return lines.filter((l) => l.includes('"msg":"image pull attempt failed"')).length;
+}
 
 interface Harness {
   clock: FakeClock;
@@ -111,10 +117,11 @@ describe('imagepuller TagPull', () => {
   });
 
   it('makes backoffLimit+1 attempts with 1 s, 2 s, ... between them, then fails with the last error', async () => {
-    const h = harness();
+    const lines: string[] = [];
+    const h = harness({ logger: capturingLogger(lines) });
     h.runtime.script.set(`${IMAGE}:nope`, [{ fail: 'failed to resolve reference: not found', code: 5 }]);
     const { pull, results } = h.start({ tag: 'nope', pullPolicy: { backoffLimit: 2 } });
-    await flushMicrotasks();
+    await until(() => failedAttempts(lines) === 1, 'the first attempt failed (the pull then backs off)');
     assert.equal(h.runtime.pulls.length, 1);
     await h.clock.advance(999);
     assert.equal(h.runtime.pulls.length, 1, 'no second attempt before 1 s');
@@ -135,7 +142,7 @@ describe('imagepuller TagPull', () => {
     const h = harness();
     h.runtime.script.set(`${IMAGE}:slow`, ['hang']);
     const { pull } = h.start({ tag: 'slow', pullPolicy: { timeoutSeconds: 5, backoffLimit: 0 } });
-    await flushMicrotasks();
+    await until(() => h.runtime.pulls.length === 1, 'the CRI pull is in flight');
     assert.equal(pull.status.phase, 'Pulling');
     await h.clock.advance(4999);
     assert.equal(pull.status.phase, 'Pulling');
@@ -274,10 +281,11 @@ describe('imagepuller TagPull', () => {
 
   it('reads a missing secret again on the next attempt (the controller may copy it in late)', async () => {
     const secrets: Record<string, PullSecretObject> = {};
-    const h = harness({ secrets });
+    const lines: string[] = [];
+    const h = harness({ secrets, logger: capturingLogger(lines) });
     h.runtime.script.set(`${IMAGE}:1.0`, [{ fail: 'pull access denied, 401 Unauthorized' }, { id: 'sha256:ok' }]);
     const { pull } = h.start({ pullSecrets: [{ name: 'late' }], pullPolicy: { backoffLimit: 1 } });
-    await flushMicrotasks();
+    await until(() => failedAttempts(lines) === 1, 'the first attempt failed (the pull then backs off)');
     assert.equal(h.runtime.pulls.length, 1);
     assert.equal(h.runtime.pulls[0]!.request.auth, undefined, 'the first attempt, without the secret, is anonymous');
     secrets.late = dockerConfigSecret('late', { [REG]: { username: 'u', password: 'p' } });
@@ -304,7 +312,7 @@ describe('imagepuller TagPull', () => {
     const h = harness({ cap: 1 });
     h.runtime.script.set(`${IMAGE}:1.0`, ['hang']);
     const { pull, history, results } = h.start({});
-    await flushMicrotasks();
+    await until(() => h.runtime.pulls.length === 1, 'the CRI pull is in flight');
     assert.equal(pull.status.phase, 'Pulling');
     const before = history.length;
     pull.abort();
@@ -321,7 +329,7 @@ describe('imagepuller TagPull', () => {
     const a = h.start({ tag: 'a' });
     const b = h.start({ tag: 'b' });
     const c = h.start({ tag: 'c' });
-    await flushMicrotasks();
+    await until(() => h.runtime.pulls.length === 2, 'two CRI pulls in flight');
     assert.deepEqual(
       [a, b, c].map((x) => x.pull.status.phase),
       ['Pulling', 'Pulling', 'Waiting'],
@@ -330,12 +338,12 @@ describe('imagepuller TagPull', () => {
     const a2 = h.start({ tag: 'a', version: 1 });
     b.pull.abort();
     await b.pull.done;
-    await flushMicrotasks();
+    await until(() => h.runtime.pullsOf(`${IMAGE}:c`).length === 1, 'the pull of c is in flight');
     assert.equal(c.pull.status.phase, 'Pulling');
     assert.equal(a2.pull.status.phase, 'Waiting');
     a.pull.abort();
     await a.pull.done;
-    await flushMicrotasks();
+    await until(() => h.runtime.pullsOf(`${IMAGE}:a`).length === 2, 'the second pull of a is in flight');
     assert.equal(a2.pull.status.phase, 'Pulling', 'the reference is free again');
     assert.equal(h.runtime.maxInFlight, 2);
     assert.equal(h.runtime.pullsOf(`${IMAGE}:a`).filter((p) => p.outcome === undefined).length, 1);

@@ -178,7 +178,7 @@ describe('KubeClient', () => {
     for (let i = 0; i < 5; i++)
       errs.push(await client.get(CoreResources.pods, 'p', { namespace: 'ns' }).catch((e: unknown) => e));
     assert.ok(errs.every((e) => e instanceof ApiError));
-    const [nf, conflict, exists, gone, unavailable] = errs as ApiError[];
+    const [nf, conflict, exists, gone, unavailable] = errs;
     assert.ok(isNotFound(nf) && !isConflict(nf));
     assert.equal(nf!.status.message, 'pods "p" not found');
     assert.ok(isConflict(conflict) && !isAlreadyExists(conflict));

@@ -21,12 +21,12 @@ class FakeSink {
         this.events.set(obj.metadata!.name!, structuredClone(obj));
         return obj;
       }) as EventSink['create'],
-      patch: (async (_rt: unknown, name: string, patch: Partial<CoreEvent>) => {
+      patch: ((_rt: unknown, name: string, patch: Partial<CoreEvent>) => {
         this.calls.push('patch');
         const e = this.events.get(name);
-        if (!e) throw new ApiError({ code: 404, reason: 'NotFound', message: 'gone' }, 'PATCH', name);
+        if (!e) return Promise.reject(new ApiError({ code: 404, reason: 'NotFound', message: 'gone' }, 'PATCH', name));
         Object.assign(e, patch);
-        return e;
+        return Promise.resolve(e);
       }) as EventSink['patch'],
     };
   }
@@ -59,7 +59,7 @@ describe('EventRecorder', () => {
       resourceVersion: '4',
     });
     assert.equal(agg!.metadata?.namespace, 'ns');
-    assert.match(agg!.metadata!.name!, /^p1\.[0-9a-f]+$/);
+    assert.match(agg!.metadata.name!, /^p1\.[0-9a-f]+$/);
     assert.deepEqual(agg!.source, { component: 'kruise-daemon', host: 'node-1' });
     assert.equal(other!.type, 'Warning');
   });

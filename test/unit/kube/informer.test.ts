@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { Informer } from '../../../src/kube/informer/informer.js';
 import { byLabel, byNamespace } from '../../../src/kube/informer/store.js';
-import { kubeMetrics } from '../../../src/kube/metrics.js';
+import { kubeMetrics, type KubeMetrics } from '../../../src/kube/metrics.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { createRegistry } from '../../../src/observability/metrics.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 import { FakeListWatcher, gone, serverError } from './support/fake-list-watcher.js';
 
 function record(informer: Informer<KubeObject>): string[] {
@@ -34,8 +35,24 @@ function setup(options: { idleTimeoutMs?: number } = {}) {
   return { clock, lw, informer, metrics, log: record(informer) };
 }
 
-async function settle(): Promise<void> {
-  await flushMicrotasks(10);
+/** Wait until the informer has opened its `n`th watch. */
+async function watching(lw: FakeListWatcher, n = 1): Promise<void> {
+  await until(() => lw.watches.length === n, `watch ${n} opened`);
+}
+
+/** Wait until the informer has taken in every change up to `rv` (an event's or a bookmark's resourceVersion). */
+async function caughtUp(informer: Informer<KubeObject>, rv: string | number): Promise<void> {
+  await until(() => informer.resourceVersion === String(rv), `the informer at resourceVersion ${rv}`);
+}
+
+/** Watches ended for `reason`, as the informer counts them (before it backs off or reopens). */
+async function restarts(metrics: KubeMetrics, reason: string): Promise<number | undefined> {
+  return (await metrics.watchRestarts.get()).values.find((v) => v.labels.reason === reason)?.value;
+}
+
+/** Wait until the first list has failed (the informer then backs off). */
+async function listFailed(informer: Informer<KubeObject>): Promise<void> {
+  await until(() => /the last list failed/.test(informer.notSyncedReason() ?? ''), 'the first list failed');
 }
 
 describe('Informer', () => {
@@ -55,7 +72,7 @@ describe('Informer', () => {
     assert.ok(informer.hasSynced());
     assert.deepEqual(log, ['add a@101', 'add b@102']);
     assert.equal(lw.lists[0]!.resourceVersion, '0', 'first list may be served from the cache');
-    await settle();
+    await watching(lw);
     assert.equal(lw.current.opts.resourceVersion, '102');
     assert.equal(lw.current.opts.allowWatchBookmarks, true);
     assert.ok(lw.current.opts.timeoutSeconds! >= 300 && lw.current.opts.timeoutSeconds! <= 600);
@@ -66,13 +83,13 @@ describe('Informer', () => {
     informer.start();
     stop = () => informer.stop();
     await informer.synced;
-    await settle();
+    await watching(lw);
     const added = lw.upsert('a', { labels: { app: 'web' } });
     lw.current.push(added);
     lw.current.push(added);
     lw.current.push(lw.upsert('a', { labels: { app: 'db' } }));
     lw.current.push({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '150' } } });
-    await settle();
+    await caughtUp(informer, 150);
     assert.deepEqual(log, ['add a@101', 'update a@101->102']);
     assert.equal(informer.resourceVersion, '150');
     assert.deepEqual(
@@ -82,19 +99,19 @@ describe('Informer', () => {
     assert.deepEqual(informer.store.byIndex('app', 'web'), []);
     assert.equal(informer.store.byIndex('namespace', 'ns').length, 1);
     lw.current.push(lw.remove('a'));
-    await settle();
+    await caughtUp(informer, lw.rv);
     assert.deepEqual(log.slice(2), ['delete a']);
     assert.equal(informer.store.size, 0);
   });
 
   it('a stream that ends at once with nothing in it backs off instead of spinning', async () => {
-    const { clock, lw, informer } = setup();
+    const { clock, lw, informer, metrics } = setup();
     informer.start();
     stop = () => informer.stop();
     await informer.synced;
-    await settle();
+    await watching(lw);
     lw.current.end();
-    await settle();
+    await until(async () => (await restarts(metrics, 'closed')) === 1, 'the informer saw the stream end');
     assert.equal(lw.watches.length, 1);
     await clock.advance(1000);
     assert.equal(lw.watches.length, 2);
@@ -105,19 +122,18 @@ describe('Informer', () => {
     informer.start();
     stop = () => informer.stop();
     await informer.synced;
-    await settle();
+    await watching(lw);
     lw.current.push(lw.upsert('a'));
-    await settle();
+    await caughtUp(informer, lw.rv);
     for (let i = 0; i < 3; i++) {
       await clock.advance(1000);
       lw.current.end();
-      await settle();
+      await watching(lw, i + 2);
     }
     assert.equal(lw.lists.length, 1);
     assert.equal(lw.watches.length, 4);
     assert.ok(lw.watches.slice(1).every((w) => w.opts.resourceVersion === '101'));
-    const restarts = (await metrics.watchRestarts.get()).values.find((v) => v.labels.reason === 'closed');
-    assert.equal(restarts?.value, 3);
+    assert.equal(await restarts(metrics, 'closed'), 3);
   });
 
   it('410 Gone relists and hands over the difference once', async () => {
@@ -128,13 +144,13 @@ describe('Informer', () => {
     informer.start();
     stop = () => informer.stop();
     await informer.synced;
-    await settle();
+    await watching(lw);
     // Changes the informer misses while its watch is broken:
     lw.upsert('change');
     lw.remove('drop');
     lw.upsert('new');
     lw.current.fail(gone());
-    await settle();
+    await watching(lw, 2);
     assert.equal(lw.lists.length, 2);
     assert.equal(lw.lists[1]!.resourceVersion, undefined, 'after 410 the list is a fresh consistent read');
     assert.deepEqual(log.slice(3).sort(), ['add new@106', 'delete drop', 'update change@102->104']);
@@ -151,7 +167,7 @@ describe('Informer', () => {
     informer.start();
     stop = () => informer.stop();
     await informer.synced;
-    await settle();
+    await watching(lw);
     lw.watchErrors = [serverError(), serverError(), serverError()];
     const openedAt: number[] = [];
     const before = lw.watches.length;
@@ -171,13 +187,13 @@ describe('Informer', () => {
     informer.start();
     stop = () => informer.stop();
     await informer.synced;
-    await settle();
+    await watching(lw);
     await clock.advance(30_000);
     lw.current.push({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '120' } } });
     await clock.advance(59_000);
     assert.equal(lw.watches.length, 1, 'events and bookmarks keep it alive');
     await clock.advance(1_000);
-    await settle();
+    await watching(lw, 2);
     assert.equal(lw.watches.length, 2);
     assert.ok(lw.watches[0]!.closed);
     assert.equal(lw.current.opts.resourceVersion, '120');
@@ -190,7 +206,7 @@ describe('Informer', () => {
     lw.listErrors = [serverError()];
     informer.start();
     stop = () => informer.stop();
-    await settle();
+    await listFailed(informer);
     assert.equal(informer.hasSynced(), false);
     await clock.advance(1000);
     await informer.synced;
@@ -206,7 +222,7 @@ describe('Informer', () => {
     assert.equal(informer.notSyncedReason(), 'has not synced yet', 'before the first list');
     informer.start();
     stop = () => informer.stop();
-    await settle();
+    await listFailed(informer);
     assert.match(informer.notSyncedReason() ?? '', /^has not synced yet; the last list failed: .*500/);
     await clock.advance(1000);
     await informer.synced;
@@ -231,7 +247,7 @@ describe('Informer', () => {
     const { lw, informer } = setup();
     lw.listErrors = [serverError()];
     informer.start();
-    await settle();
+    await listFailed(informer);
     await informer.stop();
     await assert.rejects(informer.synced, /stopped before it synced/);
   });

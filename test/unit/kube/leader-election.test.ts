@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { LeaderElector, type LeaseLock, type LeaseRecord } from '../../../src/kube/leader-election.js';
 import { microTime } from '../../../src/util/time.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 
 /** An in-memory lease with optimistic concurrency; `down` makes every call fail (API outage). */
 class FakeLeaseStore {
@@ -63,7 +64,7 @@ describe('LeaderElector', () => {
     const clock = new FakeClock(0);
     const store = new FakeLeaseStore();
     const a = candidate(store, clock, 'a');
-    await flushMicrotasks();
+    await until(() => a.elector.isLeader(), 'a leads');
     const b = candidate(store, clock, 'b');
     await clock.advance(10_000);
     assert.ok(a.elector.isLeader());
@@ -101,7 +102,7 @@ describe('LeaderElector', () => {
     assert.ok(b.elector.isLeader());
     assert.equal(store.record?.leaseTransitions, 4);
     assert.notEqual(store.record?.acquireTime, microTime(0), 'a new holder gets a new acquireTime');
-    assert.ok(Date.parse(store.record!.acquireTime!) >= 15_000);
+    assert.ok(Date.parse(store.record.acquireTime!) >= 15_000);
     await b.elector.stop();
   });
 

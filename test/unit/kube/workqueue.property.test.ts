@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { WorkQueue } from '../../../src/kube/workqueue/queue.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 
 type Op =
   | { op: 'add'; key: string }
@@ -47,8 +48,21 @@ describe('WorkQueue properties', () => {
           owed.delete(k);
           received.push(k);
         };
+        let handFailed: Error | undefined;
         const startGet = (): void => {
-          getters.push(q.get().then(hand));
+          getters.push(
+            q
+              .get()
+              .then(hand)
+              .catch((err: unknown) => {
+                handFailed ??= err instanceof Error ? err : new Error(String(err));
+              }),
+          );
+        };
+        // Every key the queue handed out has reached `hand` (the queue counts it in flight as it hands it out).
+        const caughtUp = async (): Promise<void> => {
+          await until(() => handFailed !== undefined || inFlight.size === q.inFlight(), 'every get() answered');
+          if (handFailed !== undefined) throw handFailed;
         };
         const finishAll = (): void => {
           for (const k of [...inFlight]) {
@@ -89,7 +103,7 @@ describe('WorkQueue properties', () => {
               await clock.advance(o.ms);
               break;
           }
-          await flushMicrotasks(1);
+          await caughtUp();
           // Each key waits at most once, and never while it is in flight.
           assert.ok(q.len() <= 4 - inFlight.size, `queue holds ${q.len()} with ${inFlight.size} in flight`);
         }
@@ -98,7 +112,7 @@ describe('WorkQueue properties', () => {
           await clock.advance(2_000_000);
           finishAll();
           if (q.len() > 0) startGet();
-          await flushMicrotasks(1);
+          await caughtUp();
         }
         finishAll();
         assert.equal(q.len() + q.delayedLen(), 0, 'everything was handed out');
@@ -106,6 +120,7 @@ describe('WorkQueue properties', () => {
         closing = true;
         q.shutDown();
         await Promise.all(getters);
+        if (handFailed !== undefined) throw handFailed;
       }),
       { numRuns: 300 },
     );

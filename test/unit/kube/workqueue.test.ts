@@ -7,7 +7,8 @@ import {
   controllerRateLimiter,
 } from '../../../src/kube/workqueue/rate-limiter.js';
 import { runWorkers } from '../../../src/kube/workqueue/workers.js';
-import { FakeClock, flushMicrotasks } from '../../../src/util/clock.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { until } from '../../support/wait.js';
 
 function newQueue(clock = new FakeClock(0)) {
   return { clock, q: new WorkQueue<string>({ name: 'test', clock }) };
@@ -26,7 +27,7 @@ describe('WorkQueue', () => {
   });
 
   it('never hands out a key being processed; an add meanwhile re-queues it after done()', async () => {
-    const { q } = newQueue();
+    const { q, clock } = newQueue();
     q.add('a');
     const first = await q.get();
     q.add('a');
@@ -34,10 +35,10 @@ describe('WorkQueue', () => {
     assert.equal(q.len(), 0, 'a is in flight, so it must wait');
     let second: string | undefined;
     void q.get().then((k) => (second = k));
-    await flushMicrotasks();
+    await clock.advance(0); // lets pending callbacks run: a get() answered wrongly would have set `second`
     assert.equal(second, undefined);
     q.done(first!);
-    await flushMicrotasks();
+    await until(() => second !== undefined, 'the waiting get() answered');
     assert.equal(second, 'a');
     q.done('a');
     assert.equal(q.len(), 0, 'the two adds while processing count once');
@@ -75,7 +76,7 @@ describe('WorkQueue', () => {
   });
 
   it('shutDownWithDrain stops accepting, lets queued and in-flight keys finish, then stops workers', async () => {
-    const { q } = newQueue();
+    const { q, clock } = newQueue();
     q.add('a');
     q.add('b');
     q.addAfter('c', 1000);
@@ -87,7 +88,7 @@ describe('WorkQueue', () => {
     assert.equal(q.delayedLen(), 0, 'delayed keys are dropped');
     assert.equal(await q.get(), 'b');
     q.done(inFlight!);
-    await flushMicrotasks();
+    await clock.advance(0); // lets pending callbacks run: a drain resolved too early would have set `drained`
     assert.equal(drained, false, 'b is still in flight');
     q.done('b');
     await drain;

@@ -312,7 +312,7 @@ describe('kubectl-kruise-node', () => {
 
   it('pull refuses a node that does not exist, creating nothing', async () => {
     const api = new FakeApi();
-    api.objects.set('nodes//n1', { metadata: { name: 'n1' } } as KubeObject);
+    api.objects.set('nodes//n1', { metadata: { name: 'n1' } });
     const result = await run(['pull', 'reg/busybox:1.0', '--nodes', 'n1,n9'], api, new FakeClock(), () =>
       Promise.resolve(),
     );
@@ -380,7 +380,7 @@ describe('kubectl-kruise-node', () => {
 
   it('ips --node of a node without an agent says so and exits 1', async () => {
     const api = new FakeApi();
-    api.objects.set('nodes//n2', { metadata: { name: 'n2' } } as KubeObject);
+    api.objects.set('nodes//n2', { metadata: { name: 'n2' } });
     const result = await run(['ips', '--node', 'n2'], api, new FakeClock(), () => Promise.resolve(), {
       env: { KRUISE_NODE_AGENTS: 'n1=http://127.0.0.1:10221' },
       fetchText: () => Promise.resolve(''),

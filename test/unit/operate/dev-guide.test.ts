@@ -64,7 +64,7 @@ describe('npm run dev: dev.env, the plugin wrapper and the guide', () => {
   });
 
   it('dev.env refuses to be sourced once npm run dev is gone, saying it is stale', () => {
-    const gone = spawnSync('true').pid!;
+    const gone = spawnSync('true').pid;
     const envFile = writeDevFiles({ ...setup, owner: { pid: gone, script: 'node' } });
     const sourced = spawnSync('bash', ['-c', '. "$1" && echo "sourced $REGISTRY"', '_', envFile], { encoding: 'utf8' });
     assert.equal(sourced.status, 1, sourced.stdout + sourced.stderr);

@@ -33,7 +33,7 @@ function ppsObject(
       ...spec,
     },
     ...(status && { status }),
-  } as PersistentPodState;
+  };
 }
 
 const recorded: PersistentPodState['status'] = {
@@ -168,7 +168,7 @@ describe('persistentpodstate validation', () => {
     });
     const immutable = await validate(
       request('UPDATE', ppsObject('q', { targetRef: { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'db' } }), {
-        oldObject: ppsObject('q') as KubeObject,
+        oldObject: ppsObject('q'),
       }),
     );
     assert.equal(immutable.allowed ? 0 : immutable.code, 403);

@@ -275,7 +275,7 @@ export const eventTable: TableConverter = {
       str(dig(e, 'source', 'component')) ?? str(e.reportingComponent) ?? '',
       str(e.message) ?? '',
       ageOf(e.firstTimestamp ?? e.eventTime, now),
-      String(dig(e, 'count') ?? 1),
+      str(dig(e, 'count')) ?? '1',
       e.metadata.name ?? '',
     ];
   },

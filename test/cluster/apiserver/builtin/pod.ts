@@ -82,7 +82,7 @@ function validateContainers(spec: JsonObject): FieldError[] {
         seen.add(c.name);
       }
       if (typeof c.image !== 'string' || c.image.trim() === '') errs.push(fieldError.required(`${path}.image`));
-      if (c.imagePullPolicy !== undefined && !PULL_POLICIES.includes(String(c.imagePullPolicy))) {
+      if (c.imagePullPolicy !== undefined && !PULL_POLICIES.includes(str(c.imagePullPolicy) ?? '')) {
         errs.push(fieldError.notSupported(`${path}.imagePullPolicy`, c.imagePullPolicy, PULL_POLICIES));
       }
       if (Array.isArray(c.ports)) {
@@ -111,7 +111,7 @@ function validatePod(pod: KubeObject, old: KubeObject | undefined): FieldError[]
   const spec = pod.spec;
   if (!isPlainObject(spec)) return [fieldError.required('spec')];
   const errs = validateContainers(spec);
-  if (spec.restartPolicy !== undefined && !RESTART_POLICIES.includes(String(spec.restartPolicy))) {
+  if (spec.restartPolicy !== undefined && !RESTART_POLICIES.includes(str(spec.restartPolicy) ?? '')) {
     errs.push(fieldError.notSupported('spec.restartPolicy', spec.restartPolicy, RESTART_POLICIES));
   }
   if (typeof spec.nodeName === 'string' && spec.nodeName !== '') {
@@ -164,7 +164,7 @@ function qosClass(pod: KubeObject): string {
     for (const r of ['cpu', 'memory']) {
       const limit = isPlainObject(limits) ? limits[r] : undefined;
       const request = isPlainObject(requests) ? (requests[r] ?? limit) : limit;
-      if (limit === undefined || String(limit) !== String(request)) guaranteed = false;
+      if (limit === undefined || str(limit) !== str(request)) guaranteed = false;
     }
   }
   if (!any) return 'BestEffort';
@@ -192,7 +192,9 @@ function statusText(pod: KubeObject): string {
       else if (isPlainObject(terminated)) {
         reason =
           str(terminated.reason) ??
-          (terminated.signal ? `Signal:${String(terminated.signal)}` : `ExitCode:${String(terminated.exitCode ?? 0)}`);
+          (terminated.signal
+            ? `Signal:${str(terminated.signal) ?? ''}`
+            : `ExitCode:${str(terminated.exitCode) ?? '0'}`);
       }
     }
   }

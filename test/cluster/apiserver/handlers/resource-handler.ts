@@ -15,7 +15,7 @@ import { bindPod } from './binding.js';
 import { createObject } from './create.js';
 import { patchObject } from './patch.js';
 import { deleteObject, deletedStatusDetails, parseDeleteOptions } from './delete.js';
-import type { FieldValidation, WriteOptions, WriteResult } from './object-prep.js';
+import type { WriteOptions, WriteResult } from './object-prep.js';
 import { getObject, listObjects, parseLimit } from './read.js';
 import { updateObject } from './update.js';
 import { WatchSession } from './watch.js';
@@ -36,7 +36,7 @@ function writeOptions(query: URLSearchParams, userAgent: string): WriteOptions {
       `fieldValidation: Unsupported value: ${JSON.stringify(fv)}: supported values: "Ignore", "Strict", "Warn"`,
     );
   }
-  return { dryRun: dryRun.length > 0, fieldValidation: fv as FieldValidation, userAgent };
+  return { dryRun: dryRun.length > 0, fieldValidation: fv, userAgent };
 }
 
 function parseRv(value: string | null): number | undefined {

@@ -49,8 +49,8 @@ type Merged = JsonValue | typeof REMOVE;
  * Throws PatchError: 400 for a malformed directive, 422 for a patch that does not fit the object.
  */
 export function strategicMergePatch(original: JsonObject, patch: JsonObject, gvk: GroupVersionKind): JsonObject {
-  if (!isJsonObject(patch as JsonValue)) {
-    throw badRequest(`a strategic merge patch must be a JSON object, got ${describeType(patch as JsonValue)}`);
+  if (!isJsonObject(patch)) {
+    throw badRequest(`a strategic merge patch must be a JSON object, got ${describeType(patch)}`);
   }
   const merged = mergeObject(cloneJson(original), patch, rootPatchMeta(gvk));
   return merged === REMOVE ? {} : merged;
@@ -132,7 +132,7 @@ function applyRetainKeys(target: JsonObject, patch: JsonObject): void {
       `invalid patch format of retainKeys: it must be a list of field names, got ${describeType(retain)}`,
     );
   }
-  const keep = new Set<string>(retain as string[]);
+  const keep = new Set<string>(retain);
   for (const [key, value] of Object.entries(patch)) {
     if (value === null || isDirectiveKey(key)) continue;
     if (!keep.has(key)) {
@@ -244,7 +244,7 @@ function mergeObjects(
   for (const item of plain) {
     const wanted = requireKey(item);
     const at = merged.findIndex((existing) => {
-      const existingKey = keyOf(existing as JsonObject);
+      const existingKey = keyOf(existing);
       return existingKey !== undefined && jsonEqual(existingKey, wanted);
     });
     const result = mergeObject(at >= 0 ? (merged[at] as JsonObject) : {}, item, element);

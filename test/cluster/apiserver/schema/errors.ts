@@ -89,7 +89,8 @@ function goSyntax(value: unknown): string {
       .map((k) => `${JSON.stringify(k)}:${goSyntax(value[k])}`);
     return `map[string]interface {}{${entries.join(', ')}}`;
   }
-  return String(value);
+  // nothing else comes out of JSON
+  return typeof value === 'bigint' ? value.toString() : typeof value;
 }
 
 /** Go's %v of an int64 or float64: integers as digits, floats in shortest form with e-notation outside [1e-4, 1e21). */

@@ -9,7 +9,7 @@
 import type { FieldError } from '../../../../src/api/field-errors.js';
 import { forbidden, invalid, notSupported, publicError, required, type SchemaError } from './errors.js';
 import { pruneUnknownFields } from './prune.js';
-import { formatPath, isJsonObject, type FieldPath, type JSONSchemaProps } from './types.js';
+import { formatPath, isJsonObject, isSchemaObject, type FieldPath, type JSONSchemaProps } from './types.js';
 import { compilePattern, isIntOrStringAnyOf, validateValue } from './validate.js';
 
 const OPENAPI_TYPES = ['array', 'boolean', 'integer', 'number', 'object', 'string'];
@@ -39,7 +39,7 @@ export function checkStructuralErrors(schema: unknown, basePath = ''): FieldErro
   if (!isJsonObject(schema)) {
     problems.push(invalid(base, typeof schema, 'the schema must be an object'));
   } else {
-    checkNode(schema as JSONSchemaProps, base, 'root', { insideResourceMeta: false }, problems);
+    checkNode(schema, base, 'root', { insideResourceMeta: false }, problems);
   }
   const line = (p: SchemaError): string => `${p.field}: ${p.message}`;
   return problems.sort((a, b) => (line(a) < line(b) ? -1 : line(a) > line(b) ? 1 : 0)).map(publicError);
@@ -92,7 +92,7 @@ function checkNode(s: JSONSchemaProps, path: FieldPath, level: Level, ctx: Conte
 
   checkJunctors(s, path, level, out);
 
-  if (isJsonObject(s.items)) checkNode(s.items as JSONSchemaProps, at(path, 'items'), 'item', ctx, out);
+  if (isJsonObject(s.items)) checkNode(s.items, at(path, 'items'), 'item', ctx, out);
   for (const [key, property] of Object.entries(s.properties ?? {})) {
     const childPath: FieldPath = [...path, { field: 'properties' }, { key }];
     if (!isJsonObject(property)) {
@@ -110,7 +110,7 @@ function checkNode(s: JSONSchemaProps, path: FieldPath, level: Level, ctx: Conte
     const childCtx = ctx.insideResourceMeta
       ? { ...ctx, forbidDefaults: 'inside additionalProperties applying to object metadata' }
       : ctx;
-    checkNode(s.additionalProperties as JSONSchemaProps, at(path, 'additionalProperties'), 'field', childCtx, out);
+    checkNode(s.additionalProperties, at(path, 'additionalProperties'), 'field', childCtx, out);
   }
 }
 
@@ -340,8 +340,8 @@ function checkJunctors(s: JSONSchemaProps, path: FieldPath, level: Level, out: S
   if (s.not) visit(s.not, at(path, 'not'), false);
 }
 
-function checkNested(v: JSONSchemaProps, path: FieldPath, level: Level, skipAnyOf: boolean, out: SchemaError[]): void {
-  if (!isJsonObject(v as unknown)) {
+function checkNested(v: unknown, path: FieldPath, level: Level, skipAnyOf: boolean, out: SchemaError[]): void {
+  if (!isSchemaObject(v)) {
     out.push(invalid(path, typeof v, 'must be a schema object'));
     return;
   }
@@ -378,7 +378,7 @@ function checkNested(v: JSONSchemaProps, path: FieldPath, level: Level, skipAnyO
   (v.allOf ?? []).forEach((sub, i) => checkNested(sub, [...path, { field: 'allOf' }, { index: i }], level, false, out));
   (v.oneOf ?? []).forEach((sub, i) => checkNested(sub, [...path, { field: 'oneOf' }, { index: i }], level, false, out));
   if (v.not) checkNested(v.not, at(path, 'not'), level, false, out);
-  if (isJsonObject(v.items)) checkNested(v.items as JSONSchemaProps, at(path, 'items'), 'item', false, out);
+  if (isJsonObject(v.items)) checkNested(v.items, at(path, 'items'), 'item', false, out);
   for (const [key, prop] of Object.entries(v.properties ?? {})) {
     checkNested(prop, [...path, { field: 'properties' }, { key }], 'field', false, out);
   }
@@ -387,12 +387,12 @@ function checkNested(v: JSONSchemaProps, path: FieldPath, level: Level, skipAnyO
 /** Every property/items a junctor names must be specified in the structural part of the same node. */
 function checkCompleteness(
   structural: JSONSchemaProps | undefined,
-  nested: JSONSchemaProps,
+  nested: unknown,
   structuralPath: FieldPath,
   nestedPath: FieldPath,
   out: SchemaError[],
 ): void {
-  if (!isJsonObject(nested as unknown)) return;
+  if (!isSchemaObject(nested)) return;
   for (const [key, prop] of Object.entries(nested.properties ?? {})) {
     const target =
       structural?.properties && Object.hasOwn(structural.properties, key) ? structural.properties[key] : undefined;
@@ -410,14 +410,7 @@ function checkCompleteness(
       out.push(
         required(at(structuralPath, 'items'), `because it is defined in ${formatPath(at(nestedPath, 'items'))}`),
       );
-    else
-      checkCompleteness(
-        target,
-        nested.items as JSONSchemaProps,
-        at(structuralPath, 'items'),
-        at(nestedPath, 'items'),
-        out,
-      );
+    else checkCompleteness(target, nested.items, at(structuralPath, 'items'), at(nestedPath, 'items'), out);
   }
   for (const junctor of [
     ...(nested.allOf ?? []),

@@ -84,14 +84,19 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** A schema node that is a JSON object: a CRD may hold anything where a schema belongs, its fields are checked as read. */
+export function isSchemaObject(value: unknown): value is JSONSchemaProps {
+  return isJsonObject(value);
+}
+
 /** The single items schema, if the node has one. */
 export function itemsSchema(schema: JSONSchemaProps): JSONSchemaProps | undefined {
-  return isJsonObject(schema.items) ? (schema.items as JSONSchemaProps) : undefined;
+  return isJsonObject(schema.items) ? schema.items : undefined;
 }
 
 /** The additionalProperties schema, if it is one (not a boolean). */
 export function additionalPropertiesSchema(schema: JSONSchemaProps): JSONSchemaProps | undefined {
-  return isJsonObject(schema.additionalProperties) ? (schema.additionalProperties as JSONSchemaProps) : undefined;
+  return isJsonObject(schema.additionalProperties) ? schema.additionalProperties : undefined;
 }
 
 /** JSON type of a value in the vocabulary of schema messages (an integral number is "integer"). */

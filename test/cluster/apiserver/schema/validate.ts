@@ -63,7 +63,11 @@ function validateNode(value: unknown, schema: JSONSchemaProps, path: FieldPath, 
 
   if (schema.format && !conformsToFormat(schema.format, value)) {
     errors.push(
-      typeInvalid(path, value, `${inBody(name)} must be of type ${schema.format}: ${JSON.stringify(String(value))}`),
+      typeInvalid(
+        path,
+        value,
+        `${inBody(name)} must be of type ${schema.format}: ${JSON.stringify(typeof value === 'string' ? value : JSON.stringify(value))}`,
+      ),
     );
   }
   if (schema.enum && !schema.enum.some((allowed) => jsonEqual(allowed, value))) {
