@@ -3,7 +3,18 @@
 // the "pod forced not-ready" time travel as annotations (see constants.ts).
 
 import type { ContainerPort, ExecAction, HTTPGetAction, TCPSocketAction } from './core.js';
+import type { ResourceType } from '../kube/resource.js';
+import { KRUISE_GROUP, V1ALPHA1 } from './constants.js';
 import type { ObjectMeta, Time } from './meta.js';
+
+/** Served as v1alpha1 only (OpenKruise's v1beta1 renames fields and needs a conversion webhook). */
+export const CONTAINER_RECREATE_REQUESTS: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1ALPHA1,
+  resource: 'containerrecreaterequests',
+  namespaced: true,
+  kind: 'ContainerRecreateRequest',
+};
 
 export type ContainerRecreateRequestPhase = 'Pending' | 'Recreating' | 'Succeeded' | 'Failed' | 'Completed';
 

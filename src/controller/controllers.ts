@@ -26,8 +26,11 @@ import {
   POD_CONTROLLER_UID_INDEX,
   PPS_TARGET_INDEX,
 } from './persistentpodstate/controller.js';
+import { PERSISTENT_POD_STATES } from '../api/persistentpodstate.js';
+import { IMAGE_LIST_PULL_JOBS } from '../api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS } from '../api/imagepulljob.js';
+import { NODE_IMAGES } from '../api/nodeimage.js';
 import {
-  PERSISTENT_POD_STATES,
   STATEFULSETS,
   type PersistentPodStateObject,
   type PodObject as PpsPodObject,
@@ -35,9 +38,6 @@ import {
 } from './persistentpodstate/resources.js';
 import { PullSecretSync, SOURCE_KEY_INDEX, sourceKeyOf } from './pullsecrets/secret-sync.js';
 import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
   type ImageListPullJobObject,
   type ImagePullJobObject,
   type NodeImageObject,

@@ -3,31 +3,9 @@
 import type { ImageListPullJob } from '../api/imagelistpulljob.js';
 import type { ImagePullJob } from '../api/imagepulljob.js';
 import type { NodeImage } from '../api/nodeimage.js';
-import { IMAGE_LIST_PULL_JOB, IMAGE_PULL_JOB, KRUISE_GROUP, NODE_IMAGE, V1BETA1 } from '../api/constants.js';
 import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 
-export const NODE_IMAGES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: NODE_IMAGE.resource,
-  namespaced: false,
-  kind: NODE_IMAGE.kind,
-};
-export const IMAGE_PULL_JOBS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: IMAGE_PULL_JOB.resource,
-  namespaced: true,
-  kind: IMAGE_PULL_JOB.kind,
-};
-export const IMAGE_LIST_PULL_JOBS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: IMAGE_LIST_PULL_JOB.resource,
-  namespaced: true,
-  kind: IMAGE_LIST_PULL_JOB.kind,
-};
 export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
   group: 'admissionregistration.k8s.io',
   version: 'v1',

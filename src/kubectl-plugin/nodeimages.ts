@@ -1,18 +1,8 @@
 // `nodeimages`: every tag the NodeImages ask for, one row per node and tag, with the phase the agent reported.
-import { KRUISE_GROUP, NODE_IMAGE, V1BETA1 } from '../api/constants.js';
-import type { NodeImage } from '../api/nodeimage.js';
+import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
 import type { KubeObject } from '../kube/object.js';
-import type { ResourceType } from '../kube/resource.js';
 import { printJson, type PluginContext } from './context.js';
 import { renderTable } from './table.js';
-
-export const NODE_IMAGES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: NODE_IMAGE.resource,
-  namespaced: false,
-  kind: NODE_IMAGE.kind,
-};
 
 export type NodeImageObject = NodeImage & KubeObject;
 

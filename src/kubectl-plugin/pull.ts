@@ -1,22 +1,14 @@
 // `pull IMAGE [--nodes ...]`: create an ImagePullJob (every node, or the nodes named) and follow its status until the
 // controller marks it complete. Exit 0 when every node pulled the image, 1 when one failed or the wait timed out.
-import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB, KRUISE_GROUP, V1BETA1 } from '../api/constants.js';
 import { nameAndTag, parseImageReference, repositoryName } from '../api/image-reference.js';
-import type { ImagePullJob } from '../api/imagepulljob.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../api/imagepulljob.js';
+import { NODE_IMAGES } from '../api/nodeimage.js';
 import { isNotFound } from '../kube/errors.js';
 import { errorMessage } from '../util/error-message.js';
 import type { KubeObject } from '../kube/object.js';
-import { CoreResources, type ResourceType } from '../kube/resource.js';
+import { apiVersionOf, CoreResources } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
-import { NODE_IMAGES, nodeImageRows, type NodeImageObject } from './nodeimages.js';
-
-export const IMAGE_PULL_JOBS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: IMAGE_PULL_JOB.resource,
-  namespaced: true,
-  kind: IMAGE_PULL_JOB.kind,
-};
+import { nodeImageRows, type NodeImageObject } from './nodeimages.js';
 
 export type ImagePullJobObject = ImagePullJob & KubeObject;
 
@@ -41,8 +33,8 @@ export function pullJobPrefix(image: string): string {
 
 export function imagePullJobFor(request: PullRequest): ImagePullJobObject {
   return {
-    apiVersion: APPS_KRUISE_V1BETA1,
-    kind: IMAGE_PULL_JOB.kind,
+    apiVersion: apiVersionOf(IMAGE_PULL_JOBS),
+    kind: IMAGE_PULL_JOBS.kind,
     metadata: {
       namespace: request.namespace,
       ...(request.name ? { name: request.name } : { generateName: pullJobPrefix(request.image) }),

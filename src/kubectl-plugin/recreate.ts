@@ -1,20 +1,11 @@
 // `recreate POD -c C [--ordered]`: check the pod and its containers, create a ContainerRecreateRequest and follow it
 // until it is Completed. Exit 0 when every container was recreated, 1 when one failed or the wait timed out.
-import { CONTAINER_RECREATE_REQUEST, KRUISE_GROUP, V1ALPHA1 } from '../api/constants.js';
-import type { ContainerRecreateRequest } from '../api/containerrecreaterequest.js';
+import { CONTAINER_RECREATE_REQUESTS, type ContainerRecreateRequest } from '../api/containerrecreaterequest.js';
 import type { WirePod } from '../api/wire.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/object.js';
-import { CoreResources, type ResourceType } from '../kube/resource.js';
+import { apiVersionOf, CoreResources } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
-
-export const CONTAINER_RECREATE_REQUESTS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1ALPHA1,
-  resource: CONTAINER_RECREATE_REQUEST.resource,
-  namespaced: true,
-  kind: CONTAINER_RECREATE_REQUEST.kind,
-};
 
 export type CrrObject = ContainerRecreateRequest & KubeObject;
 type PodObject = WirePod & KubeObject;
@@ -42,8 +33,8 @@ export function crrFor(
   name?: string,
 ): CrrObject {
   return {
-    apiVersion: CONTAINER_RECREATE_REQUEST.apiVersion,
-    kind: CONTAINER_RECREATE_REQUEST.kind,
+    apiVersion: apiVersionOf(CONTAINER_RECREATE_REQUESTS),
+    kind: CONTAINER_RECREATE_REQUESTS.kind,
     metadata: {
       namespace,
       ...(name ? { name } : { generateName: `${pod.slice(0, 52)}-` }),

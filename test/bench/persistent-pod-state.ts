@@ -12,9 +12,9 @@ import { Informer } from '../../src/kube/informer/informer.js';
 import { CoreResources } from '../../src/kube/resource.js';
 import { createReadyNode, startControllerEnv } from '../e2e/controller/controller-env.js';
 import { ensureNamespace } from '../support/test-namespace.js';
+import { PERSISTENT_POD_STATES } from '../../src/api/persistentpodstate.js';
 import {
   HOSTNAME_LABEL,
-  PERSISTENT_POD_STATES,
   PIN_TO_NODE_ANNOTATIONS,
   STATEFULSETS,
   statefulSetManifest,

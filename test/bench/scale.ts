@@ -5,7 +5,8 @@
 // agent report → job completed), the controller's RSS and its API requests (during the job, and at steady state).
 import { readFileSync } from 'node:fs';
 import { rssMiB } from '../component/daemon/agent-process.js';
-import { IMAGE_PULL_JOBS, type ImagePullJobObject } from '../../src/controller/resources.js';
+import { IMAGE_PULL_JOBS } from '../../src/api/imagepulljob.js';
+import { type ImagePullJobObject } from '../../src/controller/resources.js';
 import { FakeAgent } from '../support/fake-agent.js';
 import { waitFor } from '../support/wait.js';
 import { createReadyNode, getJob, startControllerEnv } from '../e2e/controller/controller-env.js';

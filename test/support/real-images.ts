@@ -3,7 +3,8 @@
 // tells an admin; a ServiceAccount of the test's own with its kubeconfig), events since a moment, and a registry
 // proxy that the nodes reach (on the host's node-network address, with a plain-http certs.d entry in every node).
 import { join } from 'node:path';
-import { IMAGE_PULL_JOBS, type ImagePullJobObject } from '../../src/controller/resources.js';
+import { IMAGE_PULL_JOBS } from '../../src/api/imagepulljob.js';
+import { type ImagePullJobObject } from '../../src/controller/resources.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';

@@ -6,7 +6,11 @@
 // agent waits on. Readiness of the new containers is read by the agent from the pod itself, so no status
 // snapshot is written here.
 import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../api/constants.js';
-import { crrFinished, type ContainerRecreateRequest } from '../../api/containerrecreaterequest.js';
+import {
+  CONTAINER_RECREATE_REQUESTS,
+  crrFinished,
+  type ContainerRecreateRequest,
+} from '../../api/containerrecreaterequest.js';
 import type { WirePod } from '../../api/wire.js';
 import {
   byLabel,
@@ -20,20 +24,11 @@ import {
   type KubeMetrics,
   type KubeObject,
   type ReconcileResult,
-  type ResourceType,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { addNotReadyKey, CRR_USER_AGENT, hasKruisePodReadyGate, removeNotReadyKey } from './pod-readiness.js';
 import { rfc3339 } from '../../util/time.js';
-
-export const CRR_RESOURCE: ResourceType = {
-  group: 'apps.kruise.io',
-  version: 'v1alpha1',
-  resource: 'containerrecreaterequests',
-  namespaced: true,
-  kind: 'ContainerRecreateRequest',
-};
 
 export type CrrObject = ContainerRecreateRequest & KubeObject;
 export type PodObject = WirePod & KubeObject;
@@ -51,7 +46,7 @@ export function newCrrInformer(
   client: KubeClient,
   options: { clock: Clock; logger: Logger; metrics?: KubeMetrics },
 ): Informer<CrrObject> {
-  return new Informer<CrrObject>(CRR_RESOURCE, client, {
+  return new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, client, {
     name: 'containerrecreaterequests',
     clock: options.clock,
     logger: options.logger,
@@ -137,7 +132,7 @@ export class CrrHousekeeper {
       if (crr.metadata?.deletionTimestamp) return;
       if (crr.metadata?.labels?.[CRR_ACTIVE_LABEL] !== undefined) {
         await client.patch(
-          CRR_RESOURCE,
+          CONTAINER_RECREATE_REQUESTS,
           crr.metadata.name!,
           { metadata: { labels: { [CRR_ACTIVE_LABEL]: null } } },
           {
@@ -153,7 +148,7 @@ export class CrrHousekeeper {
       if (left > 0) return { requeueAfter: left };
       log.info({ ttlSecondsAfterFinished: ttl }, 'deleting finished ContainerRecreateRequest');
       try {
-        await client.delete(CRR_RESOURCE, crr.metadata.name!, { namespace: ns });
+        await client.delete(CONTAINER_RECREATE_REQUESTS, crr.metadata.name!, { namespace: ns });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -201,7 +196,7 @@ export class CrrHousekeeper {
       'completing ContainerRecreateRequest',
     );
     // conditional on the CRR read; after a conflict, a CRR the agent finished meanwhile is left as it is
-    await patchStatus(this.options.client, CRR_RESOURCE, crr, (draft) => {
+    await patchStatus(this.options.client, CONTAINER_RECREATE_REQUESTS, crr, (draft) => {
       if (crrFinished(draft.status)) return;
       draft.status = {
         ...(draft.status ?? { phase: '' }),
@@ -220,7 +215,7 @@ export class CrrHousekeeper {
     if (hasKruisePodReadyGate(pod)) {
       if (!crr.metadata?.finalizers?.includes(CRR_UNREADY_ACQUIRED_KEY)) {
         await client.patch(
-          CRR_RESOURCE,
+          CONTAINER_RECREATE_REQUESTS,
           name,
           {
             metadata: {
@@ -246,7 +241,7 @@ export class CrrHousekeeper {
       );
     }
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       name,
       { metadata: { annotations: { [CRR_UNREADY_ACQUIRED_KEY]: rfc3339(clock.now()) } } },
       {
@@ -271,7 +266,7 @@ export class CrrHousekeeper {
       });
     }
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       name,
       {
         metadata: {

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../api/constants.js';
-import type { ImageListPullJobStatus } from '../../api/imagelistpulljob.js';
-import type { ImagePullJobTemplate } from '../../api/imagepulljob.js';
+import { type ImageListPullJobStatus, IMAGE_LIST_PULL_JOBS } from '../../api/imagelistpulljob.js';
+import { type ImagePullJobTemplate, IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import type { KubeClient } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
 import type { EventRecorder } from '../../kube/event-recorder.js';
@@ -17,13 +17,8 @@ import { objectKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import type { Clock } from '../../util/clock.js';
-import { APPS_KRUISE_V1BETA1, IMAGE_LIST_PULL_JOB } from '../../api/constants.js';
-import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
-  type ImageListPullJobObject,
-  type ImagePullJobObject,
-} from '../resources.js';
+import { apiVersionOf } from '../../kube/resource.js';
+import { type ImageListPullJobObject, type ImagePullJobObject } from '../resources.js';
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { parseTime, rfc3339 } from '../../util/time.js';
@@ -50,9 +45,20 @@ const TEMPLATE_FIELDS: (keyof ImagePullJobTemplate)[] = [
 
 /** A stable hash of the job template (canonical JSON, sorted keys), as a label value. */
 export function templateHash(spec: ImagePullJobTemplate): string {
-  const template: Record<string, unknown> = {};
-  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) template[field] = spec[field];
-  return createHash('sha256').update(canonical(template)).digest('hex').slice(0, 10);
+  return createHash('sha256')
+    .update(canonical(templateOf(spec)))
+    .digest('hex')
+    .slice(0, 10);
+}
+
+/** The job-template fields the spec sets (a list job's own fields, such as its images, left out). */
+function templateOf(spec: ImagePullJobTemplate): Partial<ImagePullJobTemplate> {
+  const template: Partial<ImagePullJobTemplate> = {};
+  const copy = <K extends keyof ImagePullJobTemplate>(field: K): void => {
+    template[field] = spec[field];
+  };
+  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) copy(field);
+  return template;
 }
 
 function canonical(value: unknown): string {
@@ -136,7 +142,7 @@ export class ImageListPullJobController {
   start(): void {
     const enqueueOwner = (child: ImagePullJobObject): void => {
       const ref = (child.metadata.ownerReferences ?? []).find(
-        (r) => r.controller && r.kind === IMAGE_LIST_PULL_JOB.kind,
+        (r) => r.controller && r.kind === IMAGE_LIST_PULL_JOBS.kind,
       );
       if (!ref) return;
       this.pendingChildren.delete(`${ref.uid}/${child.spec?.image ?? ''}`);
@@ -253,8 +259,7 @@ export class ImageListPullJobController {
 
 function childFor(job: ImageListPullJobObject, image: string, hash: string): ImagePullJobObject {
   const spec = structuredClone(job.spec);
-  const template: Record<string, unknown> = {};
-  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) template[field] = spec[field];
+  const template = templateOf(spec);
   // The list job owns the TTL: a child deleted on its own TTL would be created again while its siblings still pull.
   const completionPolicy = { ...(spec.completionPolicy ?? {}) };
   delete completionPolicy.ttlSecondsAfterFinished;
@@ -265,8 +270,8 @@ function childFor(job: ImageListPullJobObject, image: string, hash: string): Ima
       labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash },
       ownerReferences: [
         {
-          apiVersion: APPS_KRUISE_V1BETA1,
-          kind: IMAGE_LIST_PULL_JOB.kind,
+          apiVersion: apiVersionOf(IMAGE_LIST_PULL_JOBS),
+          kind: IMAGE_LIST_PULL_JOBS.kind,
           name: job.metadata.name ?? '',
           uid: job.metadata.uid ?? '',
           controller: true,
@@ -274,7 +279,7 @@ function childFor(job: ImageListPullJobObject, image: string, hash: string): Ima
         },
       ],
     },
-    spec: { ...(template as unknown as ImagePullJobTemplate), completionPolicy, image },
+    spec: { ...template, completionPolicy, image },
   };
 }
 

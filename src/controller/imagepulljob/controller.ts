@@ -5,7 +5,7 @@
 // reaches its copy at once.
 import type { Logger } from 'pino';
 import { KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
-import type { ReferenceObject } from '../../api/nodeimage.js';
+import { type ReferenceObject, NODE_IMAGES } from '../../api/nodeimage.js';
 import type { KubeClient } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
 import type { EventRecorder } from '../../kube/event-recorder.js';
@@ -25,14 +25,8 @@ import {
   withSecretProblems,
   type SecretProblems,
 } from '../pullsecrets/source-access.js';
-import {
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type PodObject,
-  type SecretObject,
-} from '../resources.js';
+import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
+import { type ImagePullJobObject, type NodeImageObject, type PodObject, type SecretObject } from '../resources.js';
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ResourceVersionExpectations } from '../shared/expectations.js';
 import { updateFromFresh } from '../shared/fresh-update.js';

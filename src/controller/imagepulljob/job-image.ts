@@ -1,8 +1,9 @@
 // What a job pulls, in NodeImage terms: the image's familiar name (the spec.images key) and the tag or digest.
 // Also the job's parallelism and its owner reference as written into NodeImage tags.
-import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB } from '../../api/constants.js';
+import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import { nameAndTag, tryParseImageReference } from '../../api/image-reference.js';
 import type { ObjectReference } from '../../api/meta.js';
+import { apiVersionOf } from '../../kube/resource.js';
 import type { ImagePullJobObject } from '../resources.js';
 
 export interface JobImage {
@@ -27,8 +28,8 @@ export function parallelismOf(job: ImagePullJobObject): number {
 
 export function ownerRefOf(job: ImagePullJobObject): ObjectReference {
   return {
-    apiVersion: APPS_KRUISE_V1BETA1,
-    kind: IMAGE_PULL_JOB.kind,
+    apiVersion: apiVersionOf(IMAGE_PULL_JOBS),
+    kind: IMAGE_PULL_JOBS.kind,
     name: job.metadata.name,
     namespace: job.metadata.namespace,
     uid: job.metadata.uid,

@@ -18,14 +18,9 @@ import type { KubeMetrics } from '../../kube/metrics.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import type { Clock } from '../../util/clock.js';
-import {
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type NodeObject,
-  type SecretObject,
-} from '../resources.js';
+import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
+import { NODE_IMAGES } from '../../api/nodeimage.js';
+import { type ImagePullJobObject, type NodeImageObject, type NodeObject, type SecretObject } from '../resources.js';
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { updateFromFresh } from '../shared/fresh-update.js';

@@ -31,8 +31,8 @@ import {
   planGeneration,
 } from './generation.js';
 import { computePodStates, isPodReady } from './pod-states.js';
+import { PERSISTENT_POD_STATES } from '../../api/persistentpodstate.js';
 import {
-  PERSISTENT_POD_STATES,
   STATEFULSETS,
   type NodeObject,
   type PersistentPodStateObject,

@@ -1,18 +1,9 @@
 // What the PersistentPodState controller reads and writes: PersistentPodStates (served as v1alpha1, see
 // docs/persistent-pod-state.md), apps/v1 StatefulSets, and the pod and node fields it looks at.
-import { KRUISE_GROUP, PERSISTENT_POD_STATE, V1ALPHA1 } from '../../api/constants.js';
 import type { PersistentPodState } from '../../api/persistentpodstate.js';
 import type { WireNode, WirePod } from '../../api/wire.js';
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resource.js';
-
-export const PERSISTENT_POD_STATES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1ALPHA1,
-  resource: PERSISTENT_POD_STATE.resource,
-  namespaced: true,
-  kind: PERSISTENT_POD_STATE.kind,
-};
 
 export const STATEFULSETS: ResourceType = {
   group: 'apps',

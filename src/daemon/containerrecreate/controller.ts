@@ -7,16 +7,14 @@
 // Every status write is conditional on the CRR read; a CRR found finished (the controller completed it on a deadline,
 // a gone pod or no response) is never written again.
 import {
-  CONTAINER_RECREATE_REQUEST,
   CRR_ACTIVE_LABEL,
   CRR_DEFAULT_TERMINATION_GRACE_SECONDS,
   CRR_NODE_NAME_LABEL,
   CRR_POD_UID_LABEL,
   CRR_UNREADY_ACQUIRED_KEY,
-  KRUISE_GROUP,
-  V1ALPHA1,
 } from '../../api/constants.js';
 import {
+  CONTAINER_RECREATE_REQUESTS,
   crrFinished,
   type ContainerRecreateRequest,
   type ContainerRecreateRequestStatus,
@@ -35,7 +33,6 @@ import {
   type KubeObject,
   type ListWatcher,
   type ReconcileResult,
-  type ResourceType,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -51,14 +48,6 @@ import { ResourceVersionExpectations } from '../cache-expectations.js';
 import type { CrrMetrics } from './metrics.js';
 import { nextStep, phaseWeight, sameStates, type ReportedContainer } from './recreate-states.js';
 import { rfc3339 } from '../../util/time.js';
-
-export const CRR_RESOURCE: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1ALPHA1,
-  resource: CONTAINER_RECREATE_REQUEST.resource,
-  namespaced: true,
-  kind: CONTAINER_RECREATE_REQUEST.kind,
-};
 
 export const EVENT_SOURCE_CONTAINER_RECREATE = 'kruise-daemon-crr';
 const POD_INDEX = 'pod';
@@ -125,7 +114,7 @@ export class CrrController {
 
   constructor(private readonly options: CrrControllerOptions) {
     const { nodeName, clock, logger, kubeMetrics } = options;
-    this.informer = new Informer<CrrObject>(CRR_RESOURCE, options.crrSource ?? options.client, {
+    this.informer = new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, options.crrSource ?? options.client, {
       name: 'crr',
       labelSelector: `${CRR_NODE_NAME_LABEL}=${nodeName},${CRR_ACTIVE_LABEL}=true`,
       clock,
@@ -350,7 +339,7 @@ export class CrrController {
    */
   private async writeStatus(crr: CrrObject, fields: Partial<ContainerRecreateRequestStatus>): Promise<CrrObject> {
     const before = crr.metadata?.resourceVersion;
-    const result = await patchStatus(client(this.options), CRR_RESOURCE, crr, (draft) => {
+    const result = await patchStatus(client(this.options), CONTAINER_RECREATE_REQUESTS, crr, (draft) => {
       if (crrFinished(draft.status)) return;
       draft.status = { ...(draft.status ?? { phase: '' }), ...fields };
       if (draft.status.message === '') delete draft.status.message;

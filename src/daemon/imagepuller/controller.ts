@@ -7,13 +7,18 @@ import {
   EVENT_REASON_PULL_IMAGE_SUCCEED,
   EVENT_SOURCE_IMAGE_PULLER,
   KRUISE_DAEMON_CONFIG_NAMESPACE,
-  KRUISE_GROUP,
-  NODE_IMAGE,
-  V1BETA1,
 } from '../../api/constants.js';
+import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import type { ObjectReference } from '../../api/meta.js';
-import type { ImageSpec, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/nodeimage.js';
 import {
+  NODE_IMAGES,
+  type ImageSpec,
+  type ImageTagStatus,
+  type NodeImage,
+  type NodeImageStatus,
+} from '../../api/nodeimage.js';
+import {
+  apiVersionOf,
   CoreResources,
   EventRecorder,
   Informer,
@@ -24,7 +29,6 @@ import {
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
-  type ResourceType,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -38,14 +42,6 @@ import { tagSpecProblem } from './tag-spec-check.js';
 import { TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
-
-export const NODE_IMAGES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: NODE_IMAGE.resource,
-  namespaced: false,
-  kind: NODE_IMAGE.kind,
-};
 
 export const DEFAULT_MAX_PARALLEL_PULLS = 2;
 
@@ -356,8 +352,8 @@ function ownersOf(tag: Record<string, unknown>): ObjectReference[] | undefined {
 function ownerObject(ref: ObjectReference): KubeObject | undefined {
   if (!ref.name || !ref.namespace) return undefined;
   return {
-    apiVersion: ref.apiVersion || `${KRUISE_GROUP}/${V1BETA1}`,
-    kind: ref.kind || 'ImagePullJob',
+    apiVersion: ref.apiVersion || apiVersionOf(IMAGE_PULL_JOBS),
+    kind: ref.kind || IMAGE_PULL_JOBS.kind,
     metadata: { name: ref.name, namespace: ref.namespace, ...(ref.uid && { uid: ref.uid }) },
   };
 }

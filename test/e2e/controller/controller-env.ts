@@ -13,10 +13,10 @@ import { isAlreadyExists, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
+import { IMAGE_LIST_PULL_JOBS } from '../../../src/api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
 import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
   type ImageListPullJobObject,
   type ImagePullJobObject,
   type NodeImageObject,

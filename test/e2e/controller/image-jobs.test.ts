@@ -5,11 +5,11 @@
 import assert from 'node:assert/strict';
 import { ApiError, isNotFound } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
+import { IMAGE_LIST_PULL_JOBS } from '../../../src/api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
 import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
   MUTATING_WEBHOOK_CONFIGURATIONS,
-  NODE_IMAGES,
   type ImageListPullJobObject,
   type ImagePullJobObject,
   type NodeImageObject,

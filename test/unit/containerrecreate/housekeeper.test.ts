@@ -2,8 +2,8 @@
 // The controller's CRR housekeeping against the in-process API emulator.
 import assert from 'node:assert/strict';
 import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../../src/api/constants.js';
+import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
 import {
-  CRR_RESOURCE,
   CrrHousekeeper,
   MESSAGE_DEADLINE,
   MESSAGE_NO_RESPONSE,
@@ -90,7 +90,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
 
   async function makeCrr(pod: PodObject, spec: Record<string, unknown> = {}, phase?: string): Promise<CrrObject> {
     const crr = await client.create<CrrObject>(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       {
         apiVersion: 'apps.kruise.io/v1alpha1',
         kind: 'ContainerRecreateRequest',
@@ -105,7 +105,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
     );
     if (!phase) return crr;
     return client.patch<CrrObject>(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       crr.metadata!.name!,
       { status: { phase } },
       { type: 'merge', namespace: NS, subresource: 'status' },
@@ -113,7 +113,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
   }
 
   const get = (name: string): Promise<CrrObject | undefined> =>
-    client.get<CrrObject>(CRR_RESOURCE, name, { namespace: NS }).catch((err: unknown) => {
+    client.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, name, { namespace: NS }).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
     });
@@ -164,7 +164,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
     assert.equal(cond?.message, JSON.stringify([{ userAgent: 'ContainerRecreateRequest', key: `${NS}/${name}` }]));
     assert.equal(notReady.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'ReadinessGatesNotReady');
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       name,
       { status: { phase: 'Completed', completionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') } },
       { type: 'merge', namespace: NS, subresource: 'status' },
@@ -184,13 +184,13 @@ describe('CRR housekeeping (controller, emulator)', function () {
       containerRecreateStates: [{ name: 'app', phase: 'Succeeded', isKilled: true }],
     };
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       crr.metadata!.name!,
       { status: agentDone },
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
     // a housekeeper whose cache still holds the Recreating CRR, past its deadline
-    const stale = new Informer<CrrObject>(CRR_RESOURCE, frozenSource([crr]), { name: 'stale-crrs' });
+    const stale = new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, frozenSource([crr]), { name: 'stale-crrs' });
     stale.start();
     await stale.synced;
     const late = new CrrHousekeeper({

@@ -2,13 +2,11 @@
 // and messages) and the pod-create step that pins a recreated StatefulSet pod (pod-injection.ts). Both read the
 // namespace's PersistentPodStates fresh from the API (a cache could miss the entry recorded a moment ago); the pod
 // step reads only for pods whose controller is an apps StatefulSet, so other pods cost nothing.
-import { PERSISTENT_POD_STATE } from '../../../api/constants.js';
 import { formatFieldErrors } from '../../../api/field-errors.js';
-import type { PersistentPodState } from '../../../api/persistentpodstate.js';
+import { PERSISTENT_POD_STATES, type PersistentPodState } from '../../../api/persistentpodstate.js';
 import { groupOf, sameTarget, validatePersistentPodState } from '../../../api/persistentpodstate-validation.js';
 import type { KubeClient } from '../../../kube/client.js';
 import type { KubeObject, OwnerReference } from '../../../kube/object.js';
-import { PERSISTENT_POD_STATES } from '../../persistentpodstate/resources.js';
 import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from '../admission-review.js';
 import { injectPersistentPodState } from './pod-injection.js';
 import { isRecord } from '../../../util/is-record.js';
@@ -89,7 +87,7 @@ export async function pinRecreatedPod(
   try {
     all = await reader.list(namespace);
   } catch (err) {
-    return { warnings: [`${PERSISTENT_POD_STATE.kind}s could not be read; the pod is not pinned: ${String(err)}`] };
+    return { warnings: [`${PERSISTENT_POD_STATES.kind}s could not be read; the pod is not pinned: ${String(err)}`] };
   }
   const pps = all.find(
     (p) =>
