@@ -2,7 +2,7 @@
 // containers of one pod in place. v1alpha1 wire format: the manager's container status snapshot and
 // the "pod forced not-ready" time travel as annotations (see constants.ts).
 
-import type { ContainerPort, ExecAction, HTTPGetAction, TCPSocketAction } from './core.js';
+import type { WireContainerPort, WireExecAction, WireHTTPGetAction, WireTCPSocketAction } from './wire.js';
 import type { ResourceType } from '../kube/resource.js';
 import { KRUISE_GROUP, V1ALPHA1 } from './constants.js';
 import type { ObjectMeta, Time } from './meta.js';
@@ -22,9 +22,9 @@ export type ContainerRecreateRequestFailurePolicy = 'Fail' | 'Ignore';
 
 /** preStop handler copied from the pod's container by the webhook (read-only for users). */
 export interface ProbeHandler {
-  exec?: ExecAction;
-  httpGet?: HTTPGetAction;
-  tcpSocket?: TCPSocketAction;
+  exec?: WireExecAction;
+  httpGet?: WireHTTPGetAction;
+  tcpSocket?: WireTCPSocketAction;
 }
 
 /** The container as it was when the CRR was created (read-only for users). */
@@ -38,7 +38,7 @@ export interface ContainerRecreateRequestContainer {
   name: string;
   preStop?: ProbeHandler;
   /** Copied only when preStop.httpGet is set. */
-  ports?: ContainerPort[];
+  ports?: WireContainerPort[];
   statusContext?: ContainerRecreateRequestContainerContext;
 }
 

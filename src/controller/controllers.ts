@@ -9,7 +9,7 @@ import { byNamespace } from '../kube/informer/store.js';
 import type { KubeMetrics } from '../kube/metrics.js';
 import { CoreResources } from '../kube/resource.js';
 import type { Clock } from '../util/clock.js';
-import { CrrHousekeeper, newCrrInformer, type PodObject as CrrPodObject } from './containerrecreate/controller.js';
+import { CrrHousekeeper, newCrrInformer } from './containerrecreate/controller.js';
 import { ImageListPullJobController, CONTROLLER_UID_INDEX, byControllerUid } from './imagelistpulljob/controller.js';
 import { ImagePullJobController, UID_INDEX, byUid } from './imagepulljob/controller.js';
 import {
@@ -30,21 +30,15 @@ import { PERSISTENT_POD_STATES } from '../api/persistentpodstate.js';
 import { IMAGE_LIST_PULL_JOBS } from '../api/imagelistpulljob.js';
 import { IMAGE_PULL_JOBS } from '../api/imagepulljob.js';
 import { NODE_IMAGES } from '../api/nodeimage.js';
-import {
-  STATEFULSETS,
-  type PersistentPodStateObject,
-  type PodObject as PpsPodObject,
-  type StatefulSetObject,
-} from './persistentpodstate/resources.js';
+import { STATEFULSETS, type PersistentPodStateObject, type StatefulSetObject } from './persistentpodstate/resources.js';
 import { PullSecretSync, SOURCE_KEY_INDEX, sourceKeyOf } from './pullsecrets/secret-sync.js';
 import {
   type ImageListPullJobObject,
   type ImagePullJobObject,
   type NodeImageObject,
-  type NodeObject,
-  type PodObject,
   type SecretObject,
 } from './resources.js';
+import type { WirePod, WireNode } from '../api/wire.js';
 import { ResourceVersionExpectations } from './shared/expectations.js';
 import type { ControllerMetrics } from './shared/metrics.js';
 
@@ -82,7 +76,7 @@ export interface RunningControllers {
 export function startControllers(settings: ControllerSettings, deps: ControllerDeps): RunningControllers {
   const { client, logger, clock, kubeMetrics } = deps;
   const common = { logger, metrics: kubeMetrics, clock };
-  const nodes = new Informer<NodeObject>(CoreResources.nodes, client, { ...common, name: 'nodes' });
+  const nodes = new Informer<WireNode>(CoreResources.nodes, client, { ...common, name: 'nodes' });
   const nodeImages = new Informer<NodeImageObject>(NODE_IMAGES, client, {
     ...common,
     name: 'nodeimages',
@@ -97,7 +91,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     ...common,
     name: 'imagelistpulljobs',
   });
-  const pods = new Informer<PodObject>(CoreResources.pods, client, {
+  const pods = new Informer<WirePod>(CoreResources.pods, client, {
     ...common,
     name: 'pods',
     indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid },
@@ -155,7 +149,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const crrHousekeeper = new CrrHousekeeper({
     client,
     crrs,
-    pods: pods as unknown as Informer<CrrPodObject>,
+    pods,
     clock,
     logger,
     kubeMetrics,
@@ -165,7 +159,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     ...base,
     persistentPodStates,
     statefulSets,
-    pods: pods as unknown as Informer<PpsPodObject>,
+    pods,
     nodes,
     workers: settings.persistentPodStateWorkers,
   });

@@ -25,21 +25,6 @@ export type NodeImageObject = NodeImage & KubeObject;
 export type ImagePullJobObject = ImagePullJob & KubeObject;
 export type ImageListPullJobObject = ImageListPullJob & KubeObject;
 
-export interface NodeCondition {
-  type: string;
-  status: string;
-  lastTransitionTime?: string;
-}
-
-export interface NodeObject extends KubeObject {
-  status?: { conditions?: NodeCondition[] };
-}
-
-export interface PodObject extends KubeObject {
-  spec?: { nodeName?: string };
-  status?: { phase?: string };
-}
-
 export interface SecretObject extends KubeObject {
   type?: string;
   data?: Record<string, string>;

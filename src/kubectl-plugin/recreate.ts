@@ -8,10 +8,9 @@ import { apiVersionOf, CoreResources } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
 
 export type CrrObject = ContainerRecreateRequest & KubeObject;
-type PodObject = WirePod & KubeObject;
 
 /** A problem with the pod or the containers asked for, said in one line; undefined when the CRR can be made. */
-export function recreateProblem(pod: PodObject, containers: readonly string[]): string | undefined {
+export function recreateProblem(pod: WirePod, containers: readonly string[]): string | undefined {
   const name = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
   const known = (pod.spec?.containers ?? []).map((c) => c.name);
   const missing = containers.filter((c) => !known.includes(c));
@@ -60,9 +59,9 @@ export async function runRecreate(
   command: { pod: string; containers: string[]; ordered: boolean; name?: string; follow: boolean; timeoutMs: number },
 ): Promise<number> {
   const namespace = namespaceOf(ctx);
-  let pod: PodObject;
+  let pod: WirePod;
   try {
-    pod = await ctx.api.get<PodObject>(CoreResources.pods, command.pod, { namespace });
+    pod = await ctx.api.get<WirePod>(CoreResources.pods, command.pod, { namespace });
   } catch (err) {
     if (isNotFound(err)) {
       ctx.stderr.write(`pod ${namespace}/${command.pod} not found\n`);

@@ -31,7 +31,6 @@ import { addNotReadyKey, CRR_USER_AGENT, hasKruisePodReadyGate, removeNotReadyKe
 import { rfc3339 } from '../../util/time.js';
 
 export type CrrObject = ContainerRecreateRequest & KubeObject;
-export type PodObject = WirePod & KubeObject;
 
 export const CRR_POD_UID_INDEX = 'crrPodUid';
 /** An agent that has not set a phase within this long is taken as absent (OpenKruise's responseTimeout). */
@@ -59,7 +58,7 @@ export interface CrrHousekeeperOptions {
   client: KubeClient;
   crrs: Informer<CrrObject>;
   /** Pods (all namespaces); looked up by "namespace/name". */
-  pods: Informer<PodObject>;
+  pods: Informer<WirePod>;
   clock: Clock;
   logger: Logger;
   kubeMetrics?: KubeMetrics;
@@ -83,7 +82,7 @@ export class CrrHousekeeper {
     this.removeHandlers.push(
       crrs.addHandlers({ onAdd: (c) => this.queue.add(key(c)), onUpdate: (_, c) => this.queue.add(key(c)) }),
     );
-    const onPod = (pod: PodObject): void => {
+    const onPod = (pod: WirePod): void => {
       const uid = pod.metadata?.uid;
       if (!uid) return;
       for (const crr of crrs.store.byIndex(CRR_POD_UID_INDEX, uid)) {
@@ -208,7 +207,7 @@ export class CrrHousekeeper {
   }
 
   /** Finalizer first (so the hold is always released), then the pod's not-ready key, then the acquired time. */
-  private async acquirePodNotReady(crr: CrrObject, pod: PodObject): Promise<void> {
+  private async acquirePodNotReady(crr: CrrObject, pod: WirePod): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
     const name = crr.metadata.name!;
@@ -251,7 +250,7 @@ export class CrrHousekeeper {
     );
   }
 
-  private async releasePodNotReady(crr: CrrObject, pod: PodObject | undefined): Promise<void> {
+  private async releasePodNotReady(crr: CrrObject, pod: WirePod | undefined): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
     const name = crr.metadata.name!;

@@ -26,7 +26,8 @@ import {
   type SecretProblems,
 } from '../pullsecrets/source-access.js';
 import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
-import { type ImagePullJobObject, type NodeImageObject, type PodObject, type SecretObject } from '../resources.js';
+import { type ImagePullJobObject, type NodeImageObject, type SecretObject } from '../resources.js';
+import type { WirePod } from '../../api/wire.js';
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ResourceVersionExpectations } from '../shared/expectations.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
@@ -45,7 +46,7 @@ export interface ImagePullJobControllerOptions {
   client: KubeClient;
   jobs: Informer<ImagePullJobObject>;
   nodeImages: Informer<NodeImageObject>;
-  pods?: Informer<PodObject>;
+  pods?: Informer<WirePod>;
   /** The pull-secret copies (secrets informer on kruise-daemon-config only). */
   secretCopies: Informer<SecretObject>;
   /** Copies the jobs' pull secrets; tells which jobs to requeue when a source changes. */
@@ -121,7 +122,7 @@ export class ImagePullJobController {
       this.o.secretSync.onSourceChange((key) => this.loop.add(key)),
     );
     if (this.o.pods) {
-      const enqueuePodJobs = (pod: PodObject): void => {
+      const enqueuePodJobs = (pod: WirePod): void => {
         for (const job of activeJobs()) {
           if (job.spec?.podSelector && job.metadata.namespace === pod.metadata?.namespace)
             this.loop.add(objectKey(job));

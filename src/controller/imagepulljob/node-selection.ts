@@ -2,12 +2,13 @@
 // `podSelector` (the nodes of the active pods it matches in the job's namespace), or all NodeImages. From the caches.
 import { labelSelectorMatches } from '../../api/label-selector.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { ImagePullJobObject, NodeImageObject, PodObject } from '../resources.js';
+import type { ImagePullJobObject, NodeImageObject } from '../resources.js';
+import type { WirePod } from '../../api/wire.js';
 
 export function selectNodeImages(
   job: ImagePullJobObject,
   nodeImages: Informer<NodeImageObject>,
-  pods: Informer<PodObject> | undefined,
+  pods: Informer<WirePod> | undefined,
 ): NodeImageObject[] {
   const spec = job.spec ?? {};
   const picked: NodeImageObject[] = [];

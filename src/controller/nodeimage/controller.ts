@@ -20,7 +20,8 @@ import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import type { Clock } from '../../util/clock.js';
 import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import { NODE_IMAGES } from '../../api/nodeimage.js';
-import { type ImagePullJobObject, type NodeImageObject, type NodeObject, type SecretObject } from '../resources.js';
+import { type ImagePullJobObject, type NodeImageObject, type SecretObject } from '../resources.js';
+import type { WireNode } from '../../api/wire.js';
 import { ControllerLoop } from '../shared/controller-loop.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
@@ -54,7 +55,7 @@ export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
 
 export interface NodeImageControllerOptions {
   client: KubeClient;
-  nodes: Informer<NodeObject>;
+  nodes: Informer<WireNode>;
   nodeImages: Informer<NodeImageObject>;
   jobs: Informer<ImagePullJobObject>;
   /** The pull-secret copies (the secrets informer on kruise-daemon-config). */
@@ -97,7 +98,7 @@ export class NodeImageController {
   }
 
   start(): void {
-    const enqueueNode = (node: NodeObject): void => {
+    const enqueueNode = (node: WireNode): void => {
       if (node.metadata?.labels?.[VIRTUAL_KUBELET_LABEL] === VIRTUAL_KUBELET_LABEL_VALUE) return;
       const name = node.metadata?.name;
       if (!name) return;
@@ -284,7 +285,7 @@ export class NodeImageController {
 
   private async nodeExists(name: string): Promise<boolean> {
     try {
-      await this.o.client.get<NodeObject>(
+      await this.o.client.get<WireNode>(
         { group: '', version: 'v1', resource: 'nodes', namespaced: false, kind: 'Node' },
         name,
       );
@@ -297,13 +298,13 @@ export class NodeImageController {
 }
 
 /** When the Node's Ready condition last became True; undefined when it is not Ready. */
-export function readySinceOf(node: NodeObject): number | undefined {
+export function readySinceOf(node: WireNode): number | undefined {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status !== 'True') return undefined;
   return parseTime(ready.lastTransitionTime) ?? parseTime(node.metadata?.creationTimestamp) ?? 0;
 }
 
-function sameLabels(nodeImage: NodeImageObject, node: NodeObject): boolean {
+function sameLabels(nodeImage: NodeImageObject, node: WireNode): boolean {
   const a = nodeImage.metadata.labels ?? {};
   const b = node.metadata?.labels ?? {};
   const keys = Object.keys(a);

@@ -32,13 +32,8 @@ import {
 } from './generation.js';
 import { computePodStates, isPodReady } from './pod-states.js';
 import { PERSISTENT_POD_STATES } from '../../api/persistentpodstate.js';
-import {
-  STATEFULSETS,
-  type NodeObject,
-  type PersistentPodStateObject,
-  type PodObject,
-  type StatefulSetObject,
-} from './resources.js';
+import { STATEFULSETS, type PersistentPodStateObject, type StatefulSetObject } from './resources.js';
+import type { WirePod, WireNode } from '../../api/wire.js';
 
 /** Index of the PPS cache by target workload: `<namespace>/<group>/<kind>/<name>`. */
 export const PPS_TARGET_INDEX = 'ppsTarget';
@@ -76,8 +71,8 @@ export interface PersistentPodStateControllerOptions {
   persistentPodStates: Informer<PersistentPodStateObject>;
   statefulSets: Informer<StatefulSetObject>;
   /** All pods, with the POD_CONTROLLER_UID_INDEX index. */
-  pods: Informer<PodObject>;
-  nodes: Informer<NodeObject>;
+  pods: Informer<WirePod>;
+  nodes: Informer<WireNode>;
   events: EventRecorder;
   clock: Clock;
   logger: Logger;
@@ -192,7 +187,7 @@ export class PersistentPodStateController {
     }
   }
 
-  private enqueueForPod(pod: PodObject): void {
+  private enqueueForPod(pod: WirePod): void {
     const ns = pod.metadata?.namespace ?? '';
     const injected = pod.metadata?.annotations?.[INJECTED_PERSISTENT_POD_STATE_ANNOTATION];
     if (injected) this.loop.add(`${PPS_PREFIX}${ns}/${injected}`);

@@ -1,7 +1,6 @@
 // What the PersistentPodState controller reads and writes: PersistentPodStates (served as v1alpha1, see
 // docs/persistent-pod-state.md), apps/v1 StatefulSets, and the pod and node fields it looks at.
 import type { PersistentPodState } from '../../api/persistentpodstate.js';
-import type { WireNode, WirePod } from '../../api/wire.js';
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resource.js';
 
@@ -14,8 +13,6 @@ export const STATEFULSETS: ResourceType = {
 };
 
 export type PersistentPodStateObject = PersistentPodState & KubeObject;
-export type PodObject = WirePod & KubeObject;
-export type NodeObject = WireNode & KubeObject;
 
 /** The apps/v1 StatefulSet fields this controller reads. */
 export interface StatefulSetObject extends KubeObject {

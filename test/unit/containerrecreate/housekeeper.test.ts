@@ -11,8 +11,8 @@ import {
   newCrrInformer,
   RESPONSE_TIMEOUT_MS,
   type CrrObject,
-  type PodObject,
 } from '../../../src/controller/containerrecreate/controller.js';
+import type { WirePod } from '../../../src/api/wire.js';
 import { CONTROLLER_USAGE, parseControllerCommandLine } from '../../../src/controller/options.js';
 import { CoreResources, Informer, isNotFound, type KubeClient } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
@@ -28,14 +28,14 @@ describe('CRR housekeeping (controller, emulator)', function () {
   let client: KubeClient;
   let keeper: CrrHousekeeper;
   let crrs: Informer<CrrObject>;
-  let pods: Informer<PodObject>;
+  let pods: Informer<WirePod>;
   let seq = 0;
 
   before(async () => {
     env = await startEmulatorWithCrds();
     client = env.client;
     crrs = newCrrInformer(client, { clock: systemClock, logger: silentLogger });
-    pods = new Informer<PodObject>(CoreResources.pods, client, { name: 'pods' });
+    pods = new Informer<WirePod>(CoreResources.pods, client, { name: 'pods' });
     crrs.start();
     pods.start();
     await Promise.all([crrs.synced, pods.synced]);
@@ -56,8 +56,8 @@ describe('CRR housekeeping (controller, emulator)', function () {
     await env.close();
   });
 
-  async function makePod(gate = false): Promise<PodObject> {
-    const pod = await client.create<PodObject>(
+  async function makePod(gate = false): Promise<WirePod> {
+    const pod = await client.create<WirePod>(
       CoreResources.pods,
       {
         apiVersion: 'v1',
@@ -71,7 +71,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
       },
       { namespace: NS },
     );
-    return client.patch<PodObject>(
+    return client.patch<WirePod>(
       CoreResources.pods,
       pod.metadata!.name!,
       {
@@ -88,7 +88,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
     );
   }
 
-  async function makeCrr(pod: PodObject, spec: Record<string, unknown> = {}, phase?: string): Promise<CrrObject> {
+  async function makeCrr(pod: WirePod, spec: Record<string, unknown> = {}, phase?: string): Promise<CrrObject> {
     const crr = await client.create<CrrObject>(
       CONTAINER_RECREATE_REQUESTS,
       {
@@ -158,7 +158,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
       get(name).then((c) => (c?.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY] ? c : undefined)),
     );
     assert.deepEqual(held.metadata?.finalizers, [CRR_UNREADY_ACQUIRED_KEY]);
-    const notReady = await client.get<PodObject>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
+    const notReady = await client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
     const cond = notReady.status?.conditions?.find((c) => c.type === 'KruisePodReady');
     assert.equal(cond?.status, 'False');
     assert.equal(cond?.message, JSON.stringify([{ userAgent: 'ContainerRecreateRequest', key: `${NS}/${name}` }]));
@@ -170,7 +170,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
     await waitFor(() => get(name).then((c) => (c?.metadata?.finalizers ?? []).length === 0));
-    const released = await client.get<PodObject>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
+    const released = await client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
     const after = released.status?.conditions?.find((c) => c.type === 'KruisePodReady');
     assert.equal(after?.status, 'True');
     assert.equal(after?.message, '[]');

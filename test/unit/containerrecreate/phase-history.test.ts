@@ -16,7 +16,6 @@ import {
   CrrHousekeeper,
   MESSAGE_DEADLINE,
   newCrrInformer,
-  type PodObject,
 } from '../../../src/controller/containerrecreate/controller.js';
 import { CrrController, type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
 import { crrMetrics } from '../../../src/daemon/containerrecreate/metrics.js';
@@ -93,7 +92,7 @@ async function runRow(row: Row): Promise<void> {
     workers: 4,
   });
   const crrs = newCrrInformer(client, { clock, logger: silentLogger });
-  const pods = new Informer<PodObject>(CoreResources.pods, client, { name: 'pods', clock });
+  const pods = new Informer<WirePod>(CoreResources.pods, client, { name: 'pods', clock });
   const keeper = new CrrHousekeeper({ client, crrs, pods, clock, logger: silentLogger });
   const history: Recorded[] = [];
   const watched = new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, client, { name: 'history', clock });

@@ -2,12 +2,8 @@
 // NodeImage is created, deletion with the Node (not for fake NodeImages), GC writes from a fresh read.
 import assert from 'node:assert/strict';
 import { NodeImageController } from '../../../src/controller/nodeimage/controller.js';
-import type {
-  NodeImageObject,
-  NodeObject,
-  ImagePullJobObject,
-  SecretObject,
-} from '../../../src/controller/resources.js';
+import type { NodeImageObject, ImagePullJobObject, SecretObject } from '../../../src/controller/resources.js';
+import type { WireNode } from '../../../src/api/wire.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
@@ -78,11 +74,7 @@ function recordingClient(stored: Record<string, KubeObject> = {}): { client: Kub
 const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
 const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
 
-function node(
-  name: string,
-  readyAgoMs: number | undefined,
-  labels: Record<string, string> = { zone: 'a' },
-): NodeObject {
+function node(name: string, readyAgoMs: number | undefined, labels: Record<string, string> = { zone: 'a' }): WireNode {
   const conditions =
     readyAgoMs === undefined
       ? [{ type: 'Ready', status: 'False' }]
@@ -91,7 +83,7 @@ function node(
 }
 
 function controller(
-  nodes: NodeObject[],
+  nodes: WireNode[],
   nodeImages: NodeImageObject[],
   client: KubeClient,
   secretCopies: SecretObject[] = [],

@@ -13,11 +13,10 @@ import {
   PPS_TARGET_INDEX,
 } from '../../../src/controller/persistentpodstate/controller.js';
 import type {
-  NodeObject,
   PersistentPodStateObject,
-  PodObject,
   StatefulSetObject,
 } from '../../../src/controller/persistentpodstate/resources.js';
+import type { WirePod, WireNode } from '../../../src/api/wire.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
@@ -129,11 +128,11 @@ function setup(sources: { statefulSets?: FakeListWatcher } = {}) {
     (sources.statefulSets ?? idle) as ListWatcher<StatefulSetObject>,
     { clock },
   );
-  const pods = new Informer<PodObject>(rt, idle as ListWatcher<PodObject>, {
+  const pods = new Informer<WirePod>(rt, idle as ListWatcher<WirePod>, {
     clock,
     indexers: { [POD_CONTROLLER_UID_INDEX]: byControllerUid },
   });
-  const nodes = new Informer<NodeObject>(rt, idle as ListWatcher<NodeObject>, { clock });
+  const nodes = new Informer<WireNode>(rt, idle as ListWatcher<WireNode>, { clock });
   const controller = new PersistentPodStateController({
     client: client as unknown as KubeClient,
     persistentPodStates,
@@ -165,7 +164,7 @@ function pps(extra: Partial<PersistentPodStateObject['metadata']> = {}): Persist
   };
 }
 
-function readyPod(name: string, node: string): PodObject {
+function readyPod(name: string, node: string): WirePod {
   return {
     metadata: {
       name,

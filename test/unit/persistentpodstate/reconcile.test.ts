@@ -16,11 +16,10 @@ import {
   type PodStateInputs,
 } from '../../../src/controller/persistentpodstate/pod-states.js';
 import type {
-  NodeObject,
   PersistentPodStateObject,
-  PodObject,
   StatefulSetObject,
 } from '../../../src/controller/persistentpodstate/resources.js';
+import type { WirePod, WireNode } from '../../../src/api/wire.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
 const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -52,7 +51,7 @@ function pod(
   nodeName: string | undefined,
   ready: boolean,
   annotations?: Record<string, string>,
-): PodObject {
+): WirePod {
   return {
     metadata: { name, namespace: 'ns', ...(annotations && { annotations }) },
     spec: { containers: [], ...(nodeName && { nodeName }) },
@@ -60,7 +59,7 @@ function pod(
   };
 }
 
-const nodes: Record<string, NodeObject> = {
+const nodes: Record<string, WireNode> = {
   'node-a': { metadata: { name: 'node-a', labels: { [HOST]: 'node-a', [ZONE]: 'z1', other: 'x' } } },
   'node-b': { metadata: { name: 'node-b', labels: { [HOST]: 'node-b' } } },
 };

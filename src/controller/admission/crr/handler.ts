@@ -31,7 +31,7 @@ export function apiReader(client: Pick<KubeClient, 'get'>): CrrObjectReader {
   return {
     async pod(namespace, name) {
       try {
-        return { found: true, pod: await client.get<WirePod & KubeObject>(CoreResources.pods, name, { namespace }) };
+        return { found: true, pod: await client.get<WirePod>(CoreResources.pods, name, { namespace }) };
       } catch (err) {
         if (isNotFound(err)) return { found: false };
         throw err;
@@ -39,7 +39,7 @@ export function apiReader(client: Pick<KubeClient, 'get'>): CrrObjectReader {
     },
     async node(name) {
       try {
-        return { found: true, node: await client.get<WireNode & KubeObject>(CoreResources.nodes, name) };
+        return { found: true, node: await client.get<WireNode>(CoreResources.nodes, name) };
       } catch (err) {
         if (isNotFound(err)) return { found: false };
         throw err;
