@@ -3,10 +3,14 @@
 // namespace's PersistentPodStates fresh from the API (a cache could miss the entry recorded a moment ago); the pod
 // step reads only for pods whose controller is an apps StatefulSet, so other pods cost nothing.
 import { formatFieldErrors } from '../../../api/field-errors.js';
-import { PERSISTENT_POD_STATES, type PersistentPodState } from '../../../api/persistentpodstate.js';
+import {
+  PERSISTENT_POD_STATES,
+  type PersistentPodState,
+  type TargetReference,
+} from '../../../api/persistentpodstate.js';
 import { groupOf, sameTarget, validatePersistentPodState } from '../../../api/persistentpodstate-validation.js';
 import type { KubeClient } from '../../../kube/client.js';
-import type { KubeObject, OwnerReference } from '../../../kube/object.js';
+import type { KubeObject } from '../../../kube/object.js';
 import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from '../admission-review.js';
 import { injectPersistentPodState } from './pod-injection.js';
 import { isRecord } from '../../../util/is-record.js';
@@ -55,7 +59,8 @@ export function validatePersistentPodStateHandler(reader: PersistentPodStateRead
   };
 }
 
-function statefulSetControllerOf(pod: Record<string, unknown>): OwnerReference | undefined {
+/** The apps StatefulSet controlling the pod (its controller owner reference), as a PersistentPodState target. */
+function statefulSetControllerOf(pod: Record<string, unknown>): TargetReference | undefined {
   const metadata = isRecord(pod.metadata) ? pod.metadata : {};
   const refs = Array.isArray(metadata.ownerReferences) ? (metadata.ownerReferences as unknown[]) : [];
   for (const ref of refs) {
@@ -63,7 +68,7 @@ function statefulSetControllerOf(pod: Record<string, unknown>): OwnerReference |
     if (ref.kind !== 'StatefulSet' || typeof ref.apiVersion !== 'string' || groupOf(ref.apiVersion) !== 'apps') {
       return undefined;
     }
-    return ref as unknown as OwnerReference;
+    return typeof ref.name === 'string' ? { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name } : undefined;
   }
   return undefined;
 }
@@ -90,10 +95,7 @@ export async function pinRecreatedPod(
     return { warnings: [`${PERSISTENT_POD_STATES.kind}s could not be read; the pod is not pinned: ${String(err)}`] };
   }
   const pps = all.find(
-    (p) =>
-      !p.metadata?.deletionTimestamp &&
-      p.spec?.targetRef &&
-      sameTarget(p.spec.targetRef, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name }),
+    (p) => !p.metadata?.deletionTimestamp && p.spec?.targetRef && sameTarget(p.spec.targetRef, owner),
   );
   if (!pps) return { warnings: [] };
   const result = injectPersistentPodState(pod, pps);
