@@ -3,24 +3,18 @@
 // Status aggregates the children; an Always list job completes when every child has, and is deleted after its TTL
 // (the children go with it through garbage collection).
 import { createHash } from 'node:crypto';
-import type { Logger } from 'pino';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../api/constants.js';
 import { type ImageListPullJobStatus, IMAGE_LIST_PULL_JOBS } from '../../api/imagelistpulljob.js';
 import { type ImagePullJobTemplate, IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
-import type { KubeClient } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
-import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { KubeMetrics } from '../../kube/metrics.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
 import { apiVersionOf } from '../../kube/resource.js';
 import { type ImageListPullJobObject, type ImagePullJobObject } from '../resources.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
-import type { ControllerMetrics } from '../shared/metrics.js';
+import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import { parseTime, rfc3339 } from '../../util/time.js';
 
 /** Index of the ImagePullJob cache: uid of the controller owner. */
@@ -104,16 +98,9 @@ export function listJobStatus(
   return status;
 }
 
-export interface ImageListPullJobControllerOptions {
-  client: KubeClient;
+export interface ImageListPullJobControllerOptions extends ControllerParts {
   listJobs: Informer<ImageListPullJobObject>;
   jobs: Informer<ImagePullJobObject>;
-  events: EventRecorder;
-  clock: Clock;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  kubeMetrics?: KubeMetrics;
-  workers?: number;
 }
 
 /** A child created but not yet in the cache is remembered this long (then the cache is trusted again). */
@@ -121,22 +108,11 @@ const PENDING_CHILD_MS = 30_000;
 
 export class ImageListPullJobController {
   private readonly loop: ControllerLoop;
-  private readonly logger: Logger;
-  private readonly removers: (() => void)[] = [];
   /** `<list uid>/<image>` → when we created a child for it (cache may not show it yet). */
   private readonly pendingChildren = new Map<string, number>();
 
   constructor(private readonly o: ImageListPullJobControllerOptions) {
-    this.logger = o.logger.child({ controller: 'imagelistpulljob' });
-    this.loop = new ControllerLoop({
-      name: 'imagelistpulljob',
-      workers: o.workers ?? 3,
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      kubeMetrics: o.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop('imagelistpulljob', o, (key) => this.reconcile(key));
   }
 
   start(): void {
@@ -148,7 +124,7 @@ export class ImageListPullJobController {
       this.pendingChildren.delete(`${ref.uid}/${child.spec?.image ?? ''}`);
       this.loop.add(`${child.metadata.namespace ?? ''}/${ref.name}`);
     };
-    this.removers.push(
+    this.loop.watch(
       this.o.listJobs.addHandlers({
         onAdd: (j) => this.loop.add(objectKey(j)),
         onUpdate: (_, j) => this.loop.add(objectKey(j)),
@@ -163,9 +139,8 @@ export class ImageListPullJobController {
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    for (const remove of this.removers.splice(0)) remove();
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {

@@ -3,19 +3,14 @@
 // finalizer (released with the pull-secret copies when the job completes, is deleted or vanishes). A job is
 // requeued when a source secret it names changes (each source has its own watch, see pullsecrets/), so the change
 // reaches its copy at once.
-import type { Logger } from 'pino';
 import { KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
 import { type ReferenceObject, NODE_IMAGES } from '../../api/nodeimage.js';
-import type { KubeClient } from '../../kube/client.js';
 import { isNotFound } from '../../kube/errors.js';
-import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { KubeMetrics } from '../../kube/metrics.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey, splitKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
 import { referencesOf, type PullSecretSync } from '../pullsecrets/secret-sync.js';
 import {
   forbiddenMessage,
@@ -28,10 +23,9 @@ import {
 import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import { type ImagePullJobObject, type NodeImageObject, type SecretObject } from '../resources.js';
 import type { WirePod } from '../../api/wire.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
+import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import type { ResourceVersionExpectations } from '../shared/expectations.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
-import type { ControllerMetrics } from '../shared/metrics.js';
 import { parseTime } from '../../util/time.js';
 import { isActiveJob, jobImageOf, parallelismOf, type JobImage } from './job-image.js';
 import { calculateJobStatus } from './job-status.js';
@@ -42,8 +36,7 @@ import { writeJobTag } from './tag-write.js';
 export const UID_INDEX = 'uid';
 export const byUid = (o: { metadata?: { uid?: string } }): string[] => (o.metadata?.uid ? [o.metadata.uid] : []);
 
-export interface ImagePullJobControllerOptions {
-  client: KubeClient;
+export interface ImagePullJobControllerOptions extends ControllerParts {
   jobs: Informer<ImagePullJobObject>;
   nodeImages: Informer<NodeImageObject>;
   pods?: Informer<WirePod>;
@@ -56,12 +49,6 @@ export interface ImagePullJobControllerOptions {
   /** Shared with anything else writing NodeImages: the caches must show our writes before we count. */
   nodeImageExpectations: ResourceVersionExpectations;
   jobExpectations: ResourceVersionExpectations;
-  events: EventRecorder;
-  clock: Clock;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  kubeMetrics?: KubeMetrics;
-  workers?: number;
   /** --default-ttlseconds-for-always-nodeimage (300). */
   defaultTagTtlSeconds?: number;
   random?: () => number;
@@ -74,20 +61,9 @@ const CACHE_WAIT_MS = 100;
 
 export class ImagePullJobController {
   private readonly loop: ControllerLoop;
-  private readonly logger: Logger;
-  private readonly removers: (() => void)[] = [];
 
   constructor(private readonly o: ImagePullJobControllerOptions) {
-    this.logger = o.logger.child({ controller: 'imagepulljob' });
-    this.loop = new ControllerLoop({
-      name: 'imagepulljob',
-      workers: o.workers ?? 3,
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      kubeMetrics: o.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop('imagepulljob', o, (key) => this.reconcile(key));
   }
 
   start(): void {
@@ -95,7 +71,7 @@ export class ImagePullJobController {
     const enqueueMatching = (ni: NodeImageObject): void => {
       for (const job of activeJobs()) if (jobMayTarget(job, ni)) this.loop.add(objectKey(job));
     };
-    this.removers.push(
+    this.loop.watch(
       this.o.jobs.addHandlers({
         onAdd: (job) => this.loop.add(objectKey(job)),
         onUpdate: (_, job) => this.loop.add(objectKey(job)),
@@ -128,7 +104,7 @@ export class ImagePullJobController {
             this.loop.add(objectKey(job));
         }
       };
-      this.removers.push(
+      this.loop.watch(
         this.o.pods.addHandlers({
           onAdd: enqueuePodJobs,
           onDelete: enqueuePodJobs,
@@ -147,9 +123,8 @@ export class ImagePullJobController {
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    for (const remove of this.removers.splice(0)) remove();
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private enqueueCopyUsers(copy: SecretObject): void {
@@ -186,7 +161,7 @@ export class ImagePullJobController {
           preconditions: { uid: job.metadata.uid },
         })
         .catch(ignoreNotFound);
-      this.logger.info({ job: key }, 'ImagePullJob deleted after ttlSecondsAfterFinished');
+      this.loop.logger.info({ job: key }, 'ImagePullJob deleted after ttlSecondsAfterFinished');
       return;
     }
     if (!(job.metadata.finalizers ?? []).includes(PROTECTION_FINALIZER)) {
@@ -258,7 +233,7 @@ export class ImagePullJobController {
     if (problems.forbidden.length > 0) {
       const message = forbiddenMessage(problems, this.controllerNamespace());
       this.o.events.event(job, 'Warning', PULL_SECRET_FORBIDDEN_REASON, message, IMAGE_PULL_JOBS);
-      this.logger.debug({ job: objectKey(job), namespace: problems.namespace }, message);
+      this.loop.logger.debug({ job: objectKey(job), namespace: problems.namespace }, message);
     }
   }
 

@@ -2,7 +2,6 @@
 // deleted with its Node), spec garbage collection (tags without createdAt, tags whose ImagePullJobs are gone, tags
 // past their TTL, pull-secret references to copies that were deleted) and the status fallback (tags whose node never answered or overran the deadline marked Failed).
 // Every spec write is a fresh read + resourceVersion-checked update; status writes are resourceVersion-checked too.
-import type { Logger } from 'pino';
 import {
   EVENT_REASON_PULL_IMAGE_FAILED,
   FAKE_NODE_IMAGE_LABEL,
@@ -10,20 +9,15 @@ import {
   VIRTUAL_KUBELET_LABEL,
 } from '../../api/constants.js';
 import { VIRTUAL_KUBELET_LABEL_VALUE } from '../../api/constants.js';
-import type { KubeClient } from '../../kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { KubeMetrics } from '../../kube/metrics.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
 import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import { NODE_IMAGES } from '../../api/nodeimage.js';
 import { type ImagePullJobObject, type NodeImageObject, type SecretObject } from '../resources.js';
 import type { WireNode } from '../../api/wire.js';
-import { ControllerLoop } from '../shared/controller-loop.js';
-import type { ControllerMetrics } from '../shared/metrics.js';
+import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
 import { parseTime } from '../../util/time.js';
 import { collectSpecGarbage, isImagePullJobRef, isSecretCopyRef } from './spec-gc.js';
@@ -53,23 +47,16 @@ export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
   return [...uids];
 }
 
-export interface NodeImageControllerOptions {
-  client: KubeClient;
+export interface NodeImageControllerOptions extends ControllerParts {
   nodes: Informer<WireNode>;
   nodeImages: Informer<NodeImageObject>;
   jobs: Informer<ImagePullJobObject>;
   /** The pull-secret copies (the secrets informer on kruise-daemon-config). */
   secretCopies: Informer<SecretObject>;
-  events: EventRecorder;
-  clock: Clock;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  kubeMetrics?: KubeMetrics;
   /** How long a Node must have been Ready before its NodeImage is created (default 30 s). */
   creationDelayMs?: number;
   /** How long after a tag's createdAt a missing status counts as "not responded" (default 10 min). */
   responseTimeoutMs?: number;
-  workers?: number;
 }
 
 /** Shortest requeue for a pending timer (OpenKruise: 3 s; we keep 1 s so TTLs are honoured closely). */
@@ -79,22 +66,11 @@ export class NodeImageController {
   private readonly loop: ControllerLoop;
   private readonly creationDelayMs: number;
   private readonly responseTimeoutMs: number;
-  private readonly logger: Logger;
-  private readonly removers: (() => void)[] = [];
 
   constructor(private readonly o: NodeImageControllerOptions) {
     this.creationDelayMs = o.creationDelayMs ?? 30_000;
     this.responseTimeoutMs = o.responseTimeoutMs ?? RESPONSE_TIMEOUT_MS;
-    this.logger = o.logger.child({ controller: 'nodeimage' });
-    this.loop = new ControllerLoop({
-      name: 'nodeimage',
-      workers: o.workers ?? 3,
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      kubeMetrics: o.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop('nodeimage', o, (key) => this.reconcile(key));
   }
 
   start(): void {
@@ -105,7 +81,7 @@ export class NodeImageController {
       const nodeImage = this.o.nodeImages.get(name);
       if (!nodeImage || node.metadata?.deletionTimestamp || !sameLabels(nodeImage, node)) this.loop.add(name);
     };
-    this.removers.push(
+    this.loop.watch(
       this.o.nodes.addHandlers({
         onAdd: enqueueNode,
         onUpdate: (_, node) => enqueueNode(node),
@@ -136,9 +112,8 @@ export class NodeImageController {
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    for (const remove of this.removers.splice(0)) remove();
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private enqueueOwnedBy(job: ImagePullJobObject): void {
@@ -160,7 +135,7 @@ export class NodeImageController {
         await this.o.client
           .delete(NODE_IMAGES, name, { preconditions: { uid: nodeImage.metadata.uid } })
           .catch(ignoreNotFound);
-        this.logger.info({ node: name }, 'NodeImage deleted with its Node');
+        this.loop.logger.info({ node: name }, 'NodeImage deleted with its Node');
       }
       return;
     }
@@ -176,7 +151,7 @@ export class NodeImageController {
           metadata: { name, labels: { ...(node.metadata?.labels ?? {}) } },
           spec: {},
         });
-        this.logger.info({ node: name }, 'NodeImage created');
+        this.loop.logger.info({ node: name }, 'NodeImage created');
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
       }
@@ -198,9 +173,9 @@ export class NodeImageController {
           const fresh = collectSpecGarbage(draft, { ...gcInput, now });
           for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
           if (fresh.collected.length > 0)
-            this.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
+            this.loop.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
           if (fresh.droppedSecrets.length > 0) {
-            this.logger.info(
+            this.loop.logger.info(
               { node: name, pullSecrets: fresh.droppedSecrets },
               'NodeImage pull-secret references to deleted copies dropped',
             );
