@@ -2,10 +2,12 @@
 // object as `oldObject` on update (spec.pullSecrets is immutable; bounds are ratcheted). Takes raw input; never throws.
 
 import { DEFAULT_PULL_TIMEOUT_SECONDS } from './constants.js';
-import { fieldError, jsonTypeName, optionalInteger, typeError } from './field-checks.js';
+import { fieldError, optionalInteger, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import { validateImageReference } from './image-reference.js';
+import { IMAGE_PULL_JOBS } from './imagepulljob.js';
 import {
+  jobSpecOf,
   validateCompletionPolicy,
   validateParallelism,
   validateSelectors,
@@ -15,13 +17,9 @@ import {
 import { isRecord } from '../util/is-record.js';
 
 export function validateImagePullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
-  if (!isRecord(job)) {
-    return [fieldError('FieldValueTypeInvalid', '<nil>', `ImagePullJob must be an object, got ${jsonTypeName(job)}`)];
-  }
-  const spec = job['spec'];
-  if (!isRecord(spec)) {
-    return [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')];
-  }
+  const checked = jobSpecOf(IMAGE_PULL_JOBS.kind, job);
+  if ('errors' in checked) return checked.errors;
+  const { spec } = checked;
   const errors: FieldError[] = [];
 
   if (options.oldObject !== undefined) {

@@ -6,7 +6,14 @@
 
 import { COMPLETION_POLICY_TYPES, IMAGE_PULL_POLICIES } from './constants.js';
 import { childPath, indexPath, type FieldError } from './field-errors.js';
-import { belowMinimumError, fieldError, notSupportedError, typeError, type JsonObject } from './field-checks.js';
+import {
+  belowMinimumError,
+  fieldError,
+  jsonTypeName,
+  notSupportedError,
+  typeError,
+  type JsonObject,
+} from './field-checks.js';
 import { labelSelectorErrors } from './label-selector.js';
 import { validateSandboxConfig } from './nodeimage-validation.js';
 import { isRecord } from '../util/is-record.js';
@@ -14,6 +21,20 @@ import { isRecord } from '../util/is-record.js';
 /** The lowest value of each whole-number field (0: non-negative, 1: positive). A pull needs some time. */
 const PULL_POLICY_MINIMUMS = { timeoutSeconds: 1, backoffLimit: 0 } as const;
 const COMPLETION_MINIMUMS = { activeDeadlineSeconds: 1, ttlSecondsAfterFinished: 0 } as const;
+
+/** A job's spec when the job and its spec are objects; otherwise the one error saying which is not. */
+export function jobSpecOf(kind: string, job: unknown): { spec: JsonObject } | { errors: FieldError[] } {
+  if (!isRecord(job)) {
+    return {
+      errors: [fieldError('FieldValueTypeInvalid', '<nil>', `${kind} must be an object, got ${jsonTypeName(job)}`)],
+    };
+  }
+  const spec = job['spec'];
+  if (isRecord(spec)) return { spec };
+  return {
+    errors: [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')],
+  };
+}
 
 /** What validation needs to know of the job before this update; absent on create. */
 export interface JobValidationOptions {
