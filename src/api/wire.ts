@@ -1,7 +1,7 @@
 // Core kinds as they travel on the wire and sit in our watch caches: client-node's model types with every
-// Date replaced by its RFC 3339 string, and metadata always present (KubeObject). Types only (erased at compile
-// time; the agent loads no client-node code). One pod type serves every reader: a function that needs a few
-// fields takes a Pick or a small structural type, which a WirePod satisfies.
+// Date replaced by its RFC 3339 string, and objects with our KubeObject metadata (what informers and the client
+// take). Types only (erased at compile time; the agent loads no client-node code). One pod type serves every
+// reader: a function that needs a few fields takes a Pick or a small structural type, which a WirePod satisfies.
 import type {
   V1Container,
   V1ContainerPort,
