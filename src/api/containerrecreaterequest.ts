@@ -3,6 +3,7 @@
 // the "pod forced not-ready" time travel as annotations (see constants.ts).
 
 import type { WireContainerPort, WireExecAction, WireHTTPGetAction, WireTCPSocketAction } from './wire.js';
+import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 import { KRUISE_GROUP, V1ALPHA1 } from './constants.js';
 import type { ObjectMeta, Time } from './meta.js';
@@ -90,9 +91,8 @@ export interface ContainerRecreateRequestSyncContainerStatus {
   containerID?: string;
 }
 
-export interface ContainerRecreateRequest {
-  apiVersion?: string;
-  kind?: string;
+/** A ContainerRecreateRequest as the API serves it (metadata always set). */
+export interface ContainerRecreateRequest extends KubeObject {
   metadata: ObjectMeta;
   spec: ContainerRecreateRequestSpec;
   status?: ContainerRecreateRequestStatus;

@@ -1,5 +1,6 @@
 // ImageListPullJob (apps.kruise.io v1alpha1/v1beta1, namespaced): one ImagePullJob per listed image.
 
+import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 import { KRUISE_GROUP, V1BETA1 } from './constants.js';
 import type { ObjectMeta, Time } from './meta.js';
@@ -37,9 +38,8 @@ export interface ImageListPullJobStatus {
   failedImageStatuses?: FailedImageStatus[];
 }
 
-export interface ImageListPullJob {
-  apiVersion?: string;
-  kind?: string;
+/** A ImageListPullJob as the API serves it (metadata always set). */
+export interface ImageListPullJob extends KubeObject {
   metadata: ObjectMeta;
   spec: ImageListPullJobSpec;
   status?: ImageListPullJobStatus;

@@ -1,6 +1,7 @@
 // ImagePullJob (apps.kruise.io v1alpha1/v1beta1, namespaced): pull one image on a set of nodes.
 // The template part is shared with ImageListPullJob. JSON names as OpenKruise.
 
+import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 import { KRUISE_GROUP, V1BETA1 } from './constants.js';
 import type { IntOrString, LabelSelector, ObjectMeta, Time } from './meta.js';
@@ -71,9 +72,8 @@ export interface ImagePullJobStatus {
   failedNodes?: string[];
 }
 
-export interface ImagePullJob {
-  apiVersion?: string;
-  kind?: string;
+/** A ImagePullJob as the API serves it (metadata always set). */
+export interface ImagePullJob extends KubeObject {
   metadata: ObjectMeta;
   spec: ImagePullJobSpec;
   status?: ImagePullJobStatus;

@@ -1,6 +1,7 @@
 // NodeImage (apps.kruise.io v1alpha1/v1beta1, cluster-scoped, one per Node with the Node's name):
 // which image tags the agent on that node pulls, and what it reports back. JSON names as OpenKruise.
 
+import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 import { KRUISE_GROUP, V1BETA1 } from './constants.js';
 import type { ObjectMeta, ObjectReference, Time } from './meta.js';
@@ -105,9 +106,8 @@ export interface NodeImageStatus {
   firstSyncStatus?: SyncStatus;
 }
 
-export interface NodeImage {
-  apiVersion?: string;
-  kind?: string;
+/** A NodeImage as the API serves it (metadata always set). */
+export interface NodeImage extends KubeObject {
   metadata: ObjectMeta;
   spec?: NodeImageSpec;
   status?: NodeImageStatus;

@@ -1,6 +1,7 @@
 // PersistentPodState (apps.kruise.io v1alpha1, namespaced): where each pod of a StatefulSet ran, so a
 // recreated pod can be pinned back to its node/zone (and get its reserved IP back).
 
+import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 import { KRUISE_GROUP, V1ALPHA1 } from './constants.js';
 import type { ObjectMeta } from './meta.js';
@@ -57,9 +58,8 @@ export interface PersistentPodStateStatus {
   podStates?: Record<string, PodState>;
 }
 
-export interface PersistentPodState {
-  apiVersion?: string;
-  kind?: string;
+/** A PersistentPodState as the API serves it (metadata always set). */
+export interface PersistentPodState extends KubeObject {
   metadata: ObjectMeta;
   spec: PersistentPodStateSpec;
   status?: PersistentPodStateStatus;

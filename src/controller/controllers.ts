@@ -26,18 +26,13 @@ import {
   POD_CONTROLLER_UID_INDEX,
   PPS_TARGET_INDEX,
 } from './persistentpodstate/controller.js';
-import { PERSISTENT_POD_STATES } from '../api/persistentpodstate.js';
-import { IMAGE_LIST_PULL_JOBS } from '../api/imagelistpulljob.js';
-import { IMAGE_PULL_JOBS } from '../api/imagepulljob.js';
-import { NODE_IMAGES } from '../api/nodeimage.js';
-import { STATEFULSETS, type PersistentPodStateObject, type StatefulSetObject } from './persistentpodstate/resources.js';
+import { PERSISTENT_POD_STATES, type PersistentPodState } from '../api/persistentpodstate.js';
+import { IMAGE_LIST_PULL_JOBS, type ImageListPullJob } from '../api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
+import { STATEFULSETS, type StatefulSetObject } from './persistentpodstate/resources.js';
 import { PullSecretSync, SOURCE_KEY_INDEX, sourceKeyOf } from './pullsecrets/secret-sync.js';
-import {
-  type ImageListPullJobObject,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type SecretObject,
-} from './resources.js';
+import { type SecretObject } from './resources.js';
 import type { WirePod, WireNode } from '../api/wire.js';
 import { ResourceVersionExpectations } from './shared/expectations.js';
 import type { ControllerMetrics } from './shared/metrics.js';
@@ -77,17 +72,17 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const { client, logger, clock, kubeMetrics } = deps;
   const common = { logger, metrics: kubeMetrics, clock };
   const nodes = new Informer<WireNode>(CoreResources.nodes, client, { ...common, name: 'nodes' });
-  const nodeImages = new Informer<NodeImageObject>(NODE_IMAGES, client, {
+  const nodeImages = new Informer<NodeImage>(NODE_IMAGES, client, {
     ...common,
     name: 'nodeimages',
     indexers: { [OWNER_UID_INDEX]: ownerUidsOf, [SECRET_COPY_INDEX]: secretCopiesOf },
   });
-  const jobs = new Informer<ImagePullJobObject>(IMAGE_PULL_JOBS, client, {
+  const jobs = new Informer<ImagePullJob>(IMAGE_PULL_JOBS, client, {
     ...common,
     name: 'imagepulljobs',
     indexers: { namespace: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
   });
-  const listJobs = new Informer<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, client, {
+  const listJobs = new Informer<ImageListPullJob>(IMAGE_LIST_PULL_JOBS, client, {
     ...common,
     name: 'imagelistpulljobs',
   });
@@ -105,7 +100,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     indexers: { [SOURCE_KEY_INDEX]: sourceKeyOf },
   });
   const crrs = newCrrInformer(client, { clock, logger, metrics: kubeMetrics });
-  const persistentPodStates = new Informer<PersistentPodStateObject>(PERSISTENT_POD_STATES, client, {
+  const persistentPodStates = new Informer<PersistentPodState>(PERSISTENT_POD_STATES, client, {
     ...common,
     name: 'persistentpodstates',
     indexers: { [PPS_TARGET_INDEX]: byTarget },

@@ -1,8 +1,5 @@
-// The collections the controller reads and writes, as src/kube ResourceTypes, and the object types it keeps in its
-// caches (apps.kruise.io kinds at their storage version v1beta1, plus the core kinds it needs).
-import type { ImageListPullJob } from '../api/imagelistpulljob.js';
-import type { ImagePullJob } from '../api/imagepulljob.js';
-import type { NodeImage } from '../api/nodeimage.js';
+// The collections and object types the controller uses that are neither core (src/kube CoreResources, api/wire.ts)
+// nor apps.kruise.io (each kind's resource and type are in src/api): webhook configurations and secrets.
 import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 
@@ -20,10 +17,6 @@ export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
   namespaced: false,
   kind: 'ValidatingWebhookConfiguration',
 };
-
-export type NodeImageObject = NodeImage & KubeObject;
-export type ImagePullJobObject = ImagePullJob & KubeObject;
-export type ImageListPullJobObject = ImageListPullJob & KubeObject;
 
 export interface SecretObject extends KubeObject {
   type?: string;

@@ -1,10 +1,7 @@
 // `nodeimages`: every tag the NodeImages ask for, one row per node and tag, with the phase the agent reported.
 import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
-import type { KubeObject } from '../kube/object.js';
 import { printJson, type PluginContext } from './context.js';
 import { renderTable } from './table.js';
-
-export type NodeImageObject = NodeImage & KubeObject;
 
 export interface NodeImageRow {
   node: string;
@@ -17,7 +14,7 @@ export interface NodeImageRow {
   completed?: string;
 }
 
-export function nodeImageRows(items: readonly NodeImageObject[]): NodeImageRow[] {
+export function nodeImageRows(items: readonly NodeImage[]): NodeImageRow[] {
   const rows: NodeImageRow[] = [];
   for (const ni of [...items].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))) {
     const node = ni.metadata.name ?? '';
@@ -58,8 +55,8 @@ export function renderNodeImageRows(rows: readonly NodeImageRow[]): string {
 
 export async function runNodeImages(ctx: PluginContext, node: string | undefined): Promise<number> {
   const items = node
-    ? [await ctx.api.get<NodeImageObject>(NODE_IMAGES, node)]
-    : (await ctx.api.list<NodeImageObject>(NODE_IMAGES)).items;
+    ? [await ctx.api.get<NodeImage>(NODE_IMAGES, node)]
+    : (await ctx.api.list<NodeImage>(NODE_IMAGES)).items;
   const rows = nodeImageRows(items);
   if (ctx.global.output === 'json') printJson(ctx, rows);
   else ctx.stdout.write(renderNodeImageRows(rows));

@@ -3,11 +3,8 @@
 import { CONTAINER_RECREATE_REQUESTS, type ContainerRecreateRequest } from '../api/containerrecreaterequest.js';
 import type { WirePod } from '../api/wire.js';
 import { isNotFound } from '../kube/errors.js';
-import type { KubeObject } from '../kube/object.js';
 import { apiVersionOf, CoreResources } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
-
-export type CrrObject = ContainerRecreateRequest & KubeObject;
 
 /** A problem with the pod or the containers asked for, said in one line; undefined when the CRR can be made. */
 export function recreateProblem(pod: WirePod, containers: readonly string[]): string | undefined {
@@ -30,7 +27,7 @@ export function crrFor(
   containers: readonly string[],
   ordered: boolean,
   name?: string,
-): CrrObject {
+): ContainerRecreateRequest {
   return {
     apiVersion: apiVersionOf(CONTAINER_RECREATE_REQUESTS),
     kind: CONTAINER_RECREATE_REQUESTS.kind,
@@ -47,7 +44,7 @@ export function crrFor(
   };
 }
 
-export function crrProgress(crr: CrrObject): string {
+export function crrProgress(crr: ContainerRecreateRequest): string {
   const status = crr.status;
   if (!status?.phase) return 'waiting for the node agent';
   const states = (status.containerRecreateStates ?? []).map((s) => `${s.name}=${s.phase}`).join(' ');
@@ -74,7 +71,7 @@ export async function runRecreate(
     ctx.stderr.write(`${problem}\n`);
     return 1;
   }
-  const created = await ctx.api.create<CrrObject>(
+  const created = await ctx.api.create<ContainerRecreateRequest>(
     CONTAINER_RECREATE_REQUESTS,
     crrFor(namespace, command.pod, command.containers, command.ordered, command.name),
     { namespace },
@@ -94,7 +91,7 @@ export async function runRecreate(
   const { last, finished } = await follow(
     ctx,
     command.timeoutMs,
-    () => ctx.api.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, name, { namespace }),
+    () => ctx.api.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, name, { namespace }),
     (crr) => {
       const progress = crrProgress(crr);
       if (progress !== said && ctx.global.output !== 'json') ctx.stdout.write(`  ${progress}\n`);

@@ -30,8 +30,6 @@ import type { Clock } from '../../util/clock.js';
 import { addNotReadyKey, CRR_USER_AGENT, hasKruisePodReadyGate, removeNotReadyKey } from './pod-readiness.js';
 import { rfc3339 } from '../../util/time.js';
 
-export type CrrObject = ContainerRecreateRequest & KubeObject;
-
 export const CRR_POD_UID_INDEX = 'crrPodUid';
 /** An agent that has not set a phase within this long is taken as absent (OpenKruise's responseTimeout). */
 export const RESPONSE_TIMEOUT_MS = 60_000;
@@ -44,8 +42,8 @@ export const MESSAGE_DEADLINE = 'recreating has exceeded the activeDeadlineSecon
 export function newCrrInformer(
   client: KubeClient,
   options: { clock: Clock; logger: Logger; metrics?: KubeMetrics },
-): Informer<CrrObject> {
-  return new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, client, {
+): Informer<ContainerRecreateRequest> {
+  return new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, client, {
     name: 'containerrecreaterequests',
     clock: options.clock,
     logger: options.logger,
@@ -56,7 +54,7 @@ export function newCrrInformer(
 
 export interface CrrHousekeeperOptions {
   client: KubeClient;
-  crrs: Informer<CrrObject>;
+  crrs: Informer<ContainerRecreateRequest>;
   /** Pods (all namespaces); looked up by "namespace/name". */
   pods: Informer<WirePod>;
   clock: Clock;
@@ -189,7 +187,7 @@ export class CrrHousekeeper {
     return Number.isFinite(wait) ? { requeueAfter: Math.max(1, wait) } : undefined;
   }
 
-  private async complete(crr: CrrObject, message: string): Promise<void> {
+  private async complete(crr: ContainerRecreateRequest, message: string): Promise<void> {
     this.options.logger.info(
       { crr: `${crr.metadata?.namespace}/${crr.metadata?.name}`, message },
       'completing ContainerRecreateRequest',
@@ -207,7 +205,7 @@ export class CrrHousekeeper {
   }
 
   /** Finalizer first (so the hold is always released), then the pod's not-ready key, then the acquired time. */
-  private async acquirePodNotReady(crr: CrrObject, pod: WirePod): Promise<void> {
+  private async acquirePodNotReady(crr: ContainerRecreateRequest, pod: WirePod): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
     const name = crr.metadata.name!;
@@ -250,7 +248,7 @@ export class CrrHousekeeper {
     );
   }
 
-  private async releasePodNotReady(crr: CrrObject, pod: WirePod | undefined): Promise<void> {
+  private async releasePodNotReady(crr: ContainerRecreateRequest, pod: WirePod | undefined): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
     const name = crr.metadata.name!;

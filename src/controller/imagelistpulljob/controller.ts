@@ -4,8 +4,12 @@
 // (the children go with it through garbage collection).
 import { createHash } from 'node:crypto';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../api/constants.js';
-import { type ImageListPullJobStatus, IMAGE_LIST_PULL_JOBS } from '../../api/imagelistpulljob.js';
-import { type ImagePullJobTemplate, IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
+import {
+  type ImageListPullJobStatus,
+  IMAGE_LIST_PULL_JOBS,
+  type ImageListPullJob,
+} from '../../api/imagelistpulljob.js';
+import { type ImagePullJobTemplate, IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
 import { isNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
@@ -13,13 +17,12 @@ import { objectKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import { apiVersionOf } from '../../kube/resource.js';
-import { type ImageListPullJobObject, type ImagePullJobObject } from '../resources.js';
 import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import { parseTime, rfc3339 } from '../../util/time.js';
 
 /** Index of the ImagePullJob cache: uid of the controller owner. */
 export const CONTROLLER_UID_INDEX = 'controllerUid';
-export const byControllerUid = (o: ImagePullJobObject): string[] => {
+export const byControllerUid = (o: ImagePullJob): string[] => {
   const ref = (o.metadata.ownerReferences ?? []).find((r) => r.controller);
   return ref ? [ref.uid] : [];
 };
@@ -69,8 +72,8 @@ function canonical(value: unknown): string {
 
 /** The list job's status from its children (pure). */
 export function listJobStatus(
-  job: ImageListPullJobObject,
-  children: readonly ImagePullJobObject[],
+  job: ImageListPullJob,
+  children: readonly ImagePullJob[],
   now: number,
 ): ImageListPullJobStatus {
   const status: ImageListPullJobStatus = {
@@ -99,8 +102,8 @@ export function listJobStatus(
 }
 
 export interface ImageListPullJobControllerOptions extends ControllerParts {
-  listJobs: Informer<ImageListPullJobObject>;
-  jobs: Informer<ImagePullJobObject>;
+  listJobs: Informer<ImageListPullJob>;
+  jobs: Informer<ImagePullJob>;
 }
 
 /** A child created but not yet in the cache is remembered this long (then the cache is trusted again). */
@@ -116,7 +119,7 @@ export class ImageListPullJobController {
   }
 
   start(): void {
-    const enqueueOwner = (child: ImagePullJobObject): void => {
+    const enqueueOwner = (child: ImagePullJob): void => {
       const ref = (child.metadata.ownerReferences ?? []).find(
         (r) => r.controller && r.kind === IMAGE_LIST_PULL_JOBS.kind,
       );
@@ -176,7 +179,7 @@ export class ImageListPullJobController {
 
     const children = this.o.jobs.store.byIndex(CONTROLLER_UID_INDEX, uid).filter((c) => !c.metadata.deletionTimestamp);
     const images = [...new Set(job.spec?.images ?? [])];
-    const byImage = new Map<string, ImagePullJobObject>();
+    const byImage = new Map<string, ImagePullJob>();
     let waiting = false;
     for (const child of children) {
       const image = child.spec?.image ?? '';
@@ -211,7 +214,7 @@ export class ImageListPullJobController {
         waiting = true;
         continue;
       }
-      const created = await this.o.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, childFor(job, image, hash));
+      const created = await this.o.client.create<ImagePullJob>(IMAGE_PULL_JOBS, childFor(job, image, hash));
       this.pendingChildren.set(pendingKey, now);
       waiting = true;
       this.o.events.event(
@@ -232,7 +235,7 @@ export class ImageListPullJobController {
   }
 }
 
-function childFor(job: ImageListPullJobObject, image: string, hash: string): ImagePullJobObject {
+function childFor(job: ImageListPullJob, image: string, hash: string): ImagePullJob {
   const spec = structuredClone(job.spec);
   const template = templateOf(spec);
   // The list job owns the TTL: a child deleted on its own TTL would be created again while its siblings still pull.

@@ -4,7 +4,7 @@
 // requeued when a source secret it names changes (each source has its own watch, see pullsecrets/), so the change
 // reaches its copy at once.
 import { KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
-import { type ReferenceObject, NODE_IMAGES } from '../../api/nodeimage.js';
+import { type ReferenceObject, NODE_IMAGES, type NodeImage } from '../../api/nodeimage.js';
 import { isNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
@@ -20,8 +20,8 @@ import {
   withSecretProblems,
   type SecretProblems,
 } from '../pullsecrets/source-access.js';
-import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
-import { type ImagePullJobObject, type NodeImageObject, type SecretObject } from '../resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
+import { type SecretObject } from '../resources.js';
 import type { WirePod } from '../../api/wire.js';
 import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import type { ResourceVersionExpectations } from '../shared/expectations.js';
@@ -37,8 +37,8 @@ export const UID_INDEX = 'uid';
 export const byUid = (o: { metadata?: { uid?: string } }): string[] => (o.metadata?.uid ? [o.metadata.uid] : []);
 
 export interface ImagePullJobControllerOptions extends ControllerParts {
-  jobs: Informer<ImagePullJobObject>;
-  nodeImages: Informer<NodeImageObject>;
+  jobs: Informer<ImagePullJob>;
+  nodeImages: Informer<NodeImage>;
   pods?: Informer<WirePod>;
   /** The pull-secret copies (secrets informer on kruise-daemon-config only). */
   secretCopies: Informer<SecretObject>;
@@ -67,8 +67,8 @@ export class ImagePullJobController {
   }
 
   start(): void {
-    const activeJobs = (): ImagePullJobObject[] => this.o.jobs.list().filter(isActiveJob);
-    const enqueueMatching = (ni: NodeImageObject): void => {
+    const activeJobs = (): ImagePullJob[] => this.o.jobs.list().filter(isActiveJob);
+    const enqueueMatching = (ni: NodeImage): void => {
       for (const job of activeJobs()) if (jobMayTarget(job, ni)) this.loop.add(objectKey(job));
     };
     this.loop.watch(
@@ -226,7 +226,7 @@ export class ImagePullJobController {
   }
 
   /** Missing or unreadable pull secrets: the job carries on without them (as for an unknown secret). */
-  private reportSecretProblems(job: ImagePullJobObject, problems: SecretProblems): void {
+  private reportSecretProblems(job: ImagePullJob, problems: SecretProblems): void {
     if (problems.missing.length > 0) {
       this.o.events.event(job, 'Warning', PULL_SECRET_NOT_FOUND_REASON, notFoundMessage(problems), IMAGE_PULL_JOBS);
     }
@@ -238,7 +238,7 @@ export class ImagePullJobController {
   }
 
   private async writeTags(
-    job: ImagePullJobObject,
+    job: ImagePullJob,
     image: JobImage,
     refs: ReferenceObject[],
     names: string[],
@@ -248,7 +248,7 @@ export class ImagePullJobController {
     const queue = [...names];
     const work = async (): Promise<void> => {
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-        const { written, object } = await updateFromFresh<NodeImageObject>(
+        const { written, object } = await updateFromFresh<NodeImage>(
           this.o.client,
           NODE_IMAGES,
           name,
@@ -265,14 +265,14 @@ export class ImagePullJobController {
     await Promise.all(Array.from({ length: n }, () => work()));
   }
 
-  private async writeStatus(job: ImagePullJobObject, status: NonNullable<ImagePullJobObject['status']>): Promise<void> {
+  private async writeStatus(job: ImagePullJob, status: NonNullable<ImagePullJob['status']>): Promise<void> {
     if (jsonEqual(JSON.parse(JSON.stringify(job.status ?? {})), JSON.parse(JSON.stringify(status)))) return;
     const result = await patchStatus(this.o.client, IMAGE_PULL_JOBS, job, () => status);
     if (result.patched) this.o.jobExpectations.expect(objectKey(job), result.object.metadata?.resourceVersion);
   }
 
   /** Release the pull-secret copies and the protection finalizer. */
-  private async finalize(job: ImagePullJobObject): Promise<void> {
+  private async finalize(job: ImagePullJob): Promise<void> {
     const key = objectKey(job);
     await this.o.secretSync.release(key);
     if (!(job.metadata.finalizers ?? []).includes(PROTECTION_FINALIZER)) return;
@@ -284,9 +284,9 @@ export class ImagePullJobController {
     });
   }
 
-  private async editJob(job: ImagePullJobObject, mutate: (draft: ImagePullJobObject) => boolean): Promise<void> {
+  private async editJob(job: ImagePullJob, mutate: (draft: ImagePullJob) => boolean): Promise<void> {
     const { name, namespace } = splitKey(objectKey(job));
-    const { object, written } = await updateFromFresh<ImagePullJobObject>(
+    const { object, written } = await updateFromFresh<ImagePullJob>(
       this.o.client,
       IMAGE_PULL_JOBS,
       name,
@@ -298,7 +298,7 @@ export class ImagePullJobController {
 }
 
 /** UIDs of jobs owning a tag whose spec or reported status differs between two versions of a NodeImage. */
-export function changedTagOwners(old: NodeImageObject, next: NodeImageObject): Set<string> {
+export function changedTagOwners(old: NodeImage, next: NodeImage): Set<string> {
   const uids = new Set<string>();
   const names = new Set([...Object.keys(old.spec?.images ?? {}), ...Object.keys(next.spec?.images ?? {})]);
   for (const name of names) {

@@ -13,9 +13,9 @@ import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
-import { NODE_IMAGES } from '../../api/nodeimage.js';
-import { type ImagePullJobObject, type NodeImageObject, type SecretObject } from '../resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../../api/nodeimage.js';
+import { type SecretObject } from '../resources.js';
 import type { WireNode } from '../../api/wire.js';
 import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import { updateFromFresh } from '../shared/fresh-update.js';
@@ -29,7 +29,7 @@ export const OWNER_UID_INDEX = 'ownerUid';
 /** Index of the NodeImage cache: names of the pull-secret copies its images name. */
 export const SECRET_COPY_INDEX = 'secretCopy';
 
-export function secretCopiesOf(nodeImage: NodeImageObject): string[] {
+export function secretCopiesOf(nodeImage: NodeImage): string[] {
   const names = new Set<string>();
   for (const image of Object.values(nodeImage.spec?.images ?? {})) {
     for (const ref of Array.isArray(image.pullSecrets) ? image.pullSecrets : []) {
@@ -39,7 +39,7 @@ export function secretCopiesOf(nodeImage: NodeImageObject): string[] {
   return [...names];
 }
 
-export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
+export function ownerUidsOf(nodeImage: NodeImage): string[] {
   const uids = new Set<string>();
   for (const image of Object.values(nodeImage.spec?.images ?? {})) {
     for (const tag of image.tags ?? []) for (const ref of tag.ownerReferences ?? []) if (ref.uid) uids.add(ref.uid);
@@ -49,8 +49,8 @@ export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
 
 export interface NodeImageControllerOptions extends ControllerParts {
   nodes: Informer<WireNode>;
-  nodeImages: Informer<NodeImageObject>;
-  jobs: Informer<ImagePullJobObject>;
+  nodeImages: Informer<NodeImage>;
+  jobs: Informer<ImagePullJob>;
   /** The pull-secret copies (the secrets informer on kruise-daemon-config). */
   secretCopies: Informer<SecretObject>;
   /** How long a Node must have been Ready before its NodeImage is created (default 30 s). */
@@ -116,7 +116,7 @@ export class NodeImageController {
     return this.loop.stop();
   }
 
-  private enqueueOwnedBy(job: ImagePullJobObject): void {
+  private enqueueOwnedBy(job: ImagePullJob): void {
     const uid = job.metadata.uid;
     if (!uid) return;
     for (const ni of this.o.nodeImages.store.byIndex(OWNER_UID_INDEX, uid)) this.loop.add(ni.metadata.name ?? '');
@@ -147,7 +147,7 @@ export class NodeImageController {
       const wait = readySince + this.creationDelayMs - now;
       if (wait > 0) return { requeueAfter: wait };
       try {
-        await this.o.client.create<NodeImageObject>(NODE_IMAGES, {
+        await this.o.client.create<NodeImage>(NODE_IMAGES, {
           metadata: { name, labels: { ...(node.metadata?.labels ?? {}) } },
           spec: {},
         });
@@ -164,32 +164,26 @@ export class NodeImageController {
     const gcInput = { nodeLabels: node.metadata?.labels ?? {}, goneJobUids, goneSecretCopies, now };
     const plan = collectSpecGarbage(structuredClone(nodeImage), gcInput);
     if (plan.changed) {
-      const { written } = await updateFromFresh<NodeImageObject>(
-        this.o.client,
-        NODE_IMAGES,
-        name,
-        undefined,
-        (draft) => {
-          const fresh = collectSpecGarbage(draft, { ...gcInput, now });
-          for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
-          if (fresh.collected.length > 0)
-            this.loop.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
-          if (fresh.droppedSecrets.length > 0) {
-            this.loop.logger.info(
-              { node: name, pullSecrets: fresh.droppedSecrets },
-              'NodeImage pull-secret references to deleted copies dropped',
-            );
-          }
-          return fresh.changed;
-        },
-      );
+      const { written } = await updateFromFresh<NodeImage>(this.o.client, NODE_IMAGES, name, undefined, (draft) => {
+        const fresh = collectSpecGarbage(draft, { ...gcInput, now });
+        for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
+        if (fresh.collected.length > 0)
+          this.loop.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
+        if (fresh.droppedSecrets.length > 0) {
+          this.loop.logger.info(
+            { node: name, pullSecrets: fresh.droppedSecrets },
+            'NodeImage pull-secret references to deleted copies dropped',
+          );
+        }
+        return fresh.changed;
+      });
       if (written) this.o.metrics.nodeImageWrites.inc({ controller: 'nodeimage', reason: 'gc' });
       return; // the write brings us back with the new object; status next round
     }
 
     const fallback = statusWithFallback(nodeImage, now, this.responseTimeoutMs);
     if (fallback.changed) {
-      await this.o.client.updateStatus<NodeImageObject>(NODE_IMAGES, { ...nodeImage, status: fallback.status });
+      await this.o.client.updateStatus<NodeImage>(NODE_IMAGES, { ...nodeImage, status: fallback.status });
       this.o.metrics.nodeImageWrites.inc({ controller: 'nodeimage', reason: 'status-fallback' });
       for (const failed of fallback.failed) {
         this.o.metrics.tagsMarkedFailed.inc({ reason: failed.reason });
@@ -209,7 +203,7 @@ export class NodeImageController {
   }
 
   /** Owners of kind ImagePullJob that no longer exist (cache miss confirmed by a GET, or another uid). */
-  private async goneJobUids(nodeImage: NodeImageObject): Promise<Set<string>> {
+  private async goneJobUids(nodeImage: NodeImage): Promise<Set<string>> {
     const gone = new Set<string>();
     const checked = new Set<string>();
     for (const image of Object.values(nodeImage.spec?.images ?? {})) {
@@ -223,7 +217,7 @@ export class NodeImageController {
             continue;
           }
           try {
-            const live = await this.o.client.get<ImagePullJobObject>(IMAGE_PULL_JOBS, ref.name, {
+            const live = await this.o.client.get<ImagePullJob>(IMAGE_PULL_JOBS, ref.name, {
               namespace: ref.namespace,
             });
             if (live.metadata.uid !== ref.uid) gone.add(ref.uid);
@@ -242,7 +236,7 @@ export class NodeImageController {
    * may not be cached yet). The controller deletes a copy only once no job references it; a job that needs it
    * again makes a new copy and puts the reference back.
    */
-  private async goneSecretCopies(nodeImage: NodeImageObject): Promise<Set<string>> {
+  private async goneSecretCopies(nodeImage: NodeImage): Promise<Set<string>> {
     const gone = new Set<string>();
     for (const name of secretCopiesOf(nodeImage)) {
       if (this.o.secretCopies.get(`${KRUISE_DAEMON_CONFIG_NAMESPACE}/${name}`)) continue;
@@ -279,7 +273,7 @@ export function readySinceOf(node: WireNode): number | undefined {
   return parseTime(ready.lastTransitionTime) ?? parseTime(node.metadata?.creationTimestamp) ?? 0;
 }
 
-function sameLabels(nodeImage: NodeImageObject, node: WireNode): boolean {
+function sameLabels(nodeImage: NodeImage, node: WireNode): boolean {
   const a = nodeImage.metadata.labels ?? {};
   const b = node.metadata?.labels ?? {};
   const keys = Object.keys(a);

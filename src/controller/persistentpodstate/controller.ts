@@ -25,8 +25,8 @@ import {
   planGeneration,
 } from './generation.js';
 import { computePodStates, isPodReady } from './pod-states.js';
-import { PERSISTENT_POD_STATES } from '../../api/persistentpodstate.js';
-import { STATEFULSETS, type PersistentPodStateObject, type StatefulSetObject } from './resources.js';
+import { PERSISTENT_POD_STATES, type PersistentPodState } from '../../api/persistentpodstate.js';
+import { STATEFULSETS, type StatefulSetObject } from './resources.js';
 import type { WirePod, WireNode } from '../../api/wire.js';
 
 /** Index of the PPS cache by target workload: `<namespace>/<group>/<kind>/<name>`. */
@@ -45,7 +45,7 @@ export function targetKey(namespace: string, apiVersion: string, kind: string, n
   return `${namespace}/${groupOf(apiVersion)}/${kind}/${name}`;
 }
 
-export const byTarget = (pps: PersistentPodStateObject): string[] => {
+export const byTarget = (pps: PersistentPodState): string[] => {
   const ref = pps.spec?.targetRef;
   const ns = pps.metadata?.namespace;
   return ref && ns ? [targetKey(ns, ref.apiVersion ?? '', ref.kind ?? '', ref.name ?? '')] : [];
@@ -61,7 +61,7 @@ export const byControllerUid = (obj: KubeObject): string[] => {
 };
 
 export interface PersistentPodStateControllerOptions extends ControllerParts {
-  persistentPodStates: Informer<PersistentPodStateObject>;
+  persistentPodStates: Informer<PersistentPodState>;
   statefulSets: Informer<StatefulSetObject>;
   /** All pods, with the POD_CONTROLLER_UID_INDEX index. */
   pods: Informer<WirePod>;
@@ -144,7 +144,7 @@ export class PersistentPodStateController {
   }
 
   /** The PPSs following a workload (any version of its API group). */
-  private targeting(ns: string, apiVersion: string, kind: string, name: string): PersistentPodStateObject[] {
+  private targeting(ns: string, apiVersion: string, kind: string, name: string): PersistentPodState[] {
     return this.o.persistentPodStates.store.byIndex(PPS_TARGET_INDEX, targetKey(ns, apiVersion, kind, name));
   }
 
@@ -155,7 +155,7 @@ export class PersistentPodStateController {
     }
   }
 
-  private enqueueGenerator(pps: PersistentPodStateObject): void {
+  private enqueueGenerator(pps: PersistentPodState): void {
     const ref = controllerRefOf(pps);
     if (ref && ref.kind === 'StatefulSet' && groupOf(ref.apiVersion) === 'apps' && pps.metadata?.namespace) {
       this.loop.add(`${STS_PREFIX}${pps.metadata.namespace}/${ref.name}`);
@@ -261,7 +261,7 @@ export class PersistentPodStateController {
     }
     if (!existing) {
       try {
-        const created = await this.o.client.create<PersistentPodStateObject>(
+        const created = await this.o.client.create<PersistentPodState>(
           PERSISTENT_POD_STATES,
           generatedObject(sts, plan),
           { namespace: ns },
@@ -275,7 +275,7 @@ export class PersistentPodStateController {
       }
       return;
     }
-    const { written, object } = await updateFromFresh<PersistentPodStateObject>(
+    const { written, object } = await updateFromFresh<PersistentPodState>(
       this.o.client,
       PERSISTENT_POD_STATES,
       name,

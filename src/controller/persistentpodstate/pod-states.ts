@@ -6,12 +6,12 @@
 // Differences from OpenKruise, on purpose: an entry is recomputed from the current node labels and pod annotations
 // (OpenKruise compares the annotation keys against the recorded values, so it never settles); a pod whose node is not
 // in the cache yet keeps its old entry and the caller looks again; ordinals follow spec.ordinals.start.
-import type { PersistentPodStateStatus, PodState } from '../../api/persistentpodstate.js';
-import type { PersistentPodStateObject, StatefulSetObject } from './resources.js';
+import type { PersistentPodStateStatus, PodState, PersistentPodState } from '../../api/persistentpodstate.js';
+import type { StatefulSetObject } from './resources.js';
 import type { WirePod, WireNode } from '../../api/wire.js';
 
 export interface PodStateInputs {
-  pps: PersistentPodStateObject;
+  pps: PersistentPodState;
   /** The target StatefulSet from the cache; undefined when it does not exist. */
   workload?: StatefulSetObject;
   /** Pods controlled by the workload (controller ownerReference to its uid). */
@@ -27,7 +27,7 @@ export interface PodStateResult {
   waitingForNodes: string[];
 }
 
-export function topologyKeysOf(pps: PersistentPodStateObject): string[] {
+export function topologyKeysOf(pps: PersistentPodState): string[] {
   const keys = new Set(pps.spec?.requiredPersistentTopology?.nodeTopologyKeys ?? []);
   for (const term of pps.spec?.preferredPersistentTopology ?? []) {
     for (const k of term.preference?.nodeTopologyKeys ?? []) keys.add(k);

@@ -1,6 +1,5 @@
-// What the PersistentPodState controller reads and writes: PersistentPodStates (served as v1alpha1, see
-// docs/persistent-pod-state.md), apps/v1 StatefulSets, and the pod and node fields it looks at.
-import type { PersistentPodState } from '../../api/persistentpodstate.js';
+// The apps/v1 StatefulSets the PersistentPodState controller reads (PersistentPodStates are in src/api, pods and
+// nodes in api/wire.ts).
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resource.js';
 
@@ -11,8 +10,6 @@ export const STATEFULSETS: ResourceType = {
   namespaced: true,
   kind: 'StatefulSet',
 };
-
-export type PersistentPodStateObject = PersistentPodState & KubeObject;
 
 /** The apps/v1 StatefulSet fields this controller reads. */
 export interface StatefulSetObject extends KubeObject {

@@ -55,13 +55,11 @@ const POD_INDEX = 'pod';
 const UNREADY_POLL_MS = 1000;
 const CACHE_WAIT_MS = 50;
 
-export type CrrObject = ContainerRecreateRequest & KubeObject;
-
 export interface CrrControllerOptions {
   nodeName: string;
   client: KubeClient;
   /** Where the CRR informer lists/watches (default: the client). */
-  crrSource?: ListWatcher<CrrObject>;
+  crrSource?: ListWatcher<ContainerRecreateRequest>;
   pods: NodePods;
   /** The runtime once connected; rejects if `signal` aborts first. */
   runtime: (signal: AbortSignal) => Promise<ContainerRuntime>;
@@ -74,16 +72,16 @@ export interface CrrControllerOptions {
   events?: EventSink & { close?(): Promise<void> | void };
 }
 
-export function podKeyOf(crr: CrrObject): string {
+export function podKeyOf(crr: ContainerRecreateRequest): string {
   return `${crr.metadata?.namespace ?? ''}/${crr.spec?.podName ?? ''}`;
 }
 
-function isActive(crr: CrrObject): boolean {
+function isActive(crr: ContainerRecreateRequest): boolean {
   return !crr.metadata?.deletionTimestamp && !crr.status?.completionTime;
 }
 
 /** Why the agent cannot execute this CRR (the webhook should have refused it), or undefined. */
-export function executionProblem(crr: CrrObject): string | undefined {
+export function executionProblem(crr: ContainerRecreateRequest): string | undefined {
   if (!crr.spec || typeof crr.spec.podName !== 'string' || crr.spec.podName === '') return 'spec.podName is empty';
   if (!Array.isArray(crr.spec.containers) || crr.spec.containers.length === 0) return 'spec.containers is empty';
   if (!crr.metadata?.labels?.[CRR_POD_UID_LABEL]) return `label ${CRR_POD_UID_LABEL} is missing`;
@@ -101,7 +99,7 @@ export function executionProblem(crr: CrrObject): string | undefined {
 }
 
 export class CrrController {
-  readonly informer: Informer<CrrObject>;
+  readonly informer: Informer<ContainerRecreateRequest>;
   private readonly queue: WorkQueue<string>;
   private readonly expectations: ResourceVersionExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
@@ -114,14 +112,18 @@ export class CrrController {
 
   constructor(private readonly options: CrrControllerOptions) {
     const { nodeName, clock, logger, kubeMetrics } = options;
-    this.informer = new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, options.crrSource ?? options.client, {
-      name: 'crr',
-      labelSelector: `${CRR_NODE_NAME_LABEL}=${nodeName},${CRR_ACTIVE_LABEL}=true`,
-      clock,
-      logger,
-      metrics: kubeMetrics,
-      indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
-    });
+    this.informer = new Informer<ContainerRecreateRequest>(
+      CONTAINER_RECREATE_REQUESTS,
+      options.crrSource ?? options.client,
+      {
+        name: 'crr',
+        labelSelector: `${CRR_NODE_NAME_LABEL}=${nodeName},${CRR_ACTIVE_LABEL}=true`,
+        clock,
+        logger,
+        metrics: kubeMetrics,
+        indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
+      },
+    );
     this.queue = new WorkQueue<string>({ name: 'crr', clock, metrics: kubeMetrics });
     this.expectations = new ResourceVersionExpectations(clock);
     this.events =
@@ -205,7 +207,7 @@ export class CrrController {
         (a.metadata?.creationTimestamp ?? '').localeCompare(b.metadata?.creationTimestamp ?? '') ||
         (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
     );
-    const [picked, ...others] = crrs as [CrrObject, ...CrrObject[]];
+    const [picked, ...others] = crrs as [ContainerRecreateRequest, ...ContainerRecreateRequest[]];
     for (const other of others) {
       if (!other.status?.phase) await this.writeStatus(other, { phase: 'Pending' });
     }
@@ -337,7 +339,10 @@ export class CrrController {
    * and expect the cache to catch up. After a conflict the fresh CRR is written only if it is not finished: the
    * result is then that finished CRR, unchanged.
    */
-  private async writeStatus(crr: CrrObject, fields: Partial<ContainerRecreateRequestStatus>): Promise<CrrObject> {
+  private async writeStatus(
+    crr: ContainerRecreateRequest,
+    fields: Partial<ContainerRecreateRequestStatus>,
+  ): Promise<ContainerRecreateRequest> {
     const before = crr.metadata?.resourceVersion;
     const result = await patchStatus(client(this.options), CONTAINER_RECREATE_REQUESTS, crr, (draft) => {
       if (crrFinished(draft.status)) return;
@@ -361,7 +366,7 @@ function stoppingMessage(preStop: boolean, graceSeconds: number): string {
 }
 
 /** Why kubelet would not start a container of the CRR again (restartPolicy), from the cached pod if it is the CRR's. */
-function restartProblem(crr: CrrObject, pod: WirePod | undefined): string | undefined {
+function restartProblem(crr: ContainerRecreateRequest, pod: WirePod | undefined): string | undefined {
   if (!pod || pod.metadata?.uid !== crr.metadata?.labels?.[CRR_POD_UID_LABEL]) return undefined;
   for (const c of crr.spec.containers) {
     const problem = restartPolicyProblem(pod, c.name);
@@ -387,7 +392,7 @@ export function reportedContainers(pod: WirePod | undefined, podUid: string): Ma
   return reported;
 }
 
-function podReference(crr: CrrObject, uid: string): KubeObject {
+function podReference(crr: ContainerRecreateRequest, uid: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -59,8 +59,6 @@ export interface ImagePullControllerOptions {
   secretCacheMs?: number;
 }
 
-type NodeImageObject = NodeImage & KubeObject;
-
 /** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
 interface StaticTag {
   version: number;
@@ -68,7 +66,7 @@ interface StaticTag {
 }
 
 export class ImagePullController {
-  readonly informer: Informer<NodeImageObject>;
+  readonly informer: Informer<NodeImage>;
   private readonly queue: WorkQueue<string>;
   private readonly slots: PullSlots;
   private readonly secrets: PullSecretStore;
@@ -80,13 +78,13 @@ export class ImagePullController {
   private readonly adopted = new Map<string, ImageTagStatus>();
   private readonly invalid = new Map<string, StaticTag>();
   /** The object our last status patch returned (fresher than the cache until the watch catches up). */
-  private lastPatched: NodeImageObject | undefined;
+  private lastPatched: NodeImage | undefined;
   private workers: Promise<void> | undefined;
   private readonly log: Logger;
 
   constructor(private readonly options: ImagePullControllerOptions) {
     this.log = options.logger;
-    this.informer = new Informer<NodeImageObject>(NODE_IMAGES, options.client, {
+    this.informer = new Informer<NodeImage>(NODE_IMAGES, options.client, {
       fieldSelector: `metadata.name=${options.nodeName}`,
       name: 'nodeimages',
       clock: options.clock,
@@ -149,7 +147,7 @@ export class ImagePullController {
     return buildNodeImageStatus(this.current()?.spec, (name, tag) => this.tagStatus(name, tag));
   }
 
-  private current(): NodeImageObject | undefined {
+  private current(): NodeImage | undefined {
     const cached = this.informer.get(this.options.nodeName);
     const patched = this.lastPatched;
     if (!cached) return undefined;
@@ -190,7 +188,7 @@ export class ImagePullController {
   }
 
   private reconcileTag(
-    nodeImage: NodeImageObject,
+    nodeImage: NodeImage,
     name: string,
     image: ImageSpec & Record<string, unknown>,
     tag: Record<string, unknown> & { tag: string },
@@ -306,7 +304,7 @@ export class ImagePullController {
   }
 
   private emitFinished(
-    nodeImage: NodeImageObject,
+    nodeImage: NodeImage,
     spec: Pick<TagPullSpec, 'imageName' | 'tag' | 'ownerReferences'> & { version: number },
     status: ImageTagStatus,
     seconds?: number,

@@ -5,16 +5,10 @@
 import assert from 'node:assert/strict';
 import { ApiError, isNotFound } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
-import { IMAGE_LIST_PULL_JOBS } from '../../../src/api/imagelistpulljob.js';
-import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
-import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
-import {
-  MUTATING_WEBHOOK_CONFIGURATIONS,
-  type ImageListPullJobObject,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type SecretObject,
-} from '../../../src/controller/resources.js';
+import { IMAGE_LIST_PULL_JOBS, type ImageListPullJob } from '../../../src/api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../../../src/api/nodeimage.js';
+import { MUTATING_WEBHOOK_CONFIGURATIONS, type SecretObject } from '../../../src/controller/resources.js';
 import {
   MUTATING_CONFIGURATION_NAME,
   type WebhookConfiguration,
@@ -36,14 +30,14 @@ import { errorMessage } from '../../../src/util/error-message.js';
 const NS = 'e2e-image-jobs';
 const REG = 'registry.invalid:5000';
 
-function job(name: string, spec: Partial<ImagePullJobObject['spec']> & { image: string }): ImagePullJobObject {
+function job(name: string, spec: Partial<ImagePullJob['spec']> & { image: string }): ImagePullJob {
   return {
     metadata: { name, namespace: NS },
     spec: { completionPolicy: {}, parallelism: 3, ...spec },
-  } as ImagePullJobObject;
+  } as ImagePullJob;
 }
 
-function tagOf(ni: NodeImageObject | undefined, image: string, tag: string) {
+function tagOf(ni: NodeImage | undefined, image: string, tag: string) {
   return ni?.spec?.images?.[image]?.tags.find((t) => t.tag === tag);
 }
 
@@ -109,7 +103,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
       (config.webhooks ?? []).every((w) => (w.clientConfig.caBundle ?? '').length > 0),
       'every webhook has a caBundle',
     );
-    const created = await client().create<ImagePullJobObject>(
+    const created = await client().create<ImagePullJob>(
       IMAGE_PULL_JOBS,
       job('defaults', { image: `${REG}/x/defaults:1`, parallelism: 0 }),
     );
@@ -121,7 +115,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
   });
 
   it('denies invalid jobs through the validating webhook, naming the field', async () => {
-    const cases: [ImagePullJobObject, RegExp][] = [
+    const cases: [ImagePullJob, RegExp][] = [
       [job('bad-image', { image: 'Invalid:Image:x' }), /spec\.image: invalid image/],
       [
         job('bad-par', { image: `${REG}/x/a:1`, parallelism: -1 }),
@@ -148,7 +142,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
       client().create(IMAGE_LIST_PULL_JOBS, {
         metadata: { name: 'bad-list', namespace: NS },
         spec: { images: [`${REG}/x/a:1`, `${REG}/x/a:1`], completionPolicy: {} },
-      } as ImageListPullJobObject),
+      } as ImageListPullJob),
       /admission webhook "vimagelistpulljob.kb.io" denied the request: .*spec\.images.*duplicate/,
     );
   });
@@ -266,7 +260,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
       if (node === REAL_NODE) assert.equal(tag?.version, first.version, 'the tag written before the restart is kept');
     }
     assert.deepEqual(
-      (await client().list<NodeImageObject>(NODE_IMAGES)).items.map((n) => n.metadata.name).sort(),
+      (await client().list<NodeImage>(NODE_IMAGES)).items.map((n) => n.metadata.name).sort(),
       NODES,
       'one NodeImage per Node, none made twice',
     );
@@ -428,7 +422,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     await client().create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list', namespace: NS },
       spec: { images, parallelism: 3, completionPolicy: { type: 'Always' } },
-    } as ImageListPullJobObject);
+    } as ImageListPullJob);
     const done = await waitFor(
       async () => {
         const l = await getListJob(client(), NS, 'list');
@@ -439,7 +433,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     assert.equal(done.status?.desired, 2);
     assert.equal(done.status?.completed, 2);
     assert.equal(done.status?.succeeded, 2);
-    const children = (await client().list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
+    const children = (await client().list<ImagePullJob>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
       j.metadata.ownerReferences?.some((o) => o.uid === done.metadata.uid),
     );
     assert.deepEqual(children.map((c) => c.spec.image).sort(), [...images].sort());
@@ -449,9 +443,9 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     await client().create(IMAGE_LIST_PULL_JOBS, {
       metadata: { name: 'list-edit', namespace: NS },
       spec: { images, parallelism: 0, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } },
-    } as ImageListPullJobObject);
-    const childrenOf = async (uid: string | undefined): Promise<ImagePullJobObject[]> =>
-      (await client().list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
+    } as ImageListPullJob);
+    const childrenOf = async (uid: string | undefined): Promise<ImagePullJob[]> =>
+      (await client().list<ImagePullJob>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
         (j) => !j.metadata.deletionTimestamp && j.metadata.ownerReferences?.some((o) => o.uid === uid),
       );
     const list = await waitFor(() => getListJob(client(), NS, 'list-edit'));

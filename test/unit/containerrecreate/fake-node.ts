@@ -8,7 +8,6 @@ import {
   CONTAINER_RECREATE_REQUESTS,
 } from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
-import { type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
 import {
   CoreResources,
   type KubeClient,
@@ -99,9 +98,9 @@ export class FakeNode {
       activeDeadlineSeconds?: number;
       container?: (name: string) => Partial<ContainerRecreateRequestContainer>;
     } = {},
-  ): Promise<CrrObject> {
+  ): Promise<ContainerRecreateRequest> {
     const statuses = pod.status?.containerStatuses ?? [];
-    return this.client.create<CrrObject>(
+    return this.client.create<ContainerRecreateRequest>(
       CONTAINER_RECREATE_REQUESTS,
       {
         apiVersion: 'apps.kruise.io/v1alpha1',

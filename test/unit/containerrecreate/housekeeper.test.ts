@@ -2,7 +2,10 @@
 // The controller's CRR housekeeping against the in-process API emulator.
 import assert from 'node:assert/strict';
 import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../../src/api/constants.js';
-import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
+import {
+  CONTAINER_RECREATE_REQUESTS,
+  type ContainerRecreateRequest,
+} from '../../../src/api/containerrecreaterequest.js';
 import {
   CrrHousekeeper,
   MESSAGE_DEADLINE,
@@ -10,7 +13,6 @@ import {
   MESSAGE_POD_GONE,
   newCrrInformer,
   RESPONSE_TIMEOUT_MS,
-  type CrrObject,
 } from '../../../src/controller/containerrecreate/controller.js';
 import type { WirePod } from '../../../src/api/wire.js';
 import { CONTROLLER_USAGE, parseControllerCommandLine } from '../../../src/controller/options.js';
@@ -27,7 +29,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
   let env: EmulatorWithCrds;
   let client: KubeClient;
   let keeper: CrrHousekeeper;
-  let crrs: Informer<CrrObject>;
+  let crrs: Informer<ContainerRecreateRequest>;
   let pods: Informer<WirePod>;
   let seq = 0;
 
@@ -88,8 +90,12 @@ describe('CRR housekeeping (controller, emulator)', function () {
     );
   }
 
-  async function makeCrr(pod: WirePod, spec: Record<string, unknown> = {}, phase?: string): Promise<CrrObject> {
-    const crr = await client.create<CrrObject>(
+  async function makeCrr(
+    pod: WirePod,
+    spec: Record<string, unknown> = {},
+    phase?: string,
+  ): Promise<ContainerRecreateRequest> {
+    const crr = await client.create<ContainerRecreateRequest>(
       CONTAINER_RECREATE_REQUESTS,
       {
         apiVersion: 'apps.kruise.io/v1alpha1',
@@ -104,7 +110,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
       { namespace: NS },
     );
     if (!phase) return crr;
-    return client.patch<CrrObject>(
+    return client.patch<ContainerRecreateRequest>(
       CONTAINER_RECREATE_REQUESTS,
       crr.metadata!.name!,
       { status: { phase } },
@@ -112,8 +118,8 @@ describe('CRR housekeeping (controller, emulator)', function () {
     );
   }
 
-  const get = (name: string): Promise<CrrObject | undefined> =>
-    client.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, name, { namespace: NS }).catch((err: unknown) => {
+  const get = (name: string): Promise<ContainerRecreateRequest | undefined> =>
+    client.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, name, { namespace: NS }).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
     });
@@ -190,7 +196,9 @@ describe('CRR housekeeping (controller, emulator)', function () {
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
     // a housekeeper whose cache still holds the Recreating CRR, past its deadline
-    const stale = new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, frozenSource([crr]), { name: 'stale-crrs' });
+    const stale = new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, frozenSource([crr]), {
+      name: 'stale-crrs',
+    });
     stale.start();
     await stale.synced;
     const late = new CrrHousekeeper({

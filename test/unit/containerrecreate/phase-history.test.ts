@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import {
   type ContainerRecreateRequestStatus,
   CONTAINER_RECREATE_REQUESTS,
+  type ContainerRecreateRequest,
 } from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
 import {
@@ -17,7 +18,7 @@ import {
   MESSAGE_DEADLINE,
   newCrrInformer,
 } from '../../../src/controller/containerrecreate/controller.js';
-import { CrrController, type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
+import { CrrController } from '../../../src/daemon/containerrecreate/controller.js';
 import { crrMetrics } from '../../../src/daemon/containerrecreate/metrics.js';
 import { NodePods } from '../../../src/daemon/node-pods.js';
 import { CoreResources, Informer, type KubeObject, type ReconcileResult } from '../../../src/kube/index.js';
@@ -95,9 +96,12 @@ async function runRow(row: Row): Promise<void> {
   const pods = new Informer<WirePod>(CoreResources.pods, client, { name: 'pods', clock });
   const keeper = new CrrHousekeeper({ client, crrs, pods, clock, logger: silentLogger });
   const history: Recorded[] = [];
-  const watched = new Informer<CrrObject>(CONTAINER_RECREATE_REQUESTS, client, { name: 'history', clock });
+  const watched = new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, client, {
+    name: 'history',
+    clock,
+  });
   const t0 = clock.now();
-  const record = (crr: CrrObject): void => {
+  const record = (crr: ContainerRecreateRequest): void => {
     history.push({ atSeconds: (clock.now() - t0) / 1000, status: structuredClone(crr.status) });
   };
   watched.addHandlers({ onAdd: record, onUpdate: (_, crr) => record(crr) });
@@ -116,8 +120,8 @@ async function runRow(row: Row): Promise<void> {
     let stopBegan = false;
     let hooksRunning = 0;
     let crrName = '';
-    const readCrr = (): Promise<CrrObject> =>
-      client.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, crrName, { namespace: NS });
+    const readCrr = (): Promise<ContainerRecreateRequest> =>
+      client.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, crrName, { namespace: NS });
     const noteStopBegin = async (): Promise<void> => {
       if (stopBegan) return;
       stopBegan = true;

@@ -12,10 +12,8 @@ import {
   POD_CONTROLLER_UID_INDEX,
   PPS_TARGET_INDEX,
 } from '../../../src/controller/persistentpodstate/controller.js';
-import type {
-  PersistentPodStateObject,
-  StatefulSetObject,
-} from '../../../src/controller/persistentpodstate/resources.js';
+import type { StatefulSetObject } from '../../../src/controller/persistentpodstate/resources.js';
+import type { PersistentPodState } from '../../../src/api/persistentpodstate.js';
 import type { WirePod, WireNode } from '../../../src/api/wire.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
@@ -115,14 +113,10 @@ function setup(sources: { statefulSets?: FakeListWatcher } = {}) {
   const client = new FakeClient();
   const events = new FakeEvents();
   const rt = { group: '', version: 'v1', resource: 'x', namespaced: true, kind: 'X' };
-  const persistentPodStates = new Informer<PersistentPodStateObject>(
-    rt,
-    idle as ListWatcher<PersistentPodStateObject>,
-    {
-      clock,
-      indexers: { [PPS_TARGET_INDEX]: byTarget },
-    },
-  );
+  const persistentPodStates = new Informer<PersistentPodState>(rt, idle as ListWatcher<PersistentPodState>, {
+    clock,
+    indexers: { [PPS_TARGET_INDEX]: byTarget },
+  });
   const statefulSets = new Informer<StatefulSetObject>(
     rt,
     (sources.statefulSets ?? idle) as ListWatcher<StatefulSetObject>,
@@ -154,7 +148,7 @@ function sts(annotations: Record<string, string> = {}, replicas = 2): StatefulSe
   };
 }
 
-function pps(extra: Partial<PersistentPodStateObject['metadata']> = {}): PersistentPodStateObject {
+function pps(extra: Partial<PersistentPodState['metadata']> = {}): PersistentPodState {
   return {
     metadata: { name: 'web', namespace: 'ns', generation: 2, resourceVersion: '7', ...extra },
     spec: {
@@ -202,7 +196,7 @@ describe('persistentpodstate controller: reconcile', () => {
     assert.deepEqual(await t.controller.reconcile('pps/ns/web'), { requeueAfter: 100 });
     assert.equal(t.client.writes.length, 1);
     // the cache catches up: nothing left to write
-    const stored = await t.client.get<PersistentPodStateObject>(
+    const stored = await t.client.get<PersistentPodState>(
       { group: '', version: '', resource: 'persistentpodstates', namespaced: true, kind: '' },
       'web',
       { namespace: 'ns' },
@@ -238,7 +232,7 @@ describe('persistentpodstate controller: reconcile', () => {
       t.client.writes.map((w) => `${w.verb} ${w.name}`),
       ['create web'],
     );
-    const created = t.client.writes[0]!.body as PersistentPodStateObject;
+    const created = t.client.writes[0]!.body as PersistentPodState;
     assert.equal(created.metadata?.ownerReferences?.[0]?.uid, 'sts-uid');
     t.persistentPodStates.store.set({ ...created, metadata: { ...created.metadata, resourceVersion: '1001' } });
     t.client.seed(
@@ -253,7 +247,7 @@ describe('persistentpodstate controller: reconcile', () => {
       t.client.writes.map((w) => `${w.verb} ${w.name}`),
       ['create web', 'update web'],
     );
-    assert.deepEqual((t.client.writes[1]!.body as PersistentPodStateObject).spec.preferredPersistentTopology, [
+    assert.deepEqual((t.client.writes[1]!.body as PersistentPodState).spec.preferredPersistentTopology, [
       { weight: 100, preference: { nodeTopologyKeys: ['zone'] } },
     ]);
   });

@@ -15,10 +15,8 @@ import {
   topologyKeysOf,
   type PodStateInputs,
 } from '../../../src/controller/persistentpodstate/pod-states.js';
-import type {
-  PersistentPodStateObject,
-  StatefulSetObject,
-} from '../../../src/controller/persistentpodstate/resources.js';
+import type { StatefulSetObject } from '../../../src/controller/persistentpodstate/resources.js';
+import type { PersistentPodState } from '../../../src/api/persistentpodstate.js';
 import type { WirePod, WireNode } from '../../../src/api/wire.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
@@ -33,7 +31,7 @@ function sts(replicas: number, extra: Partial<StatefulSetObject['metadata']> = {
   };
 }
 
-function pps(extra: Partial<PersistentPodStateObject['spec']> = {}, status?: PersistentPodStateObject['status']) {
+function pps(extra: Partial<PersistentPodState['spec']> = {}, status?: PersistentPodState['status']) {
   return {
     metadata: { name: 'web', namespace: 'ns', generation: 3 },
     spec: {
@@ -43,7 +41,7 @@ function pps(extra: Partial<PersistentPodStateObject['spec']> = {}, status?: Per
       ...extra,
     },
     ...(status && { status }),
-  } as PersistentPodStateObject;
+  } as PersistentPodState;
 }
 
 function pod(
