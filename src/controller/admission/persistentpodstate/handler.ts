@@ -10,7 +10,6 @@ import {
 } from '../../../api/persistentpodstate.js';
 import { groupOf, sameTarget, validatePersistentPodState } from '../../../api/persistentpodstate-validation.js';
 import type { KubeClient } from '../../../kube/client.js';
-import type { KubeObject } from '../../../kube/object.js';
 import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from '../admission-review.js';
 import { injectPersistentPodState } from './pod-injection.js';
 import { isRecord } from '../../../util/is-record.js';
@@ -28,7 +27,7 @@ export interface PersistentPodStateReader {
 export function apiPersistentPodStateReader(client: Pick<KubeClient, 'list'>): PersistentPodStateReader {
   return {
     async list(namespace) {
-      const list = await client.list<PersistentPodState & KubeObject>(PERSISTENT_POD_STATES, { namespace });
+      const list = await client.list<PersistentPodState>(PERSISTENT_POD_STATES, { namespace });
       return list.items;
     },
   };
