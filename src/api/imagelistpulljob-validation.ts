@@ -6,27 +6,14 @@ import { fieldError, typeError } from './field-checks.js';
 import { indexPath, type FieldError } from './field-errors.js';
 import { validateImageReference } from './image-reference.js';
 import { IMAGE_LIST_PULL_JOBS } from './imagelistpulljob.js';
-import {
-  jobSpecOf,
-  validateCompletionPolicy,
-  validateParallelism,
-  validateSelectors,
-  validateTemplateShapes,
-  type JobValidationOptions,
-} from './job-template-validation.js';
+import { jobSpecOf, validateJobTemplate, type JobValidationOptions } from './job-template-validation.js';
 
 /** Pass the stored object as `oldObject` on update (a bound the job already broke is let through). */
 export function validateImageListPullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
   const checked = jobSpecOf(IMAGE_LIST_PULL_JOBS.kind, job);
   if ('errors' in checked) return checked.errors;
   const { spec } = checked;
-  const errors: FieldError[] = [];
-  errors.push(...validateSelectors(spec));
-  errors.push(...validateImages(spec['images']));
-  errors.push(...validateParallelism(spec['parallelism']));
-  errors.push(...validateTemplateShapes(spec, options));
-  errors.push(...validateCompletionPolicy(spec, options));
-  return errors;
+  return validateJobTemplate(spec, validateImages(spec['images']), options);
 }
 
 function validateImages(images: unknown): FieldError[] {

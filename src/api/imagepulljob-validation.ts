@@ -6,14 +6,7 @@ import { fieldError, optionalInteger, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import { validateImageReference } from './image-reference.js';
 import { IMAGE_PULL_JOBS } from './imagepulljob.js';
-import {
-  jobSpecOf,
-  validateCompletionPolicy,
-  validateParallelism,
-  validateSelectors,
-  validateTemplateShapes,
-  type JobValidationOptions,
-} from './job-template-validation.js';
+import { jobSpecOf, validateJobTemplate, type JobValidationOptions } from './job-template-validation.js';
 import { isRecord } from '../util/is-record.js';
 
 export function validateImagePullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
@@ -30,23 +23,20 @@ export function validateImagePullJob(job: unknown, options: JobValidationOptions
     }
   }
 
-  errors.push(...validateSelectors(spec));
-
-  const image = spec['image'];
-  const imageError = typeError('spec.image', image, 'string');
-  if (imageError) errors.push(imageError);
-  else if (image === undefined || image === null || image === '') {
-    errors.push(fieldError('FieldValueRequired', 'spec.image', 'image can not be empty'));
-  } else if (typeof image === 'string') {
-    const problem = validateImageReference(image);
-    if (problem) errors.push(fieldError('FieldValueInvalid', 'spec.image', `invalid image ${image}: ${problem}`));
-  }
-
-  errors.push(...validateParallelism(spec['parallelism']));
-  errors.push(...validateTemplateShapes(spec, options));
-  errors.push(...validateCompletionPolicy(spec, options));
+  errors.push(...validateJobTemplate(spec, validateImage(spec['image']), options));
   errors.push(...validateDeadlineVersusTimeout(spec));
   return errors;
+}
+
+function validateImage(image: unknown): FieldError[] {
+  const imageError = typeError('spec.image', image, 'string');
+  if (imageError) return [imageError];
+  // Past the type check an image is a string, or absent (undefined, null).
+  if (typeof image !== 'string' || image === '') {
+    return [fieldError('FieldValueRequired', 'spec.image', 'image can not be empty')];
+  }
+  const problem = validateImageReference(image);
+  return problem ? [fieldError('FieldValueInvalid', 'spec.image', `invalid image ${image}: ${problem}`)] : [];
 }
 
 /**

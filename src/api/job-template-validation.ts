@@ -36,6 +36,24 @@ export function jobSpecOf(kind: string, job: unknown): { spec: JsonObject } | { 
   };
 }
 
+/**
+ * The template part of a job, in OpenKruise's order: selectors, then the kind's own image checks (given), parallelism,
+ * the shapes of the other fields, the completion policy.
+ */
+export function validateJobTemplate(
+  spec: JsonObject,
+  imageErrors: readonly FieldError[],
+  options: JobValidationOptions,
+): FieldError[] {
+  return [
+    ...validateSelectors(spec),
+    ...imageErrors,
+    ...validateParallelism(spec['parallelism']),
+    ...validateTemplateShapes(spec, options),
+    ...validateCompletionPolicy(spec, options),
+  ];
+}
+
 /** What validation needs to know of the job before this update; absent on create. */
 export interface JobValidationOptions {
   oldObject?: unknown;
@@ -58,7 +76,7 @@ function boundError(field: string, value: unknown, minimum: 0 | 1, previous: unk
 }
 
 /** selector / podSelector rules. */
-export function validateSelectors(spec: JsonObject): FieldError[] {
+function validateSelectors(spec: JsonObject): FieldError[] {
   const errors: FieldError[] = [];
   const selector = spec['selector'];
   const podSelector = spec['podSelector'];
@@ -110,7 +128,7 @@ export function validateSelectors(spec: JsonObject): FieldError[] {
 }
 
 /** Non-negative integer, or a string holding one (no percentages). */
-export function validateParallelism(parallelism: unknown): FieldError[] {
+function validateParallelism(parallelism: unknown): FieldError[] {
   const path = 'spec.parallelism';
   if (parallelism === undefined || parallelism === null) return [];
   const negative = [fieldError('FieldValueInvalid', path, 'parallelism must be non-negative', parallelism)];
@@ -139,7 +157,7 @@ export function validateParallelism(parallelism: unknown): FieldError[] {
  * (one error per field set); other types are not supported. A missing type counts as `Always` (its
  * default). ImagePullJob adds the deadline-versus-timeout check itself.
  */
-export function validateCompletionPolicy(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
+function validateCompletionPolicy(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
   const path = 'spec.completionPolicy';
   const policy = spec['completionPolicy'];
   const shapeError = typeError(path, policy, 'object');
@@ -173,7 +191,7 @@ export function validateCompletionPolicy(spec: JsonObject, options: JobValidatio
 }
 
 /** Shapes of pullSecrets, pullPolicy (and its numbers' minimums), sandboxConfig and imagePullPolicy. */
-export function validateTemplateShapes(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
+function validateTemplateShapes(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
   const errors: FieldError[] = [];
   const add = (error: FieldError | undefined): void => {
     if (error) errors.push(error);
