@@ -195,13 +195,7 @@ export class ImageListPullJobController {
             preconditions: { uid: child.metadata.uid },
           })
           .catch(ignoreNotFound);
-        this.o.events.event(
-          job,
-          'Normal',
-          'SuccessfulDelete',
-          `Successful delete ImagePullJob ${child.metadata.name ?? ''}`,
-          IMAGE_LIST_PULL_JOBS,
-        );
+        this.childEvent(job, 'delete', child);
         continue;
       }
       byImage.set(image, child);
@@ -217,13 +211,7 @@ export class ImageListPullJobController {
       const created = await this.o.client.create<ImagePullJob>(IMAGE_PULL_JOBS, childFor(job, image, hash));
       this.pendingChildren.set(pendingKey, now);
       waiting = true;
-      this.o.events.event(
-        job,
-        'Normal',
-        'SuccessfulCreate',
-        `Successful create ImagePullJob ${created.metadata.name ?? ''}`,
-        IMAGE_LIST_PULL_JOBS,
-      );
+      this.childEvent(job, 'create', created);
     }
 
     const status = listJobStatus(job, [...byImage.values()], now);
@@ -232,6 +220,13 @@ export class ImageListPullJobController {
       await patchStatus(this.o.client, IMAGE_LIST_PULL_JOBS, job, () => status);
     }
     if (waiting) return { requeueAfter: 1000 };
+  }
+
+  /** The Normal event recorded on the list job for each child it creates or deletes (OpenKruise's reasons and words). */
+  private childEvent(job: ImageListPullJob, verb: 'create' | 'delete', child: ImagePullJob): void {
+    const reason = verb === 'create' ? 'SuccessfulCreate' : 'SuccessfulDelete';
+    const message = `Successful ${verb} ImagePullJob ${child.metadata.name ?? ''}`;
+    this.o.events.event(job, 'Normal', reason, message, IMAGE_LIST_PULL_JOBS);
   }
 }
 
