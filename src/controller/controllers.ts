@@ -74,17 +74,17 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const nodes = new Informer<WireNode>(CoreResources.nodes, client, { ...common, name: 'nodes' });
   const nodeImages = new Informer<NodeImage>(NODE_IMAGES, client, {
     ...common,
-    name: 'nodeimages',
+    name: NODE_IMAGES.resource,
     indexers: { [OWNER_UID_INDEX]: ownerUidsOf, [SECRET_COPY_INDEX]: secretCopiesOf },
   });
   const jobs = new Informer<ImagePullJob>(IMAGE_PULL_JOBS, client, {
     ...common,
-    name: 'imagepulljobs',
+    name: IMAGE_PULL_JOBS.resource,
     indexers: { namespace: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
   });
   const listJobs = new Informer<ImageListPullJob>(IMAGE_LIST_PULL_JOBS, client, {
     ...common,
-    name: 'imagelistpulljobs',
+    name: IMAGE_LIST_PULL_JOBS.resource,
   });
   const pods = new Informer<WirePod>(CoreResources.pods, client, {
     ...common,
@@ -102,10 +102,13 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const crrs = newCrrInformer(client, { clock, logger, metrics: kubeMetrics });
   const persistentPodStates = new Informer<PersistentPodState>(PERSISTENT_POD_STATES, client, {
     ...common,
-    name: 'persistentpodstates',
+    name: PERSISTENT_POD_STATES.resource,
     indexers: { [PPS_TARGET_INDEX]: byTarget },
   });
-  const statefulSets = new Informer<StatefulSetObject>(STATEFULSETS, client, { ...common, name: 'statefulsets' });
+  const statefulSets = new Informer<StatefulSetObject>(STATEFULSETS, client, {
+    ...common,
+    name: STATEFULSETS.resource,
+  });
   const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets, crrs, persistentPodStates, statefulSets];
 
   const nodeImageExpectations = new ResourceVersionExpectations(clock);

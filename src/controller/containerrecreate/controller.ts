@@ -44,7 +44,7 @@ export function newCrrInformer(
   options: { clock: Clock; logger: Logger; metrics?: KubeMetrics },
 ): Informer<ContainerRecreateRequest> {
   return new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, client, {
-    name: 'containerrecreaterequests',
+    name: CONTAINER_RECREATE_REQUESTS.resource,
     clock: options.clock,
     logger: options.logger,
     metrics: options.metrics,

@@ -86,7 +86,7 @@ export class ImagePullController {
     this.log = options.logger;
     this.informer = new Informer<NodeImage>(NODE_IMAGES, options.client, {
       fieldSelector: `metadata.name=${options.nodeName}`,
-      name: 'nodeimages',
+      name: NODE_IMAGES.resource,
       clock: options.clock,
       logger: options.logger,
       metrics: options.kubeMetrics,
