@@ -32,7 +32,7 @@ import { IMAGE_PULL_JOBS, type ImagePullJob } from '../api/imagepulljob.js';
 import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
 import { STATEFULSETS, type StatefulSetObject } from './persistentpodstate/resources.js';
 import { PullSecretSync, SOURCE_KEY_INDEX, sourceKeyOf } from './pullsecrets/secret-sync.js';
-import { type SecretObject } from './resources.js';
+import type { SecretObject } from './resources.js';
 import type { WirePod, WireNode } from '../api/wire.js';
 import { ResourceVersionExpectations } from './shared/expectations.js';
 import type { ControllerMetrics } from './shared/metrics.js';

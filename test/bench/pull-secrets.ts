@@ -5,7 +5,7 @@
 // kruise-daemon-config (this process's own informer) shows the copy with the new data. The controller's requests are
 // read from its own metrics (kruise_controller_api_requests_total).
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
-import { type SecretObject } from '../../src/controller/resources.js';
+import type { SecretObject } from '../../src/controller/resources.js';
 import { copyNameFor } from '../../src/controller/pullsecrets/secret-sync.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer/informer.js';

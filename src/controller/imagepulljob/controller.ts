@@ -21,7 +21,7 @@ import {
   type SecretProblems,
 } from '../pullsecrets/source-access.js';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
-import { type SecretObject } from '../resources.js';
+import type { SecretObject } from '../resources.js';
 import type { WirePod } from '../../api/wire.js';
 import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import type { ResourceVersionExpectations } from '../shared/expectations.js';

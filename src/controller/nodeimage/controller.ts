@@ -15,7 +15,7 @@ import { CoreResources } from '../../kube/resource.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
 import { NODE_IMAGES, type NodeImage } from '../../api/nodeimage.js';
-import { type SecretObject } from '../resources.js';
+import type { SecretObject } from '../resources.js';
 import type { WireNode } from '../../api/wire.js';
 import { ControllerLoop, type ControllerParts } from '../shared/controller-loop.js';
 import { updateFromFresh } from '../shared/fresh-update.js';

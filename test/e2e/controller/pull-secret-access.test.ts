@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { copyNameFor } from '../../../src/controller/pullsecrets/secret-sync.js';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
-import { type SecretObject } from '../../../src/controller/resources.js';
+import type { SecretObject } from '../../../src/controller/resources.js';
 import { kubectl } from '../../cluster/k8s/system.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import {
