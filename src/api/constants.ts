@@ -1,9 +1,10 @@
-// The names OpenKruise puts on the wire: API group and versions, kinds and resources, and the labels,
-// annotations, finalizers, condition types, env vars and event reasons its components agree on.
-// Values are OpenKruise's (see the reference notes); manifests written for OpenKruise must keep working.
+// The names OpenKruise puts on the wire: API group and versions, and the labels, annotations, finalizers, condition
+// types, env vars and event reasons its components agree on. Each kind's resource (group, version, plural, scope,
+// kind) is described with its types instead: NODE_IMAGES in nodeimage.ts, CONTAINER_RECREATE_REQUESTS in
+// containerrecreaterequest.ts, ... Values are OpenKruise's (see the reference notes); manifests written for
+// OpenKruise must keep working.
 
 // ---- API group and versions ---------------------------------------------------------------------
-// Each kind's resource (group, version, plural, scope) is described with its types: NODE_IMAGES in nodeimage.ts, ...
 
 export const KRUISE_GROUP = 'apps.kruise.io';
 export const V1ALPHA1 = 'v1alpha1';
