@@ -1,56 +1,14 @@
-// The names OpenKruise puts on the wire: API group and versions, kinds and resources, and the labels,
-// annotations, finalizers, condition types, env vars and event reasons its components agree on.
-// Values are OpenKruise's (see the reference notes); manifests written for OpenKruise must keep working.
+// The names OpenKruise puts on the wire: API group and versions, and the labels, annotations, finalizers, condition
+// types, env vars and event reasons its components agree on. Each kind's resource (group, version, plural, scope,
+// kind) is described with its types instead: NODE_IMAGES in nodeimage.ts, CONTAINER_RECREATE_REQUESTS in
+// containerrecreaterequest.ts, ... Values are OpenKruise's (see the reference notes); manifests written for
+// OpenKruise must keep working.
 
-// ---- API group, versions, kinds ------------------------------------------------------------------
+// ---- API group and versions ---------------------------------------------------------------------
 
 export const KRUISE_GROUP = 'apps.kruise.io';
 export const V1ALPHA1 = 'v1alpha1';
 export const V1BETA1 = 'v1beta1';
-export const APPS_KRUISE_V1ALPHA1 = `${KRUISE_GROUP}/${V1ALPHA1}`;
-export const APPS_KRUISE_V1BETA1 = `${KRUISE_GROUP}/${V1BETA1}`;
-
-export interface KruiseResource {
-  kind: string;
-  /** Plural resource name used in URLs. */
-  resource: string;
-  namespaced: boolean;
-  /** The apiVersion our components read and write (the CRD's storage version). */
-  apiVersion: string;
-}
-
-/** Image kinds are served as v1alpha1 and v1beta1 with v1beta1 stored, as OpenKruise does. */
-export const NODE_IMAGE: KruiseResource = {
-  kind: 'NodeImage',
-  resource: 'nodeimages',
-  namespaced: false,
-  apiVersion: APPS_KRUISE_V1BETA1,
-};
-export const IMAGE_PULL_JOB: KruiseResource = {
-  kind: 'ImagePullJob',
-  resource: 'imagepulljobs',
-  namespaced: true,
-  apiVersion: APPS_KRUISE_V1BETA1,
-};
-export const IMAGE_LIST_PULL_JOB: KruiseResource = {
-  kind: 'ImageListPullJob',
-  resource: 'imagelistpulljobs',
-  namespaced: true,
-  apiVersion: APPS_KRUISE_V1BETA1,
-};
-/** CRR and PPS are served as v1alpha1 only (OpenKruise's v1beta1 renames fields and needs a conversion webhook). */
-export const CONTAINER_RECREATE_REQUEST: KruiseResource = {
-  kind: 'ContainerRecreateRequest',
-  resource: 'containerrecreaterequests',
-  namespaced: true,
-  apiVersion: APPS_KRUISE_V1ALPHA1,
-};
-export const PERSISTENT_POD_STATE: KruiseResource = {
-  kind: 'PersistentPodState',
-  resource: 'persistentpodstates',
-  namespaced: true,
-  apiVersion: APPS_KRUISE_V1ALPHA1,
-};
 
 // ---- Image pre-pull ----------------------------------------------------------------------------
 

@@ -13,15 +13,29 @@ import {
   VIRTUAL_KUBELET_LABEL,
   VIRTUAL_KUBELET_LABEL_VALUE,
 } from './constants.js';
-import type {
-  ContainerRecreateRequest,
-  ContainerRecreateRequestContainer,
-  ContainerRecreateRequestStrategy,
-} from './containerrecreaterequest.js';
-import { fieldError, notSupportedError, typeError } from './field-checks.js';
+import type { ContainerRecreateRequestContainerContext, ProbeHandler } from './containerrecreaterequest.js';
+import { fieldError, notSupportedError, typeError, type JsonObject } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import type { WireNode, WirePod } from './wire.js';
+import type { KubeObject, ObjectMeta } from '../kube/object.js';
 import { isRecord } from '../util/is-record.js';
+
+/** A CRR as an admission request carries it: metadata as the API server decoded it, the rest unchecked JSON. */
+export interface CrrUnderAdmission extends KubeObject {
+  spec?: unknown;
+}
+
+/** The spec once defaultAndCheckCrrSpec has passed it: the fields the webhook reads checked, the rest as given. */
+export interface CheckedCrrSpec extends JsonObject {
+  podName: string;
+  containers: JsonObject[];
+  strategy: JsonObject;
+}
+
+export interface CheckedCrr extends KubeObject {
+  metadata: ObjectMeta;
+  spec: CheckedCrrSpec;
+}
 
 /** Pod condition OpenKruise accepts as "sidecars terminated" (a finished pod may still be recreated then). */
 export const SIDECAR_TERMINATED_CONDITION = 'SidecarTerminated';
@@ -74,25 +88,30 @@ function containerListErrors(containers: unknown): FieldError[] {
   return errors;
 }
 
-/** Checks that need no pod, and the strategy defaults. Mutates `crr` (a copy of the request's object). */
-export function defaultAndCheckCrrSpec(crr: ContainerRecreateRequest): FieldError[] {
+/**
+ * Checks that need no pod, and the defaults (active label, strategy). Mutates `crr` (a copy of the request's object)
+ * and returns it with its spec checked, or the errors.
+ */
+export function defaultAndCheckCrrSpec(crr: CrrUnderAdmission): { crr: CheckedCrr } | { errors: FieldError[] } {
   const specError = typeError('spec', crr.spec, 'object');
-  if (specError) return [specError];
+  if (specError) return { errors: [specError] };
   const errors: FieldError[] = [];
   const add = (error: FieldError | undefined): void => {
     if (error) errors.push(error);
   };
-  const spec = (crr.spec ??= { podName: '', containers: [] });
-  const podNameError = typeError('spec.podName', spec.podName, 'string');
+  const spec: JsonObject = isRecord(crr.spec) ? crr.spec : {};
+  const podName = spec['podName'];
+  const podNameError = typeError('spec.podName', podName, 'string');
   if (podNameError) errors.push(podNameError);
-  else if (!spec.podName) errors.push(required('spec.podName', 'podName can not be empty'));
-  const labels = (crr.metadata.labels ??= {});
-  labels[CRR_ACTIVE_LABEL] = 'true';
-  errors.push(...containerListErrors(spec.containers));
+  else if (!podName) errors.push(required('spec.podName', 'podName can not be empty'));
+  const metadata = (crr.metadata ??= {});
+  (metadata.labels ??= {})[CRR_ACTIVE_LABEL] = 'true';
+  const containers = spec['containers'];
+  errors.push(...containerListErrors(containers));
   add(
     integerError(
       'spec.activeDeadlineSeconds',
-      spec.activeDeadlineSeconds,
+      spec['activeDeadlineSeconds'],
       CRR_MIN_ACTIVE_DEADLINE_SECONDS,
       `activeDeadlineSeconds can not be less than ${CRR_MIN_ACTIVE_DEADLINE_SECONDS}s`,
     ),
@@ -100,30 +119,33 @@ export function defaultAndCheckCrrSpec(crr: ContainerRecreateRequest): FieldErro
   add(
     integerError(
       'spec.ttlSecondsAfterFinished',
-      spec.ttlSecondsAfterFinished,
+      spec['ttlSecondsAfterFinished'],
       0,
       'ttlSecondsAfterFinished must be non-negative integer',
     ),
   );
-  const strategyError = typeError('spec.strategy', spec.strategy, 'object');
+  const strategy = isRecord(spec['strategy']) ? spec['strategy'] : {};
+  const strategyError = typeError('spec.strategy', spec['strategy'], 'object');
   if (strategyError) errors.push(strategyError);
-  else errors.push(...defaultAndCheckStrategy((spec.strategy ??= {})));
-  return errors;
+  else errors.push(...defaultAndCheckStrategy((spec['strategy'] = strategy)));
+  // No errors means podName is a string and containers a list of objects; the two tests say so to the compiler.
+  if (errors.length > 0 || typeof podName !== 'string' || !Array.isArray(containers)) return { errors };
+  return { crr: { ...crr, metadata, spec: { ...spec, podName, containers: containers.filter(isRecord), strategy } } };
 }
 
 /** The strategy's durations, and failurePolicy (empty → Fail). */
-function defaultAndCheckStrategy(strategy: ContainerRecreateRequestStrategy): FieldError[] {
+function defaultAndCheckStrategy(strategy: JsonObject): FieldError[] {
   const errors: FieldError[] = [];
   for (const field of ['terminationGracePeriodSeconds', 'unreadyGracePeriodSeconds', 'minStartedSeconds'] as const) {
     const error = integerError(`spec.strategy.${field}`, strategy[field], 0, `${field} must be non-negative integer`);
     if (error) errors.push(error);
   }
-  const failurePolicy: unknown = strategy.failurePolicy;
+  const failurePolicy = strategy['failurePolicy'];
   const failurePolicyError =
     typeError('spec.strategy.failurePolicy', failurePolicy, 'string') ??
     notSupportedError('spec.strategy.failurePolicy', failurePolicy, CRR_FAILURE_POLICIES);
   if (failurePolicyError) errors.push(failurePolicyError);
-  else if (!failurePolicy) strategy.failurePolicy = 'Fail';
+  else if (!failurePolicy) strategy['failurePolicy'] = 'Fail';
   return errors;
 }
 
@@ -136,7 +158,7 @@ function podIsActive(pod: WirePod): boolean {
 }
 
 /** Checks against the pod; on success fills labels, grace period and each container's read-only fields. */
-export function fillCrrFromPod(crr: ContainerRecreateRequest, lookup: PodLookup): FieldError[] {
+export function fillCrrFromPod(crr: CheckedCrr, lookup: PodLookup): FieldError[] {
   const spec = crr.spec;
   const ns = crr.metadata.namespace ?? '';
   if (!lookup.found) {
@@ -164,73 +186,75 @@ export function fillCrrFromPod(crr: ContainerRecreateRequest, lookup: PodLookup)
   const labels = (crr.metadata.labels ??= {});
   labels[CRR_NODE_NAME_LABEL] = pod.spec.nodeName;
   labels[CRR_POD_UID_LABEL] = pod.metadata?.uid ?? '';
-  if (
-    spec.strategy &&
-    (spec.strategy.terminationGracePeriodSeconds === undefined || spec.strategy.terminationGracePeriodSeconds === null)
-  ) {
-    if (pod.spec.terminationGracePeriodSeconds !== undefined) {
-      spec.strategy.terminationGracePeriodSeconds = pod.spec.terminationGracePeriodSeconds;
-    }
+  const grace = spec.strategy['terminationGracePeriodSeconds'];
+  if ((grace === undefined || grace === null) && pod.spec.terminationGracePeriodSeconds !== undefined) {
+    spec.strategy['terminationGracePeriodSeconds'] = pod.spec.terminationGracePeriodSeconds;
   }
   const errors: FieldError[] = [];
   const seen = new Set<string>();
-  spec.containers.forEach((c: ContainerRecreateRequestContainer, i) => {
+  spec.containers.forEach((c, i) => {
     const path = `spec.containers[${i}]`;
-    if (!c || typeof c.name !== 'string' || c.name === '') {
+    const name = c['name'];
+    if (typeof name !== 'string' || name === '') {
       errors.push(required(`${path}.name`, 'container name can not be empty'));
       return;
     }
-    if (seen.has(c.name)) {
+    if (seen.has(name)) {
       errors.push({
         field: `${path}.name`,
         type: 'FieldValueDuplicate',
-        message: `can not recreate ${c.name} multi times`,
+        message: `can not recreate ${name} multi times`,
       });
       return;
     }
-    seen.add(c.name);
-    if (c.preStop !== undefined || c.ports !== undefined || c.statusContext !== undefined) {
+    seen.add(name);
+    if (c['preStop'] !== undefined || c['ports'] !== undefined || c['statusContext'] !== undefined) {
       errors.push(forbidden(path, 'preStop, ports, statusContext in container are ready-only fields'));
       return;
     }
-    const podContainer = (pod.spec?.containers ?? []).find((pc) => pc.name === c.name);
+    const podContainer = (pod.spec?.containers ?? []).find((pc) => pc.name === name);
     if (!podContainer) {
       errors.push({
         field: `${path}.name`,
         type: 'FieldValueNotFound',
-        message: `container ${c.name} not found in Pod ${spec.podName}`,
+        message: `container ${name} not found in Pod ${spec.podName}`,
       });
       return;
     }
-    const status = (pod.status?.containerStatuses ?? []).find((cs) => cs.name === c.name);
+    const status = (pod.status?.containerStatuses ?? []).find((cs) => cs.name === name);
     if (!status) {
-      errors.push(invalid(`${path}.name`, `not found ${c.name} containerStatus in Pod Status`));
+      errors.push(invalid(`${path}.name`, `not found ${name} containerStatus in Pod Status`));
       return;
     }
     if (!status.containerID) {
       errors.push(
         invalid(
           `${path}.name`,
-          `no containerID in ${c.name} containerStatus, maybe the container has not been initialized`,
+          `no containerID in ${name} containerStatus, maybe the container has not been initialized`,
         ),
       );
       return;
     }
     const preStop = podContainer.lifecycle?.preStop;
     if (preStop && (preStop.exec || preStop.httpGet || preStop.tcpSocket)) {
-      c.preStop = {};
-      if (preStop.exec) c.preStop.exec = preStop.exec;
-      if (preStop.httpGet) c.preStop.httpGet = preStop.httpGet;
-      if (preStop.tcpSocket) c.preStop.tcpSocket = preStop.tcpSocket;
-      if (preStop.httpGet && podContainer.ports) c.ports = podContainer.ports;
+      const handler: ProbeHandler = {};
+      if (preStop.exec) handler.exec = preStop.exec;
+      if (preStop.httpGet) handler.httpGet = preStop.httpGet;
+      if (preStop.tcpSocket) handler.tcpSocket = preStop.tcpSocket;
+      c['preStop'] = handler;
+      if (preStop.httpGet && podContainer.ports) c['ports'] = podContainer.ports;
     }
-    c.statusContext = { containerID: status.containerID, restartCount: status.restartCount ?? 0 };
+    const statusContext: ContainerRecreateRequestContainerContext = {
+      containerID: status.containerID,
+      restartCount: status.restartCount ?? 0,
+    };
+    c['statusContext'] = statusContext;
   });
   return errors;
 }
 
 /** The virtual-kubelet label is copied from the node (a missing node is an error). */
-export function fillCrrFromNode(crr: ContainerRecreateRequest, nodeName: string, lookup: NodeLookup): FieldError[] {
+export function fillCrrFromNode(crr: CheckedCrr, nodeName: string, lookup: NodeLookup): FieldError[] {
   if (!lookup.found)
     return [{ field: 'spec.podName', type: 'FieldValueNotFound', message: `failed to get Node ${nodeName}` }];
   if (lookup.node.metadata?.labels?.[VIRTUAL_KUBELET_LABEL] === VIRTUAL_KUBELET_LABEL_VALUE) {
@@ -240,18 +264,18 @@ export function fillCrrFromNode(crr: ContainerRecreateRequest, nodeName: string,
 }
 
 /** Update: spec and the identity labels are immutable; the unready-acquired time, once set, too. */
-export function validateCrrUpdate(crr: ContainerRecreateRequest, old: ContainerRecreateRequest): FieldError[] {
+export function validateCrrUpdate(crr: CrrUnderAdmission, old: CrrUnderAdmission): FieldError[] {
   const errors: FieldError[] = [];
   if (JSON.stringify(crr.spec) !== JSON.stringify(old.spec)) {
     errors.push(forbidden('spec', 'spec of ContainerRecreateRequest is immutable'));
   }
   for (const key of [CRR_POD_UID_LABEL, CRR_NODE_NAME_LABEL]) {
-    if (crr.metadata.labels?.[key] !== old.metadata.labels?.[key]) {
+    if (crr.metadata?.labels?.[key] !== old.metadata?.labels?.[key]) {
       errors.push(forbidden(`metadata.labels[${key}]`, `not allowed to update immutable label ${key}`));
     }
   }
-  const before = old.metadata.annotations?.[CRR_UNREADY_ACQUIRED_KEY];
-  if (before && crr.metadata.annotations?.[CRR_UNREADY_ACQUIRED_KEY] !== before) {
+  const before = old.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY];
+  if (before && crr.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY] !== before) {
     errors.push(
       forbidden(
         `metadata.annotations[${CRR_UNREADY_ACQUIRED_KEY}]`,

@@ -3,7 +3,7 @@
 // (a container stopped with SIGTERM often exits 0). The policy of a container is its own `restartPolicy` (container
 // restart rules, KEP-5307) or else the pod's (default Always). OpenKruise checks none of this: its CRR then waits
 // until activeDeadlineSeconds, or forever; we deny it at admission and the agent completes such a CRR at once.
-import type { ContainerRecreateRequest } from './containerrecreaterequest.js';
+import type { JsonObject } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import type { WirePod } from './wire.js';
 
@@ -26,11 +26,12 @@ export function restartPolicyProblem(pod: WirePod, name: string): string | undef
   return `not allowed to recreate container ${name}: ${whose}, so ${why}`;
 }
 
-/** Admission rule: every container of the CRR must be one kubelet starts again (restartPolicy Always). */
-export function checkCrrRestartPolicy(crr: ContainerRecreateRequest, pod: WirePod): FieldError[] {
+/** Admission rule: every container of the CRR (spec.containers) must be one kubelet starts again (restartPolicy Always). */
+export function checkCrrRestartPolicy(containers: readonly JsonObject[], pod: WirePod): FieldError[] {
   const errors: FieldError[] = [];
-  (Array.isArray(crr.spec?.containers) ? crr.spec.containers : []).forEach((c, i) => {
-    const problem = c && typeof c.name === 'string' ? restartPolicyProblem(pod, c.name) : undefined;
+  containers.forEach((c, i) => {
+    const name = c['name'];
+    const problem = typeof name === 'string' ? restartPolicyProblem(pod, name) : undefined;
     if (problem) errors.push({ field: `spec.containers[${i}].name`, type: 'FieldValueInvalid', message: problem });
   });
   return errors;

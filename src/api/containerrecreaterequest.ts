@@ -2,8 +2,20 @@
 // containers of one pod in place. v1alpha1 wire format: the manager's container status snapshot and
 // the "pod forced not-ready" time travel as annotations (see constants.ts).
 
-import type { ContainerPort, ExecAction, HTTPGetAction, TCPSocketAction } from './core.js';
+import type { WireContainerPort, WireExecAction, WireHTTPGetAction, WireTCPSocketAction } from './wire.js';
+import type { KubeObject } from '../kube/object.js';
+import type { ResourceType } from '../kube/resource.js';
+import { KRUISE_GROUP, V1ALPHA1 } from './constants.js';
 import type { ObjectMeta, Time } from './meta.js';
+
+/** Served as v1alpha1 only (OpenKruise's v1beta1 renames fields and needs a conversion webhook). */
+export const CONTAINER_RECREATE_REQUESTS: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1ALPHA1,
+  resource: 'containerrecreaterequests',
+  namespaced: true,
+  kind: 'ContainerRecreateRequest',
+};
 
 export type ContainerRecreateRequestPhase = 'Pending' | 'Recreating' | 'Succeeded' | 'Failed' | 'Completed';
 
@@ -11,9 +23,9 @@ export type ContainerRecreateRequestFailurePolicy = 'Fail' | 'Ignore';
 
 /** preStop handler copied from the pod's container by the webhook (read-only for users). */
 export interface ProbeHandler {
-  exec?: ExecAction;
-  httpGet?: HTTPGetAction;
-  tcpSocket?: TCPSocketAction;
+  exec?: WireExecAction;
+  httpGet?: WireHTTPGetAction;
+  tcpSocket?: WireTCPSocketAction;
 }
 
 /** The container as it was when the CRR was created (read-only for users). */
@@ -27,7 +39,7 @@ export interface ContainerRecreateRequestContainer {
   name: string;
   preStop?: ProbeHandler;
   /** Copied only when preStop.httpGet is set. */
-  ports?: ContainerPort[];
+  ports?: WireContainerPort[];
   statusContext?: ContainerRecreateRequestContainerContext;
 }
 
@@ -79,9 +91,8 @@ export interface ContainerRecreateRequestSyncContainerStatus {
   containerID?: string;
 }
 
-export interface ContainerRecreateRequest {
-  apiVersion?: string;
-  kind?: string;
+/** A ContainerRecreateRequest as the API serves it (metadata always set). */
+export interface ContainerRecreateRequest extends KubeObject {
   metadata: ObjectMeta;
   spec: ContainerRecreateRequestSpec;
   status?: ContainerRecreateRequestStatus;

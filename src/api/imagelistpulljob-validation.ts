@@ -2,36 +2,18 @@
 // (No deadline-versus-timeout check and no pullSecrets immutability, as OpenKruise.) Never throws.
 
 import { MAX_IMAGES_PER_IMAGE_LIST_PULL_JOB } from './constants.js';
-import { fieldError, jsonTypeName, typeError } from './field-checks.js';
+import { fieldError, typeError } from './field-checks.js';
 import { indexPath, type FieldError } from './field-errors.js';
 import { validateImageReference } from './image-reference.js';
-import {
-  validateCompletionPolicy,
-  validateParallelism,
-  validateSelectors,
-  validateTemplateShapes,
-  type JobValidationOptions,
-} from './job-template-validation.js';
-import { isRecord } from '../util/is-record.js';
+import { IMAGE_LIST_PULL_JOBS } from './imagelistpulljob.js';
+import { jobSpecOf, validateJobTemplate, type JobValidationOptions } from './job-template-validation.js';
 
 /** Pass the stored object as `oldObject` on update (a bound the job already broke is let through). */
 export function validateImageListPullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
-  if (!isRecord(job)) {
-    return [
-      fieldError('FieldValueTypeInvalid', '<nil>', `ImageListPullJob must be an object, got ${jsonTypeName(job)}`),
-    ];
-  }
-  const spec = job['spec'];
-  if (!isRecord(spec)) {
-    return [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')];
-  }
-  const errors: FieldError[] = [];
-  errors.push(...validateSelectors(spec));
-  errors.push(...validateImages(spec['images']));
-  errors.push(...validateParallelism(spec['parallelism']));
-  errors.push(...validateTemplateShapes(spec, options));
-  errors.push(...validateCompletionPolicy(spec, options));
-  return errors;
+  const checked = jobSpecOf(IMAGE_LIST_PULL_JOBS.kind, job);
+  if ('errors' in checked) return checked.errors;
+  const { spec } = checked;
+  return validateJobTemplate(spec, validateImages(spec['images']), options);
 }
 
 function validateImages(images: unknown): FieldError[] {

@@ -2,26 +2,17 @@
 // object as `oldObject` on update (spec.pullSecrets is immutable; bounds are ratcheted). Takes raw input; never throws.
 
 import { DEFAULT_PULL_TIMEOUT_SECONDS } from './constants.js';
-import { fieldError, jsonTypeName, optionalInteger, typeError } from './field-checks.js';
+import { fieldError, optionalInteger, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import { validateImageReference } from './image-reference.js';
-import {
-  validateCompletionPolicy,
-  validateParallelism,
-  validateSelectors,
-  validateTemplateShapes,
-  type JobValidationOptions,
-} from './job-template-validation.js';
+import { IMAGE_PULL_JOBS } from './imagepulljob.js';
+import { jobSpecOf, validateJobTemplate, type JobValidationOptions } from './job-template-validation.js';
 import { isRecord } from '../util/is-record.js';
 
 export function validateImagePullJob(job: unknown, options: JobValidationOptions = {}): FieldError[] {
-  if (!isRecord(job)) {
-    return [fieldError('FieldValueTypeInvalid', '<nil>', `ImagePullJob must be an object, got ${jsonTypeName(job)}`)];
-  }
-  const spec = job['spec'];
-  if (!isRecord(spec)) {
-    return [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')];
-  }
+  const checked = jobSpecOf(IMAGE_PULL_JOBS.kind, job);
+  if ('errors' in checked) return checked.errors;
+  const { spec } = checked;
   const errors: FieldError[] = [];
 
   if (options.oldObject !== undefined) {
@@ -32,23 +23,20 @@ export function validateImagePullJob(job: unknown, options: JobValidationOptions
     }
   }
 
-  errors.push(...validateSelectors(spec));
-
-  const image = spec['image'];
-  const imageError = typeError('spec.image', image, 'string');
-  if (imageError) errors.push(imageError);
-  else if (image === undefined || image === null || image === '') {
-    errors.push(fieldError('FieldValueRequired', 'spec.image', 'image can not be empty'));
-  } else if (typeof image === 'string') {
-    const problem = validateImageReference(image);
-    if (problem) errors.push(fieldError('FieldValueInvalid', 'spec.image', `invalid image ${image}: ${problem}`));
-  }
-
-  errors.push(...validateParallelism(spec['parallelism']));
-  errors.push(...validateTemplateShapes(spec, options));
-  errors.push(...validateCompletionPolicy(spec, options));
+  errors.push(...validateJobTemplate(spec, validateImage(spec['image']), options));
   errors.push(...validateDeadlineVersusTimeout(spec));
   return errors;
+}
+
+function validateImage(image: unknown): FieldError[] {
+  const imageError = typeError('spec.image', image, 'string');
+  if (imageError) return [imageError];
+  // Past the type check an image is a string, or absent (undefined, null).
+  if (typeof image !== 'string' || image === '') {
+    return [fieldError('FieldValueRequired', 'spec.image', 'image can not be empty')];
+  }
+  const problem = validateImageReference(image);
+  return problem ? [fieldError('FieldValueInvalid', 'spec.image', `invalid image ${image}: ${problem}`)] : [];
 }
 
 /**

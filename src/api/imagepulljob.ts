@@ -1,8 +1,20 @@
 // ImagePullJob (apps.kruise.io v1alpha1/v1beta1, namespaced): pull one image on a set of nodes.
 // The template part is shared with ImageListPullJob. JSON names as OpenKruise.
 
+import type { KubeObject } from '../kube/object.js';
+import type { ResourceType } from '../kube/resource.js';
+import { KRUISE_GROUP, V1BETA1 } from './constants.js';
 import type { IntOrString, LabelSelector, ObjectMeta, Time } from './meta.js';
 import type { ImagePullPolicy, SandboxConfig } from './nodeimage.js';
+
+/** Served as v1alpha1 and v1beta1 with v1beta1 stored, as OpenKruise does; we read and write v1beta1. */
+export const IMAGE_PULL_JOBS: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1BETA1,
+  resource: 'imagepulljobs',
+  namespaced: true,
+  kind: 'ImagePullJob',
+};
 
 export type CompletionPolicyType = 'Always' | 'Never';
 
@@ -60,9 +72,8 @@ export interface ImagePullJobStatus {
   failedNodes?: string[];
 }
 
-export interface ImagePullJob {
-  apiVersion?: string;
-  kind?: string;
+/** A ImagePullJob as the API serves it (metadata always set). */
+export interface ImagePullJob extends KubeObject {
   metadata: ObjectMeta;
   spec: ImagePullJobSpec;
   status?: ImagePullJobStatus;

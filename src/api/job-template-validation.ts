@@ -6,7 +6,14 @@
 
 import { COMPLETION_POLICY_TYPES, IMAGE_PULL_POLICIES } from './constants.js';
 import { childPath, indexPath, type FieldError } from './field-errors.js';
-import { belowMinimumError, fieldError, notSupportedError, typeError, type JsonObject } from './field-checks.js';
+import {
+  belowMinimumError,
+  fieldError,
+  jsonTypeName,
+  notSupportedError,
+  typeError,
+  type JsonObject,
+} from './field-checks.js';
 import { labelSelectorErrors } from './label-selector.js';
 import { validateSandboxConfig } from './nodeimage-validation.js';
 import { isRecord } from '../util/is-record.js';
@@ -14,6 +21,38 @@ import { isRecord } from '../util/is-record.js';
 /** The lowest value of each whole-number field (0: non-negative, 1: positive). A pull needs some time. */
 const PULL_POLICY_MINIMUMS = { timeoutSeconds: 1, backoffLimit: 0 } as const;
 const COMPLETION_MINIMUMS = { activeDeadlineSeconds: 1, ttlSecondsAfterFinished: 0 } as const;
+
+/** A job's spec when the job and its spec are objects; otherwise the one error saying which is not. */
+export function jobSpecOf(kind: string, job: unknown): { spec: JsonObject } | { errors: FieldError[] } {
+  if (!isRecord(job)) {
+    return {
+      errors: [fieldError('FieldValueTypeInvalid', '<nil>', `${kind} must be an object, got ${jsonTypeName(job)}`)],
+    };
+  }
+  const spec = job['spec'];
+  if (isRecord(spec)) return { spec };
+  return {
+    errors: [typeError('spec', spec, 'object') ?? fieldError('FieldValueRequired', 'spec', 'spec must be set')],
+  };
+}
+
+/**
+ * The template part of a job, in OpenKruise's order: selectors, then the kind's own image checks (given), parallelism,
+ * the shapes of the other fields, the completion policy.
+ */
+export function validateJobTemplate(
+  spec: JsonObject,
+  imageErrors: readonly FieldError[],
+  options: JobValidationOptions,
+): FieldError[] {
+  return [
+    ...validateSelectors(spec),
+    ...imageErrors,
+    ...validateParallelism(spec['parallelism']),
+    ...validateTemplateShapes(spec, options),
+    ...validateCompletionPolicy(spec, options),
+  ];
+}
 
 /** What validation needs to know of the job before this update; absent on create. */
 export interface JobValidationOptions {
@@ -37,7 +76,7 @@ function boundError(field: string, value: unknown, minimum: 0 | 1, previous: unk
 }
 
 /** selector / podSelector rules. */
-export function validateSelectors(spec: JsonObject): FieldError[] {
+function validateSelectors(spec: JsonObject): FieldError[] {
   const errors: FieldError[] = [];
   const selector = spec['selector'];
   const podSelector = spec['podSelector'];
@@ -89,7 +128,7 @@ export function validateSelectors(spec: JsonObject): FieldError[] {
 }
 
 /** Non-negative integer, or a string holding one (no percentages). */
-export function validateParallelism(parallelism: unknown): FieldError[] {
+function validateParallelism(parallelism: unknown): FieldError[] {
   const path = 'spec.parallelism';
   if (parallelism === undefined || parallelism === null) return [];
   const negative = [fieldError('FieldValueInvalid', path, 'parallelism must be non-negative', parallelism)];
@@ -118,7 +157,7 @@ export function validateParallelism(parallelism: unknown): FieldError[] {
  * (one error per field set); other types are not supported. A missing type counts as `Always` (its
  * default). ImagePullJob adds the deadline-versus-timeout check itself.
  */
-export function validateCompletionPolicy(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
+function validateCompletionPolicy(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
   const path = 'spec.completionPolicy';
   const policy = spec['completionPolicy'];
   const shapeError = typeError(path, policy, 'object');
@@ -152,7 +191,7 @@ export function validateCompletionPolicy(spec: JsonObject, options: JobValidatio
 }
 
 /** Shapes of pullSecrets, pullPolicy (and its numbers' minimums), sandboxConfig and imagePullPolicy. */
-export function validateTemplateShapes(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
+function validateTemplateShapes(spec: JsonObject, options: JobValidationOptions = {}): FieldError[] {
   const errors: FieldError[] = [];
   const add = (error: FieldError | undefined): void => {
     if (error) errors.push(error);

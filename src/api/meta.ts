@@ -1,20 +1,15 @@
 // The small part of meta/v1 that apps.kruise.io objects embed, as it travels on the wire (JSON).
-// Times are RFC 3339 strings, never Date objects. Full core kinds (Pod, Node, ...) come from core.ts.
+// Times are RFC 3339 strings, never Date objects. Core kinds (Pod, Node, ...) are in wire.ts.
 
 /** RFC 3339 time as the API serializes metav1.Time, e.g. `2024-05-01T10:00:00Z`. */
 export type Time = string;
 
 // The object metadata shapes are the Kubernetes layer's (one definition for every object on the wire).
-import type { ListMeta, ObjectMeta, OwnerReference } from '../kube/object.js';
-export type { ListMeta, ObjectMeta, OwnerReference };
+import type { ObjectMeta } from '../kube/object.js';
+export type { ObjectMeta };
 
 /** An integer or a string (`intstr.IntOrString`), e.g. a parallelism of `2` or `"2"`. */
 export type IntOrString = number | string;
-
-export interface TypeMeta {
-  apiVersion?: string;
-  kind?: string;
-}
 
 /** core/v1 ObjectReference (NodeImage tags point at the ImagePullJobs that want them with these). */
 export interface ObjectReference {
@@ -25,16 +20,6 @@ export interface ObjectReference {
   uid?: string;
   resourceVersion?: string;
   fieldPath?: string;
-}
-
-/** metav1.Condition. */
-export interface Condition {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: Time;
-  reason: string;
-  message: string;
 }
 
 export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
@@ -48,14 +33,4 @@ export interface LabelSelectorRequirement {
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
   matchExpressions?: LabelSelectorRequirement[];
-}
-
-/** Any object of a kind served by the API: type meta plus object meta. */
-export interface KubeObject extends TypeMeta {
-  metadata: ObjectMeta;
-}
-
-export interface KubeList<T> extends TypeMeta {
-  metadata: ListMeta;
-  items: T[];
 }

@@ -1,7 +1,19 @@
 // NodeImage (apps.kruise.io v1alpha1/v1beta1, cluster-scoped, one per Node with the Node's name):
 // which image tags the agent on that node pulls, and what it reports back. JSON names as OpenKruise.
 
+import type { KubeObject } from '../kube/object.js';
+import type { ResourceType } from '../kube/resource.js';
+import { KRUISE_GROUP, V1BETA1 } from './constants.js';
 import type { ObjectMeta, ObjectReference, Time } from './meta.js';
+
+/** Served as v1alpha1 and v1beta1 with v1beta1 stored, as OpenKruise does; we read and write v1beta1. */
+export const NODE_IMAGES: ResourceType = {
+  group: KRUISE_GROUP,
+  version: V1BETA1,
+  resource: 'nodeimages',
+  namespaced: false,
+  kind: 'NodeImage',
+};
 
 export type ImagePullPolicy = 'Always' | 'IfNotPresent';
 
@@ -94,9 +106,8 @@ export interface NodeImageStatus {
   firstSyncStatus?: SyncStatus;
 }
 
-export interface NodeImage {
-  apiVersion?: string;
-  kind?: string;
+/** A NodeImage as the API serves it (metadata always set). */
+export interface NodeImage extends KubeObject {
   metadata: ObjectMeta;
   spec?: NodeImageSpec;
   status?: NodeImageStatus;

@@ -9,7 +9,7 @@ import { byNamespace } from '../kube/informer/store.js';
 import type { KubeMetrics } from '../kube/metrics.js';
 import { CoreResources } from '../kube/resource.js';
 import type { Clock } from '../util/clock.js';
-import { CrrHousekeeper, newCrrInformer, type PodObject as CrrPodObject } from './containerrecreate/controller.js';
+import { CrrHousekeeper, newCrrInformer } from './containerrecreate/controller.js';
 import { ImageListPullJobController, CONTROLLER_UID_INDEX, byControllerUid } from './imagelistpulljob/controller.js';
 import { ImagePullJobController, UID_INDEX, byUid } from './imagepulljob/controller.js';
 import {
@@ -26,25 +26,14 @@ import {
   POD_CONTROLLER_UID_INDEX,
   PPS_TARGET_INDEX,
 } from './persistentpodstate/controller.js';
-import {
-  PERSISTENT_POD_STATES,
-  STATEFULSETS,
-  type PersistentPodStateObject,
-  type PodObject as PpsPodObject,
-  type StatefulSetObject,
-} from './persistentpodstate/resources.js';
+import { PERSISTENT_POD_STATES, type PersistentPodState } from '../api/persistentpodstate.js';
+import { IMAGE_LIST_PULL_JOBS, type ImageListPullJob } from '../api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
+import { STATEFULSETS, type StatefulSetObject } from './persistentpodstate/resources.js';
 import { PullSecretSync, SOURCE_KEY_INDEX, sourceKeyOf } from './pullsecrets/secret-sync.js';
-import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
-  type ImageListPullJobObject,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type NodeObject,
-  type PodObject,
-  type SecretObject,
-} from './resources.js';
+import type { SecretObject } from './resources.js';
+import type { WirePod, WireNode } from '../api/wire.js';
 import { OwnWriteExpectations } from '../kube/own-writes.js';
 import type { ControllerMetrics } from './shared/metrics.js';
 
@@ -82,22 +71,22 @@ export interface RunningControllers {
 export function startControllers(settings: ControllerSettings, deps: ControllerDeps): RunningControllers {
   const { client, logger, clock, kubeMetrics } = deps;
   const common = { logger, metrics: kubeMetrics, clock };
-  const nodes = new Informer<NodeObject>(CoreResources.nodes, client, { ...common, name: 'nodes' });
-  const nodeImages = new Informer<NodeImageObject>(NODE_IMAGES, client, {
+  const nodes = new Informer<WireNode>(CoreResources.nodes, client, { ...common, name: 'nodes' });
+  const nodeImages = new Informer<NodeImage>(NODE_IMAGES, client, {
     ...common,
-    name: 'nodeimages',
+    name: NODE_IMAGES.resource,
     indexers: { [OWNER_UID_INDEX]: ownerUidsOf, [SECRET_COPY_INDEX]: secretCopiesOf },
   });
-  const jobs = new Informer<ImagePullJobObject>(IMAGE_PULL_JOBS, client, {
+  const jobs = new Informer<ImagePullJob>(IMAGE_PULL_JOBS, client, {
     ...common,
-    name: 'imagepulljobs',
+    name: IMAGE_PULL_JOBS.resource,
     indexers: { namespace: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
   });
-  const listJobs = new Informer<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, client, {
+  const listJobs = new Informer<ImageListPullJob>(IMAGE_LIST_PULL_JOBS, client, {
     ...common,
-    name: 'imagelistpulljobs',
+    name: IMAGE_LIST_PULL_JOBS.resource,
   });
-  const pods = new Informer<PodObject>(CoreResources.pods, client, {
+  const pods = new Informer<WirePod>(CoreResources.pods, client, {
     ...common,
     name: 'pods',
     indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid },
@@ -111,12 +100,15 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     indexers: { [SOURCE_KEY_INDEX]: sourceKeyOf },
   });
   const crrs = newCrrInformer(client, { clock, logger, metrics: kubeMetrics });
-  const persistentPodStates = new Informer<PersistentPodStateObject>(PERSISTENT_POD_STATES, client, {
+  const persistentPodStates = new Informer<PersistentPodState>(PERSISTENT_POD_STATES, client, {
     ...common,
-    name: 'persistentpodstates',
+    name: PERSISTENT_POD_STATES.resource,
     indexers: { [PPS_TARGET_INDEX]: byTarget },
   });
-  const statefulSets = new Informer<StatefulSetObject>(STATEFULSETS, client, { ...common, name: 'statefulsets' });
+  const statefulSets = new Informer<StatefulSetObject>(STATEFULSETS, client, {
+    ...common,
+    name: STATEFULSETS.resource,
+  });
   const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets, crrs, persistentPodStates, statefulSets];
 
   const nodeImageExpectations = new OwnWriteExpectations(clock);
@@ -155,7 +147,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const crrHousekeeper = new CrrHousekeeper({
     client,
     crrs,
-    pods: pods as unknown as Informer<CrrPodObject>,
+    pods,
     clock,
     logger,
     metrics: deps.metrics,
@@ -166,7 +158,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     ...base,
     persistentPodStates,
     statefulSets,
-    pods: pods as unknown as Informer<PpsPodObject>,
+    pods,
     nodes,
     workers: settings.persistentPodStateWorkers,
   });

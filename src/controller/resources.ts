@@ -1,33 +1,8 @@
-// The collections the controller reads and writes, as src/kube ResourceTypes, and the object types it keeps in its
-// caches (apps.kruise.io kinds at their storage version v1beta1, plus the core kinds it needs).
-import type { ImageListPullJob } from '../api/imagelistpulljob.js';
-import type { ImagePullJob } from '../api/imagepulljob.js';
-import type { NodeImage } from '../api/nodeimage.js';
-import { IMAGE_LIST_PULL_JOB, IMAGE_PULL_JOB, KRUISE_GROUP, NODE_IMAGE, V1BETA1 } from '../api/constants.js';
+// The collections and object types the controller uses that are neither core (src/kube CoreResources, api/wire.ts)
+// nor apps.kruise.io (each kind's resource and type are in src/api): webhook configurations and secrets.
 import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
 
-export const NODE_IMAGES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: NODE_IMAGE.resource,
-  namespaced: false,
-  kind: NODE_IMAGE.kind,
-};
-export const IMAGE_PULL_JOBS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: IMAGE_PULL_JOB.resource,
-  namespaced: true,
-  kind: IMAGE_PULL_JOB.kind,
-};
-export const IMAGE_LIST_PULL_JOBS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: IMAGE_LIST_PULL_JOB.resource,
-  namespaced: true,
-  kind: IMAGE_LIST_PULL_JOB.kind,
-};
 export const MUTATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
   group: 'admissionregistration.k8s.io',
   version: 'v1',
@@ -42,25 +17,6 @@ export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
   namespaced: false,
   kind: 'ValidatingWebhookConfiguration',
 };
-
-export type NodeImageObject = NodeImage & KubeObject;
-export type ImagePullJobObject = ImagePullJob & KubeObject;
-export type ImageListPullJobObject = ImageListPullJob & KubeObject;
-
-export interface NodeCondition {
-  type: string;
-  status: string;
-  lastTransitionTime?: string;
-}
-
-export interface NodeObject extends KubeObject {
-  status?: { conditions?: NodeCondition[] };
-}
-
-export interface PodObject extends KubeObject {
-  spec?: { nodeName?: string };
-  status?: { phase?: string };
-}
 
 export interface SecretObject extends KubeObject {
   type?: string;

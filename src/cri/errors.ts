@@ -137,7 +137,8 @@ function isStatusLike(err: unknown): err is StatusLike {
 
 /** The name of a gRPC status code ("UNAVAILABLE"), for metrics and messages. */
 export function grpcCodeName(code: number): string {
-  const name = (GrpcStatus as unknown as Record<number, string | undefined>)[code];
+  // A numeric enum maps each value back to its name; a code grpc-js does not know has none.
+  const name: string | undefined = GrpcStatus[code];
   return typeof name === 'string' ? name : `CODE_${code}`;
 }
 

@@ -33,6 +33,7 @@ export function criProtoPath(): string {
 export function criServices(): CriServices {
   if (!loaded) {
     const definition = loadSync(criProtoPath(), { ...PROTO_LOADER_OPTIONS });
+    // Cast needed: proto-loader builds these from the .proto at run time; the generated types describe the same file.
     const root = loadPackageDefinition(definition) as unknown as ProtoGrpcType;
     loaded = { runtime: root.runtime.v1.RuntimeService.service, image: root.runtime.v1.ImageService.service };
   }

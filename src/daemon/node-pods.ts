@@ -2,7 +2,7 @@
 // controller that needs the node's pods (container recreate, container meta, launch priority) takes it from
 // `nodePodsOf(ctx)`: it is created and started on first use, once per agent, and stopped with the agent.
 // The agent never lists pods cluster-wide.
-import type { WirePod as Pod } from '../api/wire.js';
+import type { WirePod } from '../api/wire.js';
 import type { KubeClient } from '../kube/client.js';
 import { Informer, type InformerHandlers, type ListWatcher } from '../kube/informer/informer.js';
 import type { KubeMetrics } from '../kube/metrics.js';
@@ -23,7 +23,7 @@ export const POD_UID_INDEX = 'uid';
 export interface NodePodsOptions {
   nodeName: string;
   /** A KubeClient in production; a fake list/watch in unit tests. */
-  source: KubeClient | ListWatcher<Pod>;
+  source: KubeClient | ListWatcher<WirePod>;
   clock?: Clock;
   logger?: Logger;
   metrics?: KubeMetrics;
@@ -31,11 +31,11 @@ export interface NodePodsOptions {
 
 /** The pods on this node, from one supervised watch. Handlers should only enqueue keys. */
 export class NodePods {
-  readonly informer: Informer<Pod>;
+  readonly informer: Informer<WirePod>;
 
   constructor(options: NodePodsOptions) {
     if (!options.nodeName) throw new Error('NodePods needs the node name');
-    this.informer = new Informer<Pod>(CoreResources.pods, options.source, {
+    this.informer = new Informer<WirePod>(CoreResources.pods, options.source, {
       name: 'node-pods',
       fieldSelector: `spec.nodeName=${options.nodeName}`,
       clock: options.clock,
@@ -62,19 +62,19 @@ export class NodePods {
   }
 
   /** The cached pod "namespace/name", or undefined. */
-  get(key: string): Pod | undefined {
+  get(key: string): WirePod | undefined {
     return this.informer.get(key);
   }
 
-  byUid(uid: string): Pod | undefined {
+  byUid(uid: string): WirePod | undefined {
     return this.informer.store.byIndex(POD_UID_INDEX, uid)[0];
   }
 
-  list(): Pod[] {
+  list(): WirePod[] {
     return this.informer.list();
   }
 
-  addHandlers(handlers: InformerHandlers<Pod>): () => void {
+  addHandlers(handlers: InformerHandlers<WirePod>): () => void {
     return this.informer.addHandlers(handlers);
   }
 }

@@ -1,6 +1,7 @@
 // The one controller skeleton: informer handlers add keys, a work queue dedupes and rate-limits them, workers
 // reconcile them (a result may ask for a later look, a throw retries the key with its backoff). Optionally each
-// reconcile is counted and timed. start() runs the workers, stop() shuts the queue down and waits for them.
+// reconcile is counted and timed. Handler registrations given to watch() are removed by stop(); start() runs the
+// workers, stop() shuts the queue down and waits for them.
 import type { Logger } from 'pino';
 import type { Counter, Histogram } from 'prom-client';
 import type { Clock } from '../util/clock.js';
@@ -14,24 +15,36 @@ export interface ReconcileMetrics {
   reconcileSeconds: Histogram<'controller'>;
 }
 
-export interface ControllerLoopOptions {
-  /** Names the queue in metrics and the controller in the reconcile metrics. */
-  name: string;
-  workers: number;
+/** What a loop is built with (a controller's options carry these); `workers` defaults to 3. */
+export interface ControllerLoopParts {
+  workers?: number;
   clock: Clock;
   logger: Logger;
   /** Count and time each reconcile here (the controller's kruise_controller_reconcile*; the agent has none). */
   metrics?: ReconcileMetrics;
   kubeMetrics?: KubeMetrics;
-  reconcile: Reconcile<string>;
 }
 
 export class ControllerLoop {
   readonly queue: WorkQueue<string>;
+  /** The controller's logger: every line says `controller: <name>`. */
+  readonly logger: Logger;
+  private readonly removers: (() => void)[] = [];
   private running?: Promise<void>;
 
-  constructor(private readonly options: ControllerLoopOptions) {
-    this.queue = new WorkQueue<string>({ name: options.name, clock: options.clock, metrics: options.kubeMetrics });
+  /** `name` names the queue in metrics, the controller in the reconcile metrics and in log lines. */
+  constructor(
+    private readonly name: string,
+    private readonly parts: ControllerLoopParts,
+    private readonly reconcile: Reconcile<string>,
+  ) {
+    this.logger = parts.logger.child({ controller: name });
+    this.queue = new WorkQueue<string>({ name, clock: parts.clock, metrics: parts.kubeMetrics });
+  }
+
+  /** Keep informer handler registrations (addHandlers' removers) until stop(). */
+  watch(...removeHandlers: (() => void)[]): void {
+    this.removers.push(...removeHandlers);
   }
 
   add(key: string): void {
@@ -44,7 +57,8 @@ export class ControllerLoop {
 
   /** Run the workers (once; later calls do nothing). */
   start(): void {
-    const { name, metrics, clock, reconcile } = this.options;
+    const { name, reconcile } = this;
+    const { metrics, clock } = this.parts;
     const counted: Reconcile<string> = metrics
       ? async (key) => {
           const started = clock.now();
@@ -60,14 +74,15 @@ export class ControllerLoop {
           }
         }
       : reconcile;
-    this.running ??= runWorkers(this.queue, this.options.workers, counted, {
-      logger: this.options.logger,
-      metrics: this.options.kubeMetrics,
+    this.running ??= runWorkers(this.queue, this.parts.workers ?? 3, counted, {
+      logger: this.logger,
+      metrics: this.parts.kubeMetrics,
     });
   }
 
-  /** Shut the queue down and wait for the workers to finish what they hold. */
+  /** Remove the handlers, shut the queue down and wait for the workers to finish what they hold. */
   async stop(): Promise<void> {
+    for (const remove of this.removers.splice(0)) remove();
     this.queue.shutDown();
     await this.running;
   }

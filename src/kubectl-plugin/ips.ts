@@ -8,15 +8,12 @@
 import { RESERVED_IP_DURATION_ANNOTATION } from '../api/constants.js';
 import type { WirePod } from '../api/wire.js';
 import { isNotFound } from '../kube/errors.js';
-import type { KubeObject } from '../kube/object.js';
 import { CoreResources } from '../kube/resource.js';
 import { AGENTS_ENV, type AgentEndpoint, type AgentSource } from './command-line.js';
 import { printJson, type PluginContext } from './context.js';
 import { parsePrometheusText, type Sample } from './prometheus-text.js';
 import { renderTable } from './table.js';
 import { errorMessage } from '../util/error-message.js';
-
-type PodObject = WirePod & KubeObject;
 
 export const AGENT_POD_SELECTOR = 'control-plane=daemon';
 
@@ -92,7 +89,7 @@ async function readAgentEndpoint(ctx: PluginContext, agent: AgentEndpoint): Prom
 }
 
 async function readAgentPods(ctx: PluginContext, namespace: string, port: number): Promise<NodeReservations[]> {
-  const pods = (await ctx.api.list<PodObject>(CoreResources.pods, { namespace, labelSelector: AGENT_POD_SELECTOR }))
+  const pods = (await ctx.api.list<WirePod>(CoreResources.pods, { namespace, labelSelector: AGENT_POD_SELECTOR }))
     .items;
   return await Promise.all(
     pods.map(async (pod): Promise<NodeReservations> => {
@@ -113,7 +110,7 @@ async function readAgentPods(ctx: PluginContext, namespace: string, port: number
   );
 }
 
-export function reservingPods(pods: readonly PodObject[]): ReservingPod[] {
+export function reservingPods(pods: readonly WirePod[]): ReservingPod[] {
   return pods
     .filter((p) => p.metadata?.annotations?.[RESERVED_IP_DURATION_ANNOTATION] !== undefined)
     .map((p) => ({
@@ -191,7 +188,7 @@ export async function runIps(ctx: PluginContext, command: IpsCommand): Promise<n
     command.agentSource === 'pods'
       ? readAgentPods(ctx, command.agentNamespace, command.agentPort)
       : Promise.all(command.agents.map((a) => readAgentEndpoint(ctx, a))),
-    ctx.api.list<PodObject>(CoreResources.pods).then((l) => reservingPods(l.items)),
+    ctx.api.list<WirePod>(CoreResources.pods).then((l) => reservingPods(l.items)),
   ]);
   if (agents.length === 0) {
     ctx.stderr.write(`${noAgentMessage(command)}\n`);

@@ -1,20 +1,7 @@
 // `nodeimages`: every tag the NodeImages ask for, one row per node and tag, with the phase the agent reported.
-import { KRUISE_GROUP, NODE_IMAGE, V1BETA1 } from '../api/constants.js';
-import type { NodeImage } from '../api/nodeimage.js';
-import type { KubeObject } from '../kube/object.js';
-import type { ResourceType } from '../kube/resource.js';
+import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
 import { printJson, type PluginContext } from './context.js';
 import { renderTable } from './table.js';
-
-export const NODE_IMAGES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: NODE_IMAGE.resource,
-  namespaced: false,
-  kind: NODE_IMAGE.kind,
-};
-
-export type NodeImageObject = NodeImage & KubeObject;
 
 export interface NodeImageRow {
   node: string;
@@ -27,7 +14,7 @@ export interface NodeImageRow {
   completed?: string;
 }
 
-export function nodeImageRows(items: readonly NodeImageObject[]): NodeImageRow[] {
+export function nodeImageRows(items: readonly NodeImage[]): NodeImageRow[] {
   const rows: NodeImageRow[] = [];
   for (const ni of [...items].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))) {
     const node = ni.metadata.name ?? '';
@@ -68,8 +55,8 @@ export function renderNodeImageRows(rows: readonly NodeImageRow[]): string {
 
 export async function runNodeImages(ctx: PluginContext, node: string | undefined): Promise<number> {
   const items = node
-    ? [await ctx.api.get<NodeImageObject>(NODE_IMAGES, node)]
-    : (await ctx.api.list<NodeImageObject>(NODE_IMAGES)).items;
+    ? [await ctx.api.get<NodeImage>(NODE_IMAGES, node)]
+    : (await ctx.api.list<NodeImage>(NODE_IMAGES)).items;
   const rows = nodeImageRows(items);
   if (ctx.global.output === 'json') printJson(ctx, rows);
   else ctx.stdout.write(renderNodeImageRows(rows));

@@ -1,24 +1,13 @@
 // `pull IMAGE [--nodes ...]`: create an ImagePullJob (every node, or the nodes named) and follow its status until the
 // controller marks it complete. Exit 0 when every node pulled the image, 1 when one failed or the wait timed out.
-import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB, KRUISE_GROUP, V1BETA1 } from '../api/constants.js';
 import { nameAndTag, parseImageReference, repositoryName } from '../api/image-reference.js';
-import type { ImagePullJob } from '../api/imagepulljob.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
 import { isNotFound } from '../kube/errors.js';
 import { errorMessage } from '../util/error-message.js';
-import type { KubeObject } from '../kube/object.js';
-import { CoreResources, type ResourceType } from '../kube/resource.js';
+import { apiVersionOf, CoreResources } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
-import { NODE_IMAGES, nodeImageRows, type NodeImageObject } from './nodeimages.js';
-
-export const IMAGE_PULL_JOBS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: IMAGE_PULL_JOB.resource,
-  namespaced: true,
-  kind: IMAGE_PULL_JOB.kind,
-};
-
-export type ImagePullJobObject = ImagePullJob & KubeObject;
+import { nodeImageRows } from './nodeimages.js';
 
 export interface PullRequest {
   image: string;
@@ -39,10 +28,10 @@ export function pullJobPrefix(image: string): string {
   return `pull-${cleaned || 'image'}-`;
 }
 
-export function imagePullJobFor(request: PullRequest): ImagePullJobObject {
+export function imagePullJobFor(request: PullRequest): ImagePullJob {
   return {
-    apiVersion: APPS_KRUISE_V1BETA1,
-    kind: IMAGE_PULL_JOB.kind,
+    apiVersion: apiVersionOf(IMAGE_PULL_JOBS),
+    kind: IMAGE_PULL_JOBS.kind,
     metadata: {
       namespace: request.namespace,
       ...(request.name ? { name: request.name } : { generateName: pullJobPrefix(request.image) }),
@@ -56,7 +45,7 @@ export function imagePullJobFor(request: PullRequest): ImagePullJobObject {
   };
 }
 
-export function pullProgress(job: ImagePullJobObject): string {
+export function pullProgress(job: ImagePullJob): string {
   const s = job.status;
   if (!s) return 'waiting for the controller';
   return `${s.succeeded ?? 0}/${s.desired} nodes pulled, ${s.failed ?? 0} failed, ${s.active ?? 0} pulling`;
@@ -81,9 +70,9 @@ export async function failureReasons(
   const shown = failedNodes.slice(0, MAX_FAILURE_REASONS);
   const lines = await Promise.all(
     shown.map(async (node) => {
-      let nodeImage: NodeImageObject;
+      let nodeImage: NodeImage;
       try {
-        nodeImage = await ctx.api.get<NodeImageObject>(NODE_IMAGES, node);
+        nodeImage = await ctx.api.get<NodeImage>(NODE_IMAGES, node);
       } catch (err) {
         return `${node}: ${isNotFound(err) ? `NodeImage ${node} not found` : `NodeImage unreadable: ${errorMessage(err)}`}`;
       }
@@ -112,13 +101,9 @@ export async function runPull(
       return 1;
     }
   }
-  const created = await ctx.api.create<ImagePullJobObject>(
-    IMAGE_PULL_JOBS,
-    imagePullJobFor({ ...command, namespace }),
-    {
-      namespace,
-    },
-  );
+  const created = await ctx.api.create<ImagePullJob>(IMAGE_PULL_JOBS, imagePullJobFor({ ...command, namespace }), {
+    namespace,
+  });
   const name = created.metadata.name ?? '';
   const where = command.nodes.length > 0 ? `nodes ${command.nodes.join(', ')}` : 'every node';
   if (ctx.global.output !== 'json') {
@@ -132,7 +117,7 @@ export async function runPull(
   const { last, finished } = await follow(
     ctx,
     command.timeoutMs,
-    () => ctx.api.get<ImagePullJobObject>(IMAGE_PULL_JOBS, name, { namespace }),
+    () => ctx.api.get<ImagePullJob>(IMAGE_PULL_JOBS, name, { namespace }),
     (job) => {
       const progress = pullProgress(job);
       if (progress !== said && ctx.global.output !== 'json') ctx.stdout.write(`  ${progress}\n`);

@@ -1,26 +1,13 @@
 // `recreate POD -c C [--ordered]`: check the pod and its containers, create a ContainerRecreateRequest and follow it
 // until it is Completed. Exit 0 when every container was recreated, 1 when one failed or the wait timed out.
-import { CONTAINER_RECREATE_REQUEST, KRUISE_GROUP, V1ALPHA1 } from '../api/constants.js';
-import type { ContainerRecreateRequest } from '../api/containerrecreaterequest.js';
+import { CONTAINER_RECREATE_REQUESTS, type ContainerRecreateRequest } from '../api/containerrecreaterequest.js';
 import type { WirePod } from '../api/wire.js';
 import { isNotFound } from '../kube/errors.js';
-import type { KubeObject } from '../kube/object.js';
-import { CoreResources, type ResourceType } from '../kube/resource.js';
+import { apiVersionOf, CoreResources } from '../kube/resource.js';
 import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
 
-export const CONTAINER_RECREATE_REQUESTS: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1ALPHA1,
-  resource: CONTAINER_RECREATE_REQUEST.resource,
-  namespaced: true,
-  kind: CONTAINER_RECREATE_REQUEST.kind,
-};
-
-export type CrrObject = ContainerRecreateRequest & KubeObject;
-type PodObject = WirePod & KubeObject;
-
 /** A problem with the pod or the containers asked for, said in one line; undefined when the CRR can be made. */
-export function recreateProblem(pod: PodObject, containers: readonly string[]): string | undefined {
+export function recreateProblem(pod: WirePod, containers: readonly string[]): string | undefined {
   const name = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
   const known = (pod.spec?.containers ?? []).map((c) => c.name);
   const missing = containers.filter((c) => !known.includes(c));
@@ -40,10 +27,10 @@ export function crrFor(
   containers: readonly string[],
   ordered: boolean,
   name?: string,
-): CrrObject {
+): ContainerRecreateRequest {
   return {
-    apiVersion: CONTAINER_RECREATE_REQUEST.apiVersion,
-    kind: CONTAINER_RECREATE_REQUEST.kind,
+    apiVersion: apiVersionOf(CONTAINER_RECREATE_REQUESTS),
+    kind: CONTAINER_RECREATE_REQUESTS.kind,
     metadata: {
       namespace,
       ...(name ? { name } : { generateName: `${pod.slice(0, 52)}-` }),
@@ -57,7 +44,7 @@ export function crrFor(
   };
 }
 
-export function crrProgress(crr: CrrObject): string {
+export function crrProgress(crr: ContainerRecreateRequest): string {
   const status = crr.status;
   if (!status?.phase) return 'waiting for the node agent';
   const states = (status.containerRecreateStates ?? []).map((s) => `${s.name}=${s.phase}`).join(' ');
@@ -69,9 +56,9 @@ export async function runRecreate(
   command: { pod: string; containers: string[]; ordered: boolean; name?: string; follow: boolean; timeoutMs: number },
 ): Promise<number> {
   const namespace = namespaceOf(ctx);
-  let pod: PodObject;
+  let pod: WirePod;
   try {
-    pod = await ctx.api.get<PodObject>(CoreResources.pods, command.pod, { namespace });
+    pod = await ctx.api.get<WirePod>(CoreResources.pods, command.pod, { namespace });
   } catch (err) {
     if (isNotFound(err)) {
       ctx.stderr.write(`pod ${namespace}/${command.pod} not found\n`);
@@ -84,7 +71,7 @@ export async function runRecreate(
     ctx.stderr.write(`${problem}\n`);
     return 1;
   }
-  const created = await ctx.api.create<CrrObject>(
+  const created = await ctx.api.create<ContainerRecreateRequest>(
     CONTAINER_RECREATE_REQUESTS,
     crrFor(namespace, command.pod, command.containers, command.ordered, command.name),
     { namespace },
@@ -104,7 +91,7 @@ export async function runRecreate(
   const { last, finished } = await follow(
     ctx,
     command.timeoutMs,
-    () => ctx.api.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, name, { namespace }),
+    () => ctx.api.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, name, { namespace }),
     (crr) => {
       const progress = crrProgress(crr);
       if (progress !== said && ctx.global.output !== 'json') ctx.stdout.write(`  ${progress}\n`);

@@ -20,9 +20,8 @@
 // image id, so RemoveImage of any of them removes every tag and the content: both runs start from an empty node.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import type { NodeImageSpec, NodeImageStatus } from '../../src/api/nodeimage.js';
+import { type NodeImageSpec, type NodeImageStatus, NODE_IMAGES } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
-import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
 import { rssMiB, type AgentProcess } from '../component/daemon/agent-process.js';
 import {
   agentCounter,

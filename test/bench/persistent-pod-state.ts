@@ -12,13 +12,13 @@ import { Informer } from '../../src/kube/informer/informer.js';
 import { CoreResources } from '../../src/kube/resource.js';
 import { createReadyNode, startControllerEnv } from '../e2e/controller/controller-env.js';
 import { ensureNamespace } from '../support/test-namespace.js';
+import { PERSISTENT_POD_STATES } from '../../src/api/persistentpodstate.js';
 import {
   HOSTNAME_LABEL,
-  PERSISTENT_POD_STATES,
   PIN_TO_NODE_ANNOTATIONS,
   STATEFULSETS,
   statefulSetManifest,
-  type PersistentPodStateObject,
+  type PersistentPodState,
   type PodObject,
   type StatefulSetObject,
 } from '../e2e/persistentpodstate/manifests.js';
@@ -55,8 +55,8 @@ export const persistentPodStateSuite: BenchSuite = {
     await controller.leading();
 
     const seen = new Map<string, number>();
-    const ppsWatch = new Informer<PersistentPodStateObject>(PERSISTENT_POD_STATES, client, { namespace: NS });
-    const note = (p: PersistentPodStateObject): void => {
+    const ppsWatch = new Informer<PersistentPodState>(PERSISTENT_POD_STATES, client, { namespace: NS });
+    const note = (p: PersistentPodState): void => {
       for (const name of Object.keys(p.status?.podStates ?? {})) if (!seen.has(name)) seen.set(name, performance.now());
     };
     ppsWatch.addHandlers({ onAdd: note, onUpdate: (_, p) => note(p) });

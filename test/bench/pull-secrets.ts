@@ -4,7 +4,8 @@
 // ImagePullJob naming the secret and selecting no node; each edit is a PUT of the source, timed until a watch of
 // kruise-daemon-config (this process's own informer) shows the copy with the new data. The controller's requests are
 // read from its own metrics (kruise_controller_api_requests_total).
-import { IMAGE_PULL_JOBS, type ImagePullJobObject, type SecretObject } from '../../src/controller/resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
+import type { SecretObject } from '../../src/controller/resources.js';
 import { copyNameFor } from '../../src/controller/pullsecrets/secret-sync.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer/informer.js';
@@ -101,7 +102,7 @@ export const pullSecretsSuite: BenchSuite = {
     copies.start();
     await copies.synced;
 
-    await client.create<ImagePullJobObject>(
+    await client.create<ImagePullJob>(
       IMAGE_PULL_JOBS,
       {
         metadata: { name: 'rotation', namespace: ns },

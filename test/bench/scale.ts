@@ -5,7 +5,7 @@
 // agent report → job completed), the controller's RSS and its API requests (during the job, and at steady state).
 import { readFileSync } from 'node:fs';
 import { rssMiB } from '../component/daemon/agent-process.js';
-import { IMAGE_PULL_JOBS, type ImagePullJobObject } from '../../src/controller/resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
 import { FakeAgent } from '../support/fake-agent.js';
 import { waitFor } from '../support/wait.js';
 import { createReadyNode, getJob, startControllerEnv } from '../e2e/controller/controller-env.js';
@@ -82,7 +82,7 @@ export const scaleSuite: BenchSuite = {
     const writesBefore = env.api.requestCount({ userAgent: UA, method: 'PUT' });
     const cpuBefore = cpuSeconds(pid);
     const jobStarted = Date.now();
-    await env.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, {
+    await env.client.create<ImagePullJob>(IMAGE_PULL_JOBS, {
       metadata: { name: 'scale', namespace: 'default' },
       spec: { image: 'registry.invalid/scale/image:1', parallelism: PARALLELISM, completionPolicy: { type: 'Always' } },
     });

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load as loadYaml } from 'js-yaml';
-import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
+import { NODE_IMAGES } from '../../src/api/nodeimage.js';
 import { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import type { Clock } from '../../src/util/clock.js';

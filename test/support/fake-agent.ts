@@ -1,24 +1,12 @@
 // A test double of the node agent for controller tests and the scale benchmark: for the nodes it serves, it watches
 // NodeImages and answers every spec tag with a status for that tag's version — Succeeded after `delayMs` (or Failed
 // when `fail` says so) — and keeps the counters as the agent does. It never pulls anything.
-import type { NodeImage, NodeImageStatus, ImageTagStatus } from '../../src/api/nodeimage.js';
+import { NODE_IMAGES, type NodeImage, type NodeImageStatus, type ImageTagStatus } from '../../src/api/nodeimage.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
 import { Informer } from '../../src/kube/informer/informer.js';
-import type { KubeObject } from '../../src/kube/object.js';
-import type { ResourceType } from '../../src/kube/resource.js';
 import { WorkQueue } from '../../src/kube/workqueue/queue.js';
 import { runWorkers } from '../../src/kube/workqueue/workers.js';
-
-export const FAKE_AGENT_NODE_IMAGES: ResourceType = {
-  group: 'apps.kruise.io',
-  version: 'v1beta1',
-  resource: 'nodeimages',
-  namespaced: false,
-  kind: 'NodeImage',
-};
-
-type NodeImageObject = NodeImage & KubeObject;
 
 export interface FakeAgentOptions {
   client: KubeClient;
@@ -33,7 +21,7 @@ export interface FakeAgentOptions {
 }
 
 export class FakeAgent {
-  private readonly informer: Informer<NodeImageObject>;
+  private readonly informer: Informer<NodeImage>;
   private readonly queue = new WorkQueue<string>({ name: 'fake-agent' });
   private readonly firstSeen = new Map<string, number>();
   private running?: Promise<void>;
@@ -42,8 +30,8 @@ export class FakeAgent {
   lastWriteAt = 0;
 
   constructor(private readonly o: FakeAgentOptions) {
-    this.informer = new Informer<NodeImageObject>(FAKE_AGENT_NODE_IMAGES, o.client, { name: 'fake-agent' });
-    const enqueue = (ni: NodeImageObject): void => {
+    this.informer = new Informer<NodeImage>(NODE_IMAGES, o.client, { name: 'fake-agent' });
+    const enqueue = (ni: NodeImage): void => {
       const name = ni.metadata.name ?? '';
       if (o.serves(name)) this.queue.add(name);
     };
@@ -119,7 +107,7 @@ export class FakeAgent {
     if (Object.keys(status.imageStatuses ?? {}).length === 0) delete status.imageStatuses;
     if (JSON.stringify(status) !== JSON.stringify(ni.status ?? {})) {
       try {
-        await this.o.client.updateStatus<NodeImageObject>(FAKE_AGENT_NODE_IMAGES, { ...ni, status });
+        await this.o.client.updateStatus<NodeImage>(NODE_IMAGES, { ...ni, status });
         this.writes++;
         this.lastWriteAt = Date.now();
       } catch (err) {

@@ -1,8 +1,7 @@
 // What the image puller's e2e tests and benchmark share (on the real cluster): reading and writing NodeImages,
 // waiting for their statuses, reading the agent's metrics, removing images through CRI, a dockerconfigjson Secret.
-import type { NodeImage, NodeImageSpec, NodeImageStatus } from '../../src/api/nodeimage.js';
+import { type NodeImage, type NodeImageSpec, type NodeImageStatus, NODE_IMAGES } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
-import { NODE_IMAGES } from '../../src/daemon/imagepuller/controller.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';

@@ -3,7 +3,7 @@
 // tells an admin; a ServiceAccount of the test's own with its kubeconfig), events since a moment, and a registry
 // proxy that the nodes reach (on the host's node-network address, with a plain-http certs.d entry in every node).
 import { join } from 'node:path';
-import { IMAGE_PULL_JOBS, type ImagePullJobObject } from '../../src/controller/resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';
@@ -81,7 +81,7 @@ export async function removeNamespace(admin: KubeClient, name: string, timeoutMs
   });
   await waitFor(
     async () => {
-      const jobs = await admin.list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: name });
+      const jobs = await admin.list<ImagePullJob>(IMAGE_PULL_JOBS, { namespace: name });
       for (const job of jobs.items) {
         if (!job.metadata.deletionTimestamp || !job.metadata.finalizers?.length) continue;
         await admin

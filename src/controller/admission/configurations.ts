@@ -1,6 +1,11 @@
 // The controller's Mutating/ValidatingWebhookConfigurations: which requests reach which handler path. The controller
 // keeps them current: creates them when missing, and points every webhook it knows at itself (Service, or a URL
 // when running outside the cluster) with the CA it created as caBundle. Webhooks others added are left alone.
+import { V1ALPHA1, V1BETA1 } from '../../api/constants.js';
+import { CONTAINER_RECREATE_REQUESTS } from '../../api/containerrecreaterequest.js';
+import { IMAGE_LIST_PULL_JOBS } from '../../api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
+import { NODE_IMAGES } from '../../api/nodeimage.js';
 import type { KubeClient } from '../../kube/client.js';
 import { isAlreadyExists } from '../../kube/errors.js';
 import type { KubeObject } from '../../kube/object.js';
@@ -50,58 +55,37 @@ export interface WebhookConfiguration extends KubeObject {
 export interface WebhookDefinition {
   name: string;
   path: string;
-  resource: string;
-  scope: 'Cluster' | 'Namespaced';
-  /** Rules other than the apps.kruise.io CREATE/UPDATE default (e.g. core pods). */
+  /** The collection admitted; its apps.kruise.io CREATE/UPDATE rule is the default. */
+  resource: ResourceType;
+  /** Rules other than that default (e.g. core pods). */
   rules?: WebhookRule[];
   namespaceSelector?: unknown;
   objectSelector?: unknown;
 }
 
-const kruiseRule = (resource: string, scope: string): WebhookRule => ({
-  apiGroups: ['apps.kruise.io'],
-  apiVersions: ['v1alpha1', 'v1beta1'],
+const kruiseRule = (resource: ResourceType): WebhookRule => ({
+  apiGroups: [resource.group],
+  apiVersions: [V1ALPHA1, V1BETA1],
   operations: ['CREATE', 'UPDATE'],
-  resources: [resource],
-  scope,
+  resources: [resource.resource],
+  scope: resource.namespaced ? 'Namespaced' : 'Cluster',
 });
 
 export const MUTATING_WEBHOOKS: WebhookDefinition[] = [
-  { name: 'mnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
-  {
-    name: 'mimagepulljob.kb.io',
-    path: IMAGE_WEBHOOK_PATHS.mutateImagePullJob,
-    resource: 'imagepulljobs',
-    scope: 'Namespaced',
-  },
-  {
-    name: 'mimagelistpulljob.kb.io',
-    path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob,
-    resource: 'imagelistpulljobs',
-    scope: 'Namespaced',
-  },
-  {
-    name: 'mcontainerrecreaterequest.kb.io',
-    path: CRR_WEBHOOK_PATH,
-    resource: 'containerrecreaterequests',
-    scope: 'Namespaced',
-  },
+  { name: 'mnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateNodeImage, resource: NODE_IMAGES },
+  { name: 'mimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImagePullJob, resource: IMAGE_PULL_JOBS },
+  { name: 'mimagelistpulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.mutateImageListPullJob, resource: IMAGE_LIST_PULL_JOBS },
+  { name: 'mcontainerrecreaterequest.kb.io', path: CRR_WEBHOOK_PATH, resource: CONTAINER_RECREATE_REQUESTS },
   POD_MUTATING_WEBHOOK,
   PPS_POD_WEBHOOK,
 ];
 export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
-  { name: 'vnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.validateNodeImage, resource: 'nodeimages', scope: 'Cluster' },
-  {
-    name: 'vimagepulljob.kb.io',
-    path: IMAGE_WEBHOOK_PATHS.validateImagePullJob,
-    resource: 'imagepulljobs',
-    scope: 'Namespaced',
-  },
+  { name: 'vnodeimage.kb.io', path: IMAGE_WEBHOOK_PATHS.validateNodeImage, resource: NODE_IMAGES },
+  { name: 'vimagepulljob.kb.io', path: IMAGE_WEBHOOK_PATHS.validateImagePullJob, resource: IMAGE_PULL_JOBS },
   {
     name: 'vimagelistpulljob.kb.io',
     path: IMAGE_WEBHOOK_PATHS.validateImageListPullJob,
-    resource: 'imagelistpulljobs',
-    scope: 'Namespaced',
+    resource: IMAGE_LIST_PULL_JOBS,
   },
   PPS_VALIDATING_WEBHOOK,
 ];
@@ -124,7 +108,7 @@ export function webhookFor(def: WebhookDefinition, target: WebhookTarget, mutati
   const hook: Webhook = {
     name: def.name,
     clientConfig: clientConfigFor(def.path, target),
-    rules: def.rules ?? [kruiseRule(def.resource, def.scope)],
+    rules: def.rules ?? [kruiseRule(def.resource)],
     failurePolicy: 'Fail',
     sideEffects: 'None',
     admissionReviewVersions: ['v1'],

@@ -6,7 +6,11 @@
 // agent waits on. Readiness of the new containers is read by the agent from the pod itself, so no status
 // snapshot is written here.
 import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../api/constants.js';
-import { crrFinished, type ContainerRecreateRequest } from '../../api/containerrecreaterequest.js';
+import {
+  CONTAINER_RECREATE_REQUESTS,
+  crrFinished,
+  type ContainerRecreateRequest,
+} from '../../api/containerrecreaterequest.js';
 import type { WirePod } from '../../api/wire.js';
 import {
   byLabel,
@@ -20,23 +24,11 @@ import {
   type KubeObject,
   type ReconcileMetrics,
   type ReconcileResult,
-  type ResourceType,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { addNotReadyKey, CRR_USER_AGENT, hasKruisePodReadyGate, removeNotReadyKey } from './pod-readiness.js';
 import { rfc3339 } from '../../util/time.js';
-
-export const CRR_RESOURCE: ResourceType = {
-  group: 'apps.kruise.io',
-  version: 'v1alpha1',
-  resource: 'containerrecreaterequests',
-  namespaced: true,
-  kind: 'ContainerRecreateRequest',
-};
-
-export type CrrObject = ContainerRecreateRequest & KubeObject;
-export type PodObject = WirePod & KubeObject;
 
 export const CRR_POD_UID_INDEX = 'crrPodUid';
 /** An agent that has not set a phase within this long is taken as absent (OpenKruise's responseTimeout). */
@@ -50,9 +42,9 @@ export const MESSAGE_DEADLINE = 'recreating has exceeded the activeDeadlineSecon
 export function newCrrInformer(
   client: KubeClient,
   options: { clock: Clock; logger: Logger; metrics?: KubeMetrics },
-): Informer<CrrObject> {
-  return new Informer<CrrObject>(CRR_RESOURCE, client, {
-    name: 'containerrecreaterequests',
+): Informer<ContainerRecreateRequest> {
+  return new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, client, {
+    name: CONTAINER_RECREATE_REQUESTS.resource,
     clock: options.clock,
     logger: options.logger,
     metrics: options.metrics,
@@ -62,9 +54,9 @@ export function newCrrInformer(
 
 export interface CrrHousekeeperOptions {
   client: KubeClient;
-  crrs: Informer<CrrObject>;
+  crrs: Informer<ContainerRecreateRequest>;
   /** Pods (all namespaces); looked up by "namespace/name". */
-  pods: Informer<PodObject>;
+  pods: Informer<WirePod>;
   clock: Clock;
   logger: Logger;
   /** Counts and times the reconciles (kruise_controller_reconcile*, controller="crr"). */
@@ -79,15 +71,17 @@ export class CrrHousekeeper {
   private removeHandlers: Array<() => void> = [];
 
   constructor(private readonly options: CrrHousekeeperOptions) {
-    this.loop = new ControllerLoop({
-      name: 'crr',
-      workers: options.workers ?? 3,
-      clock: options.clock,
-      logger: options.logger,
-      metrics: options.metrics,
-      kubeMetrics: options.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop(
+      'crr',
+      {
+        workers: options.workers ?? 3,
+        clock: options.clock,
+        logger: options.logger,
+        metrics: options.metrics,
+        kubeMetrics: options.kubeMetrics,
+      },
+      (key) => this.reconcile(key),
+    );
   }
 
   /** Add the handlers and run the workers (call once the caches synced). */
@@ -97,7 +91,7 @@ export class CrrHousekeeper {
     this.removeHandlers.push(
       crrs.addHandlers({ onAdd: (c) => this.loop.add(key(c)), onUpdate: (_, c) => this.loop.add(key(c)) }),
     );
-    const onPod = (pod: PodObject): void => {
+    const onPod = (pod: WirePod): void => {
       const uid = pod.metadata?.uid;
       if (!uid) return;
       for (const crr of crrs.store.byIndex(CRR_POD_UID_INDEX, uid)) {
@@ -142,7 +136,7 @@ export class CrrHousekeeper {
       if (crr.metadata?.deletionTimestamp) return;
       if (crr.metadata?.labels?.[CRR_ACTIVE_LABEL] !== undefined) {
         await client.patch(
-          CRR_RESOURCE,
+          CONTAINER_RECREATE_REQUESTS,
           crr.metadata.name!,
           { metadata: { labels: { [CRR_ACTIVE_LABEL]: null } } },
           {
@@ -158,7 +152,7 @@ export class CrrHousekeeper {
       if (left > 0) return { requeueAfter: left };
       log.info({ ttlSecondsAfterFinished: ttl }, 'deleting finished ContainerRecreateRequest');
       try {
-        await client.delete(CRR_RESOURCE, crr.metadata.name!, { namespace: ns });
+        await client.delete(CONTAINER_RECREATE_REQUESTS, crr.metadata.name!, { namespace: ns });
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
@@ -200,13 +194,13 @@ export class CrrHousekeeper {
     return Number.isFinite(wait) ? { requeueAfter: Math.max(1, wait) } : undefined;
   }
 
-  private async complete(crr: CrrObject, message: string): Promise<void> {
+  private async complete(crr: ContainerRecreateRequest, message: string): Promise<void> {
     this.options.logger.info(
       { crr: `${crr.metadata?.namespace}/${crr.metadata?.name}`, message },
       'completing ContainerRecreateRequest',
     );
     // conditional on the CRR read; after a conflict, a CRR the agent finished meanwhile is left as it is
-    await patchStatus(this.options.client, CRR_RESOURCE, crr, (draft) => {
+    await patchStatus(this.options.client, CONTAINER_RECREATE_REQUESTS, crr, (draft) => {
       if (crrFinished(draft.status)) return;
       draft.status = {
         ...(draft.status ?? { phase: '' }),
@@ -218,14 +212,14 @@ export class CrrHousekeeper {
   }
 
   /** Finalizer first (so the hold is always released), then the pod's not-ready key, then the acquired time. */
-  private async acquirePodNotReady(crr: CrrObject, pod: PodObject): Promise<void> {
+  private async acquirePodNotReady(crr: ContainerRecreateRequest, pod: WirePod): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
     const name = crr.metadata.name!;
     if (hasKruisePodReadyGate(pod)) {
       if (!crr.metadata?.finalizers?.includes(CRR_UNREADY_ACQUIRED_KEY)) {
         await client.patch(
-          CRR_RESOURCE,
+          CONTAINER_RECREATE_REQUESTS,
           name,
           {
             metadata: {
@@ -251,7 +245,7 @@ export class CrrHousekeeper {
       );
     }
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       name,
       { metadata: { annotations: { [CRR_UNREADY_ACQUIRED_KEY]: rfc3339(clock.now()) } } },
       {
@@ -261,7 +255,7 @@ export class CrrHousekeeper {
     );
   }
 
-  private async releasePodNotReady(crr: CrrObject, pod: PodObject | undefined): Promise<void> {
+  private async releasePodNotReady(crr: ContainerRecreateRequest, pod: WirePod | undefined): Promise<void> {
     const { client, clock } = this.options;
     const ns = crr.metadata?.namespace ?? '';
     const name = crr.metadata.name!;
@@ -276,7 +270,7 @@ export class CrrHousekeeper {
       });
     }
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       name,
       {
         metadata: {

@@ -3,34 +3,27 @@
 // Status aggregates the children; an Always list job completes when every child has, and is deleted after its TTL
 // (the children go with it through garbage collection).
 import { createHash } from 'node:crypto';
-import type { Logger } from 'pino';
 import { CONTROLLER_REVISION_HASH_LABEL } from '../../api/constants.js';
-import type { ImageListPullJobStatus } from '../../api/imagelistpulljob.js';
-import type { ImagePullJobTemplate } from '../../api/imagepulljob.js';
-import type { KubeClient } from '../../kube/client.js';
+import {
+  type ImageListPullJobStatus,
+  IMAGE_LIST_PULL_JOBS,
+  type ImageListPullJob,
+} from '../../api/imagelistpulljob.js';
+import { type ImagePullJobTemplate, IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
 import { isNotFound } from '../../kube/errors.js';
-import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { KubeMetrics } from '../../kube/metrics.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
-import { APPS_KRUISE_V1BETA1, IMAGE_LIST_PULL_JOB } from '../../api/constants.js';
-import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
-  type ImageListPullJobObject,
-  type ImagePullJobObject,
-} from '../resources.js';
+import { apiVersionOf } from '../../kube/resource.js';
 import { ControllerLoop } from '../../kube/controller-loop.js';
-import type { ControllerMetrics } from '../shared/metrics.js';
+import type { ControllerParts } from '../shared/controller-parts.js';
 import { parseTime, rfc3339 } from '../../util/time.js';
 
 /** Index of the ImagePullJob cache: uid of the controller owner. */
 export const CONTROLLER_UID_INDEX = 'controllerUid';
-export const byControllerUid = (o: ImagePullJobObject): string[] => {
+export const byControllerUid = (o: ImagePullJob): string[] => {
   const ref = (o.metadata.ownerReferences ?? []).find((r) => r.controller);
   return ref ? [ref.uid] : [];
 };
@@ -50,9 +43,20 @@ const TEMPLATE_FIELDS: (keyof ImagePullJobTemplate)[] = [
 
 /** A stable hash of the job template (canonical JSON, sorted keys), as a label value. */
 export function templateHash(spec: ImagePullJobTemplate): string {
-  const template: Record<string, unknown> = {};
-  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) template[field] = spec[field];
-  return createHash('sha256').update(canonical(template)).digest('hex').slice(0, 10);
+  return createHash('sha256')
+    .update(canonical(templateOf(spec)))
+    .digest('hex')
+    .slice(0, 10);
+}
+
+/** The job-template fields the spec sets (a list job's own fields, such as its images, left out). */
+function templateOf(spec: ImagePullJobTemplate): Partial<ImagePullJobTemplate> {
+  const template: Partial<ImagePullJobTemplate> = {};
+  const copy = <K extends keyof ImagePullJobTemplate>(field: K): void => {
+    template[field] = spec[field];
+  };
+  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) copy(field);
+  return template;
 }
 
 function canonical(value: unknown): string {
@@ -69,8 +73,8 @@ function canonical(value: unknown): string {
 
 /** The list job's status from its children (pure). */
 export function listJobStatus(
-  job: ImageListPullJobObject,
-  children: readonly ImagePullJobObject[],
+  job: ImageListPullJob,
+  children: readonly ImagePullJob[],
   now: number,
 ): ImageListPullJobStatus {
   const status: ImageListPullJobStatus = {
@@ -98,16 +102,9 @@ export function listJobStatus(
   return status;
 }
 
-export interface ImageListPullJobControllerOptions {
-  client: KubeClient;
-  listJobs: Informer<ImageListPullJobObject>;
-  jobs: Informer<ImagePullJobObject>;
-  events: EventRecorder;
-  clock: Clock;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  kubeMetrics?: KubeMetrics;
-  workers?: number;
+export interface ImageListPullJobControllerOptions extends ControllerParts {
+  listJobs: Informer<ImageListPullJob>;
+  jobs: Informer<ImagePullJob>;
 }
 
 /** A child created but not yet in the cache is remembered this long (then the cache is trusted again). */
@@ -115,34 +112,23 @@ const PENDING_CHILD_MS = 30_000;
 
 export class ImageListPullJobController {
   private readonly loop: ControllerLoop;
-  private readonly logger: Logger;
-  private readonly removers: (() => void)[] = [];
   /** `<list uid>/<image>` → when we created a child for it (cache may not show it yet). */
   private readonly pendingChildren = new Map<string, number>();
 
   constructor(private readonly o: ImageListPullJobControllerOptions) {
-    this.logger = o.logger.child({ controller: 'imagelistpulljob' });
-    this.loop = new ControllerLoop({
-      name: 'imagelistpulljob',
-      workers: o.workers ?? 3,
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      kubeMetrics: o.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop('imagelistpulljob', o, (key) => this.reconcile(key));
   }
 
   start(): void {
-    const enqueueOwner = (child: ImagePullJobObject): void => {
+    const enqueueOwner = (child: ImagePullJob): void => {
       const ref = (child.metadata.ownerReferences ?? []).find(
-        (r) => r.controller && r.kind === IMAGE_LIST_PULL_JOB.kind,
+        (r) => r.controller && r.kind === IMAGE_LIST_PULL_JOBS.kind,
       );
       if (!ref) return;
       this.pendingChildren.delete(`${ref.uid}/${child.spec?.image ?? ''}`);
       this.loop.add(`${child.metadata.namespace ?? ''}/${ref.name}`);
     };
-    this.removers.push(
+    this.loop.watch(
       this.o.listJobs.addHandlers({
         onAdd: (j) => this.loop.add(objectKey(j)),
         onUpdate: (_, j) => this.loop.add(objectKey(j)),
@@ -157,9 +143,8 @@ export class ImageListPullJobController {
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    for (const remove of this.removers.splice(0)) remove();
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
@@ -195,7 +180,7 @@ export class ImageListPullJobController {
 
     const children = this.o.jobs.store.byIndex(CONTROLLER_UID_INDEX, uid).filter((c) => !c.metadata.deletionTimestamp);
     const images = [...new Set(job.spec?.images ?? [])];
-    const byImage = new Map<string, ImagePullJobObject>();
+    const byImage = new Map<string, ImagePullJob>();
     let waiting = false;
     for (const child of children) {
       const image = child.spec?.image ?? '';
@@ -211,13 +196,7 @@ export class ImageListPullJobController {
             preconditions: { uid: child.metadata.uid },
           })
           .catch(ignoreNotFound);
-        this.o.events.event(
-          job,
-          'Normal',
-          'SuccessfulDelete',
-          `Successful delete ImagePullJob ${child.metadata.name ?? ''}`,
-          IMAGE_LIST_PULL_JOBS,
-        );
+        this.childEvent(job, 'delete', child);
         continue;
       }
       byImage.set(image, child);
@@ -230,16 +209,10 @@ export class ImageListPullJobController {
         waiting = true;
         continue;
       }
-      const created = await this.o.client.create<ImagePullJobObject>(IMAGE_PULL_JOBS, childFor(job, image, hash));
+      const created = await this.o.client.create<ImagePullJob>(IMAGE_PULL_JOBS, childFor(job, image, hash));
       this.pendingChildren.set(pendingKey, now);
       waiting = true;
-      this.o.events.event(
-        job,
-        'Normal',
-        'SuccessfulCreate',
-        `Successful create ImagePullJob ${created.metadata.name ?? ''}`,
-        IMAGE_LIST_PULL_JOBS,
-      );
+      this.childEvent(job, 'create', created);
     }
 
     const status = listJobStatus(job, [...byImage.values()], now);
@@ -249,12 +222,18 @@ export class ImageListPullJobController {
     }
     if (waiting) return { requeueAfter: 1000 };
   }
+
+  /** The Normal event recorded on the list job for each child it creates or deletes (OpenKruise's reasons and words). */
+  private childEvent(job: ImageListPullJob, verb: 'create' | 'delete', child: ImagePullJob): void {
+    const reason = verb === 'create' ? 'SuccessfulCreate' : 'SuccessfulDelete';
+    const message = `Successful ${verb} ImagePullJob ${child.metadata.name ?? ''}`;
+    this.o.events.event(job, 'Normal', reason, message, IMAGE_LIST_PULL_JOBS);
+  }
 }
 
-function childFor(job: ImageListPullJobObject, image: string, hash: string): ImagePullJobObject {
+function childFor(job: ImageListPullJob, image: string, hash: string): ImagePullJob {
   const spec = structuredClone(job.spec);
-  const template: Record<string, unknown> = {};
-  for (const field of TEMPLATE_FIELDS) if (spec[field] !== undefined) template[field] = spec[field];
+  const template = templateOf(spec);
   // The list job owns the TTL: a child deleted on its own TTL would be created again while its siblings still pull.
   const completionPolicy = { ...(spec.completionPolicy ?? {}) };
   delete completionPolicy.ttlSecondsAfterFinished;
@@ -265,8 +244,8 @@ function childFor(job: ImageListPullJobObject, image: string, hash: string): Ima
       labels: { [CONTROLLER_REVISION_HASH_LABEL]: hash },
       ownerReferences: [
         {
-          apiVersion: APPS_KRUISE_V1BETA1,
-          kind: IMAGE_LIST_PULL_JOB.kind,
+          apiVersion: apiVersionOf(IMAGE_LIST_PULL_JOBS),
+          kind: IMAGE_LIST_PULL_JOBS.kind,
           name: job.metadata.name ?? '',
           uid: job.metadata.uid ?? '',
           controller: true,
@@ -274,7 +253,7 @@ function childFor(job: ImageListPullJobObject, image: string, hash: string): Ima
         },
       ],
     },
-    spec: { ...(template as unknown as ImagePullJobTemplate), completionPolicy, image },
+    spec: { ...template, completionPolicy, image },
   };
 }
 

@@ -3,19 +3,14 @@
 // finalizer (released with the pull-secret copies when the job completes, is deleted or vanishes). A job is
 // requeued when a source secret it names changes (each source has its own watch, see pullsecrets/), so the change
 // reaches its copy at once.
-import type { Logger } from 'pino';
 import { KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
-import type { ReferenceObject } from '../../api/nodeimage.js';
-import type { KubeClient } from '../../kube/client.js';
+import { type ReferenceObject, NODE_IMAGES, type NodeImage } from '../../api/nodeimage.js';
 import { isNotFound } from '../../kube/errors.js';
-import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { KubeMetrics } from '../../kube/metrics.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey, splitKey } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
 import { referencesOf, type PullSecretSync } from '../pullsecrets/secret-sync.js';
 import {
   forbiddenMessage,
@@ -25,18 +20,13 @@ import {
   withSecretProblems,
   type SecretProblems,
 } from '../pullsecrets/source-access.js';
-import {
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type PodObject,
-  type SecretObject,
-} from '../resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
+import type { SecretObject } from '../resources.js';
+import type { WirePod } from '../../api/wire.js';
 import { ControllerLoop } from '../../kube/controller-loop.js';
+import type { ControllerParts } from '../shared/controller-parts.js';
 import type { OwnWriteExpectations } from '../../kube/own-writes.js';
 import { updateFromFresh } from '../../kube/fresh-update.js';
-import type { ControllerMetrics } from '../shared/metrics.js';
 import { parseTime } from '../../util/time.js';
 import { isActiveJob, jobImageOf, parallelismOf, type JobImage } from './job-image.js';
 import { calculateJobStatus } from './job-status.js';
@@ -47,26 +37,19 @@ import { writeJobTag } from './tag-write.js';
 export const UID_INDEX = 'uid';
 export const byUid = (o: { metadata?: { uid?: string } }): string[] => (o.metadata?.uid ? [o.metadata.uid] : []);
 
-export interface ImagePullJobControllerOptions {
-  client: KubeClient;
-  jobs: Informer<ImagePullJobObject>;
-  nodeImages: Informer<NodeImageObject>;
-  pods?: Informer<PodObject>;
+export interface ImagePullJobControllerOptions extends ControllerParts {
+  jobs: Informer<ImagePullJob>;
+  nodeImages: Informer<NodeImage>;
+  pods?: Informer<WirePod>;
   /** The pull-secret copies (secrets informer on kruise-daemon-config only). */
   secretCopies: Informer<SecretObject>;
   /** Copies the jobs' pull secrets; tells which jobs to requeue when a source changes. */
   secretSync: PullSecretSync;
   /** The controller's own namespace, for the grant command in 403 messages (default kruise-system). */
   controllerNamespace?: string;
-  /** Our writes of NodeImages (by name) and jobs (by key): the caches must show them before we count. */
+  /** Shared with anything else writing NodeImages: the caches must show our writes before we count. */
   nodeImageExpectations: OwnWriteExpectations;
   jobExpectations: OwnWriteExpectations;
-  events: EventRecorder;
-  clock: Clock;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  kubeMetrics?: KubeMetrics;
-  workers?: number;
   /** --default-ttlseconds-for-always-nodeimage (300). */
   defaultTagTtlSeconds?: number;
   random?: () => number;
@@ -79,28 +62,17 @@ const CACHE_WAIT_MS = 100;
 
 export class ImagePullJobController {
   private readonly loop: ControllerLoop;
-  private readonly logger: Logger;
-  private readonly removers: (() => void)[] = [];
 
   constructor(private readonly o: ImagePullJobControllerOptions) {
-    this.logger = o.logger.child({ controller: 'imagepulljob' });
-    this.loop = new ControllerLoop({
-      name: 'imagepulljob',
-      workers: o.workers ?? 3,
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      kubeMetrics: o.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop('imagepulljob', o, (key) => this.reconcile(key));
   }
 
   start(): void {
-    const activeJobs = (): ImagePullJobObject[] => this.o.jobs.list().filter(isActiveJob);
-    const enqueueMatching = (ni: NodeImageObject): void => {
+    const activeJobs = (): ImagePullJob[] => this.o.jobs.list().filter(isActiveJob);
+    const enqueueMatching = (ni: NodeImage): void => {
       for (const job of activeJobs()) if (jobMayTarget(job, ni)) this.loop.add(objectKey(job));
     };
-    this.removers.push(
+    this.loop.watch(
       this.o.jobExpectations.follow(this.o.jobs, objectKey),
       this.o.nodeImageExpectations.follow(this.o.nodeImages, (ni) => ni.metadata.name ?? ''),
       this.o.jobs.addHandlers({
@@ -129,13 +101,13 @@ export class ImagePullJobController {
       this.o.secretSync.onSourceChange((key) => this.loop.add(key)),
     );
     if (this.o.pods) {
-      const enqueuePodJobs = (pod: PodObject): void => {
+      const enqueuePodJobs = (pod: WirePod): void => {
         for (const job of activeJobs()) {
           if (job.spec?.podSelector && job.metadata.namespace === pod.metadata?.namespace)
             this.loop.add(objectKey(job));
         }
       };
-      this.removers.push(
+      this.loop.watch(
         this.o.pods.addHandlers({
           onAdd: enqueuePodJobs,
           onDelete: enqueuePodJobs,
@@ -154,9 +126,8 @@ export class ImagePullJobController {
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    for (const remove of this.removers.splice(0)) remove();
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private enqueueCopyUsers(copy: SecretObject): void {
@@ -193,7 +164,7 @@ export class ImagePullJobController {
           preconditions: { uid: job.metadata.uid },
         })
         .catch(ignoreNotFound);
-      this.logger.info({ job: key }, 'ImagePullJob deleted after ttlSecondsAfterFinished');
+      this.loop.logger.info({ job: key }, 'ImagePullJob deleted after ttlSecondsAfterFinished');
       return;
     }
     if (!(job.metadata.finalizers ?? []).includes(PROTECTION_FINALIZER)) {
@@ -258,19 +229,19 @@ export class ImagePullJobController {
   }
 
   /** Missing or unreadable pull secrets: the job carries on without them (as for an unknown secret). */
-  private reportSecretProblems(job: ImagePullJobObject, problems: SecretProblems): void {
+  private reportSecretProblems(job: ImagePullJob, problems: SecretProblems): void {
     if (problems.missing.length > 0) {
       this.o.events.event(job, 'Warning', PULL_SECRET_NOT_FOUND_REASON, notFoundMessage(problems), IMAGE_PULL_JOBS);
     }
     if (problems.forbidden.length > 0) {
       const message = forbiddenMessage(problems, this.controllerNamespace());
       this.o.events.event(job, 'Warning', PULL_SECRET_FORBIDDEN_REASON, message, IMAGE_PULL_JOBS);
-      this.logger.debug({ job: objectKey(job), namespace: problems.namespace }, message);
+      this.loop.logger.debug({ job: objectKey(job), namespace: problems.namespace }, message);
     }
   }
 
   private async writeTags(
-    job: ImagePullJobObject,
+    job: ImagePullJob,
     image: JobImage,
     refs: ReferenceObject[],
     names: string[],
@@ -280,7 +251,7 @@ export class ImagePullJobController {
     const queue = [...names];
     const work = async (): Promise<void> => {
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-        const { written, object } = await updateFromFresh<NodeImageObject>(
+        const { written, object } = await updateFromFresh<NodeImage>(
           this.o.client,
           NODE_IMAGES,
           name,
@@ -297,14 +268,14 @@ export class ImagePullJobController {
     await Promise.all(Array.from({ length: n }, () => work()));
   }
 
-  private async writeStatus(job: ImagePullJobObject, status: NonNullable<ImagePullJobObject['status']>): Promise<void> {
+  private async writeStatus(job: ImagePullJob, status: NonNullable<ImagePullJob['status']>): Promise<void> {
     if (jsonEqual(JSON.parse(JSON.stringify(job.status ?? {})), JSON.parse(JSON.stringify(status)))) return;
     const result = await patchStatus(this.o.client, IMAGE_PULL_JOBS, job, () => status);
     if (result.patched) this.o.jobExpectations.expect(objectKey(job), result.object.metadata?.resourceVersion);
   }
 
   /** Release the pull-secret copies and the protection finalizer. */
-  private async finalize(job: ImagePullJobObject): Promise<void> {
+  private async finalize(job: ImagePullJob): Promise<void> {
     const key = objectKey(job);
     await this.o.secretSync.release(key);
     if (!(job.metadata.finalizers ?? []).includes(PROTECTION_FINALIZER)) return;
@@ -316,9 +287,9 @@ export class ImagePullJobController {
     });
   }
 
-  private async editJob(job: ImagePullJobObject, mutate: (draft: ImagePullJobObject) => boolean): Promise<void> {
+  private async editJob(job: ImagePullJob, mutate: (draft: ImagePullJob) => boolean): Promise<void> {
     const { name, namespace } = splitKey(objectKey(job));
-    const { object, written } = await updateFromFresh<ImagePullJobObject>(
+    const { object, written } = await updateFromFresh<ImagePullJob>(
       this.o.client,
       IMAGE_PULL_JOBS,
       name,
@@ -330,7 +301,7 @@ export class ImagePullJobController {
 }
 
 /** UIDs of jobs owning a tag whose spec or reported status differs between two versions of a NodeImage. */
-export function changedTagOwners(old: NodeImageObject, next: NodeImageObject): Set<string> {
+export function changedTagOwners(old: NodeImage, next: NodeImage): Set<string> {
   const uids = new Set<string>();
   const names = new Set([...Object.keys(old.spec?.images ?? {}), ...Object.keys(next.spec?.images ?? {})]);
   for (const name of names) {

@@ -1,9 +1,9 @@
 // What a job pulls, in NodeImage terms: the image's familiar name (the spec.images key) and the tag or digest.
 // Also the job's parallelism and its owner reference as written into NodeImage tags.
-import { APPS_KRUISE_V1BETA1, IMAGE_PULL_JOB } from '../../api/constants.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
 import { nameAndTag, tryParseImageReference } from '../../api/image-reference.js';
 import type { ObjectReference } from '../../api/meta.js';
-import type { ImagePullJobObject } from '../resources.js';
+import { apiVersionOf } from '../../kube/resource.js';
 
 export interface JobImage {
   name: string;
@@ -11,34 +11,34 @@ export interface JobImage {
 }
 
 /** The (name, tag) of the job's image; an error message when the image is not a valid reference. */
-export function jobImageOf(job: ImagePullJobObject): JobImage | { error: string } {
+export function jobImageOf(job: ImagePullJob): JobImage | { error: string } {
   const parsed = tryParseImageReference(job.spec?.image);
   if (!parsed.ok) return { error: `invalid image ${String(job.spec?.image)}: ${parsed.error}` };
   return nameAndTag(parsed.reference);
 }
 
 /** Nodes pulling at once: default 1, 0 pauses; a bad value counts as 0 (paused) rather than crashing. */
-export function parallelismOf(job: ImagePullJobObject): number {
+export function parallelismOf(job: ImagePullJob): number {
   const value = job.spec?.parallelism;
   if (value === undefined || value === null) return 1;
   const n = typeof value === 'number' ? value : /^\d+$/.test(value) ? Number(value) : NaN;
   return Number.isInteger(n) && n >= 0 ? n : 0;
 }
 
-export function ownerRefOf(job: ImagePullJobObject): ObjectReference {
+export function ownerRefOf(job: ImagePullJob): ObjectReference {
   return {
-    apiVersion: APPS_KRUISE_V1BETA1,
-    kind: IMAGE_PULL_JOB.kind,
+    apiVersion: apiVersionOf(IMAGE_PULL_JOBS),
+    kind: IMAGE_PULL_JOBS.kind,
     name: job.metadata.name,
     namespace: job.metadata.namespace,
     uid: job.metadata.uid,
   };
 }
 
-export function isActiveJob(job: ImagePullJobObject): boolean {
+export function isActiveJob(job: ImagePullJob): boolean {
   return !job.metadata.deletionTimestamp && !job.status?.completionTime;
 }
 
-export function completionTypeOf(job: ImagePullJobObject): 'Always' | 'Never' {
+export function completionTypeOf(job: ImagePullJob): 'Always' | 'Never' {
   return job.spec?.completionPolicy?.type === 'Never' ? 'Never' : 'Always';
 }

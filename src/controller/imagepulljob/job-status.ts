@@ -2,9 +2,8 @@
 // as an owner (synced), and what phase the node reports for that tag's version. Also the nodes still to write
 // (not synced, or missing the job's pull secrets) and the nodes whose tag lags behind an edit of the job's pull
 // policy. Completion: Always jobs complete when every node finished, or at activeDeadlineSeconds.
-import type { ReferenceObject } from '../../api/nodeimage.js';
-import type { ImagePullJobStatus } from '../../api/imagepulljob.js';
-import type { ImagePullJobObject, NodeImageObject } from '../resources.js';
+import type { ReferenceObject, NodeImage } from '../../api/nodeimage.js';
+import type { ImagePullJobStatus, ImagePullJob } from '../../api/imagepulljob.js';
 import { parseTime, rfc3339 } from '../../util/time.js';
 import { completionTypeOf, type JobImage } from './job-image.js';
 
@@ -23,9 +22,9 @@ export function sameRef(a: ReferenceObject, b: ReferenceObject): boolean {
 }
 
 export function calculateJobStatus(
-  job: ImagePullJobObject,
+  job: ImagePullJob,
   image: JobImage,
-  nodeImages: readonly NodeImageObject[],
+  nodeImages: readonly NodeImage[],
   secretRefs: readonly ReferenceObject[],
   now: number,
 ): JobStatusResult {
@@ -117,7 +116,7 @@ export function statusMessage(status: ImagePullJobStatus): string {
 
 /** The tag's imagePullPolicy differs from the job's (OpenKruise #2221: edits must reach the tags). */
 export function tagDrifts(
-  job: ImagePullJobObject,
+  job: ImagePullJob,
   tag: {
     imagePullPolicy?: string;
     ownerReferences?: { uid?: string }[];

@@ -2,15 +2,17 @@
 // `podSelector` (the nodes of the active pods it matches in the job's namespace), or all NodeImages. From the caches.
 import { labelSelectorMatches } from '../../api/label-selector.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { ImagePullJobObject, NodeImageObject, PodObject } from '../resources.js';
+import type { ImagePullJob } from '../../api/imagepulljob.js';
+import type { NodeImage } from '../../api/nodeimage.js';
+import type { WirePod } from '../../api/wire.js';
 
 export function selectNodeImages(
-  job: ImagePullJobObject,
-  nodeImages: Informer<NodeImageObject>,
-  pods: Informer<PodObject> | undefined,
-): NodeImageObject[] {
+  job: ImagePullJob,
+  nodeImages: Informer<NodeImage>,
+  pods: Informer<WirePod> | undefined,
+): NodeImage[] {
   const spec = job.spec ?? {};
-  const picked: NodeImageObject[] = [];
+  const picked: NodeImage[] = [];
   const add = (name: string): void => {
     const ni = nodeImages.get(name);
     if (ni && !ni.metadata.deletionTimestamp) picked.push(ni);
@@ -39,7 +41,7 @@ export function selectNodeImages(
 }
 
 /** Could `nodeImage` be among the job's targets (for event mapping; pods are checked by the pod handler)? */
-export function jobMayTarget(job: ImagePullJobObject, nodeImage: NodeImageObject): boolean {
+export function jobMayTarget(job: ImagePullJob, nodeImage: NodeImage): boolean {
   const spec = job.spec ?? {};
   if (spec.podSelector) return true;
   if (!spec.selector) return true;

@@ -3,7 +3,7 @@
 // references; bring an owned tag's policy in line with an edited job. Returns whether the draft changed.
 import type { ImageTagPullPolicy, ImageTagSpec, NodeImage, ReferenceObject } from '../../api/nodeimage.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
-import type { ImagePullJobObject } from '../resources.js';
+import type { ImagePullJob } from '../../api/imagepulljob.js';
 import { rfc3339 } from '../../util/time.js';
 import { completionTypeOf, ownerRefOf, type JobImage } from './job-image.js';
 import { sameRef, tagDrifts } from './job-status.js';
@@ -18,7 +18,7 @@ export interface TagPolicyOptions {
 }
 
 /** The pull policy a new tag of this job gets (OpenKruise's rules, so a Never job re-pulls about daily). */
-export function tagPullPolicyFor(job: ImagePullJobObject, options: TagPolicyOptions): ImageTagPullPolicy {
+export function tagPullPolicyFor(job: ImagePullJob, options: TagPolicyOptions): ImageTagPullPolicy {
   const timeoutSeconds = job.spec?.pullPolicy?.timeoutSeconds ?? 600;
   const backoffLimit = job.spec?.pullPolicy?.backoffLimit ?? 3;
   const completion = job.spec?.completionPolicy;
@@ -43,7 +43,7 @@ export function tagPullPolicyFor(job: ImagePullJobObject, options: TagPolicyOpti
 
 export function writeJobTag(
   draft: NodeImage,
-  job: ImagePullJobObject,
+  job: ImagePullJob,
   image: JobImage,
   secretRefs: readonly ReferenceObject[],
   now: number,

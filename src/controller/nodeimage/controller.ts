@@ -2,7 +2,6 @@
 // deleted with its Node), spec garbage collection (tags without createdAt, tags whose ImagePullJobs are gone, tags
 // past their TTL, pull-secret references to copies that were deleted) and the status fallback (tags whose node never answered or overran the deadline marked Failed).
 // Every spec write is a fresh read + resourceVersion-checked update; status writes are resourceVersion-checked too.
-import type { Logger } from 'pino';
 import {
   EVENT_REASON_PULL_IMAGE_FAILED,
   FAKE_NODE_IMAGE_LABEL,
@@ -10,24 +9,16 @@ import {
   VIRTUAL_KUBELET_LABEL,
 } from '../../api/constants.js';
 import { VIRTUAL_KUBELET_LABEL_VALUE } from '../../api/constants.js';
-import type { KubeClient } from '../../kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
-import type { KubeMetrics } from '../../kube/metrics.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
-import {
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type NodeObject,
-  type SecretObject,
-} from '../resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../../api/nodeimage.js';
+import type { SecretObject } from '../resources.js';
+import type { WireNode } from '../../api/wire.js';
 import { ControllerLoop } from '../../kube/controller-loop.js';
-import type { ControllerMetrics } from '../shared/metrics.js';
+import type { ControllerParts } from '../shared/controller-parts.js';
 import { updateFromFresh } from '../../kube/fresh-update.js';
 import { parseTime } from '../../util/time.js';
 import { collectSpecGarbage, isImagePullJobRef, isSecretCopyRef } from './spec-gc.js';
@@ -39,7 +30,7 @@ export const OWNER_UID_INDEX = 'ownerUid';
 /** Index of the NodeImage cache: names of the pull-secret copies its images name. */
 export const SECRET_COPY_INDEX = 'secretCopy';
 
-export function secretCopiesOf(nodeImage: NodeImageObject): string[] {
+export function secretCopiesOf(nodeImage: NodeImage): string[] {
   const names = new Set<string>();
   for (const image of Object.values(nodeImage.spec?.images ?? {})) {
     for (const ref of Array.isArray(image.pullSecrets) ? image.pullSecrets : []) {
@@ -49,7 +40,7 @@ export function secretCopiesOf(nodeImage: NodeImageObject): string[] {
   return [...names];
 }
 
-export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
+export function ownerUidsOf(nodeImage: NodeImage): string[] {
   const uids = new Set<string>();
   for (const image of Object.values(nodeImage.spec?.images ?? {})) {
     for (const tag of image.tags ?? []) for (const ref of tag.ownerReferences ?? []) if (ref.uid) uids.add(ref.uid);
@@ -57,23 +48,16 @@ export function ownerUidsOf(nodeImage: NodeImageObject): string[] {
   return [...uids];
 }
 
-export interface NodeImageControllerOptions {
-  client: KubeClient;
-  nodes: Informer<NodeObject>;
-  nodeImages: Informer<NodeImageObject>;
-  jobs: Informer<ImagePullJobObject>;
+export interface NodeImageControllerOptions extends ControllerParts {
+  nodes: Informer<WireNode>;
+  nodeImages: Informer<NodeImage>;
+  jobs: Informer<ImagePullJob>;
   /** The pull-secret copies (the secrets informer on kruise-daemon-config). */
   secretCopies: Informer<SecretObject>;
-  events: EventRecorder;
-  clock: Clock;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  kubeMetrics?: KubeMetrics;
   /** How long a Node must have been Ready before its NodeImage is created (default 30 s). */
   creationDelayMs?: number;
   /** How long after a tag's createdAt a missing status counts as "not responded" (default 10 min). */
   responseTimeoutMs?: number;
-  workers?: number;
 }
 
 /** Shortest requeue for a pending timer (OpenKruise: 3 s; we keep 1 s so TTLs are honoured closely). */
@@ -83,33 +67,22 @@ export class NodeImageController {
   private readonly loop: ControllerLoop;
   private readonly creationDelayMs: number;
   private readonly responseTimeoutMs: number;
-  private readonly logger: Logger;
-  private readonly removers: (() => void)[] = [];
 
   constructor(private readonly o: NodeImageControllerOptions) {
     this.creationDelayMs = o.creationDelayMs ?? 30_000;
     this.responseTimeoutMs = o.responseTimeoutMs ?? RESPONSE_TIMEOUT_MS;
-    this.logger = o.logger.child({ controller: 'nodeimage' });
-    this.loop = new ControllerLoop({
-      name: 'nodeimage',
-      workers: o.workers ?? 3,
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      kubeMetrics: o.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop('nodeimage', o, (key) => this.reconcile(key));
   }
 
   start(): void {
-    const enqueueNode = (node: NodeObject): void => {
+    const enqueueNode = (node: WireNode): void => {
       if (node.metadata?.labels?.[VIRTUAL_KUBELET_LABEL] === VIRTUAL_KUBELET_LABEL_VALUE) return;
       const name = node.metadata?.name;
       if (!name) return;
       const nodeImage = this.o.nodeImages.get(name);
       if (!nodeImage || node.metadata?.deletionTimestamp || !sameLabels(nodeImage, node)) this.loop.add(name);
     };
-    this.removers.push(
+    this.loop.watch(
       this.o.nodes.addHandlers({
         onAdd: enqueueNode,
         onUpdate: (_, node) => enqueueNode(node),
@@ -140,12 +113,11 @@ export class NodeImageController {
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    for (const remove of this.removers.splice(0)) remove();
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
-  private enqueueOwnedBy(job: ImagePullJobObject): void {
+  private enqueueOwnedBy(job: ImagePullJob): void {
     const uid = job.metadata.uid;
     if (!uid) return;
     for (const ni of this.o.nodeImages.store.byIndex(OWNER_UID_INDEX, uid)) this.loop.add(ni.metadata.name ?? '');
@@ -164,7 +136,7 @@ export class NodeImageController {
         await this.o.client
           .delete(NODE_IMAGES, name, { preconditions: { uid: nodeImage.metadata.uid } })
           .catch(ignoreNotFound);
-        this.logger.info({ node: name }, 'NodeImage deleted with its Node');
+        this.loop.logger.info({ node: name }, 'NodeImage deleted with its Node');
       }
       return;
     }
@@ -176,11 +148,11 @@ export class NodeImageController {
       const wait = readySince + this.creationDelayMs - now;
       if (wait > 0) return { requeueAfter: wait };
       try {
-        await this.o.client.create<NodeImageObject>(NODE_IMAGES, {
+        await this.o.client.create<NodeImage>(NODE_IMAGES, {
           metadata: { name, labels: { ...(node.metadata?.labels ?? {}) } },
           spec: {},
         });
-        this.logger.info({ node: name }, 'NodeImage created');
+        this.loop.logger.info({ node: name }, 'NodeImage created');
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
       }
@@ -193,32 +165,26 @@ export class NodeImageController {
     const gcInput = { nodeLabels: node.metadata?.labels ?? {}, goneJobUids, goneSecretCopies, now };
     const plan = collectSpecGarbage(structuredClone(nodeImage), gcInput);
     if (plan.changed) {
-      const { written } = await updateFromFresh<NodeImageObject>(
-        this.o.client,
-        NODE_IMAGES,
-        name,
-        undefined,
-        (draft) => {
-          const fresh = collectSpecGarbage(draft, { ...gcInput, now });
-          for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
-          if (fresh.collected.length > 0)
-            this.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
-          if (fresh.droppedSecrets.length > 0) {
-            this.logger.info(
-              { node: name, pullSecrets: fresh.droppedSecrets },
-              'NodeImage pull-secret references to deleted copies dropped',
-            );
-          }
-          return fresh.changed;
-        },
-      );
+      const { written } = await updateFromFresh<NodeImage>(this.o.client, NODE_IMAGES, name, undefined, (draft) => {
+        const fresh = collectSpecGarbage(draft, { ...gcInput, now });
+        for (const c of fresh.collected) this.o.metrics.tagsCollected.inc({ reason: c.reason });
+        if (fresh.collected.length > 0)
+          this.loop.logger.info({ node: name, collected: fresh.collected }, 'NodeImage tags collected');
+        if (fresh.droppedSecrets.length > 0) {
+          this.loop.logger.info(
+            { node: name, pullSecrets: fresh.droppedSecrets },
+            'NodeImage pull-secret references to deleted copies dropped',
+          );
+        }
+        return fresh.changed;
+      });
       if (written) this.o.metrics.nodeImageWrites.inc({ controller: 'nodeimage', reason: 'gc' });
       return; // the write brings us back with the new object; status next round
     }
 
     const fallback = statusWithFallback(nodeImage, now, this.responseTimeoutMs);
     if (fallback.changed) {
-      await this.o.client.updateStatus<NodeImageObject>(NODE_IMAGES, { ...nodeImage, status: fallback.status });
+      await this.o.client.updateStatus<NodeImage>(NODE_IMAGES, { ...nodeImage, status: fallback.status });
       this.o.metrics.nodeImageWrites.inc({ controller: 'nodeimage', reason: 'status-fallback' });
       for (const failed of fallback.failed) {
         this.o.metrics.tagsMarkedFailed.inc({ reason: failed.reason });
@@ -238,7 +204,7 @@ export class NodeImageController {
   }
 
   /** Owners of kind ImagePullJob that no longer exist (cache miss confirmed by a GET, or another uid). */
-  private async goneJobUids(nodeImage: NodeImageObject): Promise<Set<string>> {
+  private async goneJobUids(nodeImage: NodeImage): Promise<Set<string>> {
     const gone = new Set<string>();
     const checked = new Set<string>();
     for (const image of Object.values(nodeImage.spec?.images ?? {})) {
@@ -252,7 +218,7 @@ export class NodeImageController {
             continue;
           }
           try {
-            const live = await this.o.client.get<ImagePullJobObject>(IMAGE_PULL_JOBS, ref.name, {
+            const live = await this.o.client.get<ImagePullJob>(IMAGE_PULL_JOBS, ref.name, {
               namespace: ref.namespace,
             });
             if (live.metadata.uid !== ref.uid) gone.add(ref.uid);
@@ -271,7 +237,7 @@ export class NodeImageController {
    * may not be cached yet). The controller deletes a copy only once no job references it; a job that needs it
    * again makes a new copy and puts the reference back.
    */
-  private async goneSecretCopies(nodeImage: NodeImageObject): Promise<Set<string>> {
+  private async goneSecretCopies(nodeImage: NodeImage): Promise<Set<string>> {
     const gone = new Set<string>();
     for (const name of secretCopiesOf(nodeImage)) {
       if (this.o.secretCopies.get(`${KRUISE_DAEMON_CONFIG_NAMESPACE}/${name}`)) continue;
@@ -289,7 +255,7 @@ export class NodeImageController {
 
   private async nodeExists(name: string): Promise<boolean> {
     try {
-      await this.o.client.get<NodeObject>(
+      await this.o.client.get<WireNode>(
         { group: '', version: 'v1', resource: 'nodes', namespaced: false, kind: 'Node' },
         name,
       );
@@ -302,13 +268,13 @@ export class NodeImageController {
 }
 
 /** When the Node's Ready condition last became True; undefined when it is not Ready. */
-export function readySinceOf(node: NodeObject): number | undefined {
+export function readySinceOf(node: WireNode): number | undefined {
   const ready = node.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status !== 'True') return undefined;
   return parseTime(ready.lastTransitionTime) ?? parseTime(node.metadata?.creationTimestamp) ?? 0;
 }
 
-function sameLabels(nodeImage: NodeImageObject, node: NodeObject): boolean {
+function sameLabels(nodeImage: NodeImage, node: WireNode): boolean {
   const a = nodeImage.metadata.labels ?? {};
   const b = node.metadata?.labels ?? {};
   const keys = Object.keys(a);

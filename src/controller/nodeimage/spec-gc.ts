@@ -3,12 +3,8 @@
 // longer ago than its ttlSecondsAfterFinished dropped; an image without tags left removed; a pull-secret reference
 // to a copy the controller deleted (no job needs it any more) dropped. Works on a draft that the caller writes back
 // (from a fresh read), and says when to look again for a TTL that has not run out yet.
-import {
-  IMAGE_PULL_JOB,
-  KRUISE_DAEMON_CONFIG_NAMESPACE,
-  KRUISE_GROUP,
-  REFERENCE_OBJECT_MODE_BATCH,
-} from '../../api/constants.js';
+import { KRUISE_DAEMON_CONFIG_NAMESPACE, KRUISE_GROUP, REFERENCE_OBJECT_MODE_BATCH } from '../../api/constants.js';
+import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import type { ObjectReference } from '../../api/meta.js';
 import type { ImageSpec, ImageTagSpec, NodeImage, ReferenceObject } from '../../api/nodeimage.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
@@ -53,7 +49,7 @@ export function isSecretCopyRef(ref: ReferenceObject): boolean {
 /** Is this tag owner an ImagePullJob (any served version)? Other owners are kept as they are. */
 export function isImagePullJobRef(ref: ObjectReference): boolean {
   const group = (ref.apiVersion ?? '').split('/')[0];
-  return ref.kind === IMAGE_PULL_JOB.kind && group === KRUISE_GROUP;
+  return ref.kind === IMAGE_PULL_JOBS.kind && group === KRUISE_GROUP;
 }
 
 export function collectSpecGarbage(draft: NodeImage, input: SpecGcInput): SpecGcResult {

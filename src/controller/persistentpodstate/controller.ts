@@ -5,23 +5,18 @@
 // deletion or going → its PPS; a StatefulSet's size, ordinals, uid or deletion → its PPS (looked up by API group, so
 // a native StatefulSet's delete is not missed); its generation annotations → its generate key; a generated PPS
 // edited or deleted → its StatefulSet's generate key (restored). PPS deletion with the StatefulSet: ownerReference GC.
-import type { Logger } from 'pino';
 import { formatFieldErrors } from '../../api/field-errors.js';
 import { groupOf, isSupportedTarget, validatePersistentPodState } from '../../api/persistentpodstate-validation.js';
-import type { KubeClient } from '../../kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
-import type { EventRecorder } from '../../kube/event-recorder.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
-import type { KubeMetrics } from '../../kube/metrics.js';
 import { objectKey, type KubeObject, type OwnerReference } from '../../kube/object.js';
 import { patchStatus } from '../../kube/status-patch.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
-import type { Clock } from '../../util/clock.js';
 import { ControllerLoop } from '../../kube/controller-loop.js';
+import type { ControllerParts } from '../shared/controller-parts.js';
 import { OwnWriteExpectations } from '../../kube/own-writes.js';
 import { updateFromFresh } from '../../kube/fresh-update.js';
-import type { ControllerMetrics } from '../shared/metrics.js';
 import { INJECTED_PERSISTENT_POD_STATE_ANNOTATION } from '../../api/constants.js';
 import {
   applyGeneratedSpec,
@@ -31,14 +26,9 @@ import {
   planGeneration,
 } from './generation.js';
 import { computePodStates, isPodReady } from './pod-states.js';
-import {
-  PERSISTENT_POD_STATES,
-  STATEFULSETS,
-  type NodeObject,
-  type PersistentPodStateObject,
-  type PodObject,
-  type StatefulSetObject,
-} from './resources.js';
+import { PERSISTENT_POD_STATES, type PersistentPodState } from '../../api/persistentpodstate.js';
+import { STATEFULSETS, type StatefulSetObject } from './resources.js';
+import type { WirePod, WireNode } from '../../api/wire.js';
 
 /** Index of the PPS cache by target workload: `<namespace>/<group>/<kind>/<name>`. */
 export const PPS_TARGET_INDEX = 'ppsTarget';
@@ -56,7 +46,7 @@ export function targetKey(namespace: string, apiVersion: string, kind: string, n
   return `${namespace}/${groupOf(apiVersion)}/${kind}/${name}`;
 }
 
-export const byTarget = (pps: PersistentPodStateObject): string[] => {
+export const byTarget = (pps: PersistentPodState): string[] => {
   const ref = pps.spec?.targetRef;
   const ns = pps.metadata?.namespace;
   return ref && ns ? [targetKey(ns, ref.apiVersion ?? '', ref.kind ?? '', ref.name ?? '')] : [];
@@ -71,19 +61,12 @@ export const byControllerUid = (obj: KubeObject): string[] => {
   return uid ? [uid] : [];
 };
 
-export interface PersistentPodStateControllerOptions {
-  client: KubeClient;
-  persistentPodStates: Informer<PersistentPodStateObject>;
+export interface PersistentPodStateControllerOptions extends ControllerParts {
+  persistentPodStates: Informer<PersistentPodState>;
   statefulSets: Informer<StatefulSetObject>;
   /** All pods, with the POD_CONTROLLER_UID_INDEX index. */
-  pods: Informer<PodObject>;
-  nodes: Informer<NodeObject>;
-  events: EventRecorder;
-  clock: Clock;
-  logger: Logger;
-  metrics: ControllerMetrics;
-  kubeMetrics?: KubeMetrics;
-  workers?: number;
+  pods: Informer<WirePod>;
+  nodes: Informer<WireNode>;
 }
 
 const PPS_PREFIX = 'pps/';
@@ -91,29 +74,18 @@ const STS_PREFIX = 'sts/';
 
 export class PersistentPodStateController {
   private readonly loop: ControllerLoop;
-  private readonly logger: Logger;
-  private readonly removers: (() => void)[] = [];
   private readonly expectations: OwnWriteExpectations;
   /** PPS key → generation already reported invalid (one event per spec change, not per reconcile). */
   private readonly reportedInvalid = new Map<string, number>();
 
   constructor(private readonly o: PersistentPodStateControllerOptions) {
-    this.logger = o.logger.child({ controller: 'persistentpodstate' });
     this.expectations = new OwnWriteExpectations(o.clock);
-    this.loop = new ControllerLoop({
-      name: 'persistentpodstate',
-      workers: o.workers ?? 3,
-      clock: o.clock,
-      logger: this.logger,
-      metrics: o.metrics,
-      kubeMetrics: o.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop('persistentpodstate', o, (key) => this.reconcile(key));
   }
 
   start(): void {
     const { persistentPodStates, statefulSets, pods } = this.o;
-    this.removers.push(
+    this.loop.watch(
       this.expectations.follow(persistentPodStates, objectKey),
       persistentPodStates.addHandlers({
         onAdd: (pps) => this.loop.add(PPS_PREFIX + objectKey(pps)),
@@ -169,13 +141,12 @@ export class PersistentPodStateController {
     this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    for (const remove of this.removers.splice(0)) remove();
-    await this.loop.stop();
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** The PPSs following a workload (any version of its API group). */
-  private targeting(ns: string, apiVersion: string, kind: string, name: string): PersistentPodStateObject[] {
+  private targeting(ns: string, apiVersion: string, kind: string, name: string): PersistentPodState[] {
     return this.o.persistentPodStates.store.byIndex(PPS_TARGET_INDEX, targetKey(ns, apiVersion, kind, name));
   }
 
@@ -186,14 +157,14 @@ export class PersistentPodStateController {
     }
   }
 
-  private enqueueGenerator(pps: PersistentPodStateObject): void {
+  private enqueueGenerator(pps: PersistentPodState): void {
     const ref = controllerRefOf(pps);
     if (ref && ref.kind === 'StatefulSet' && groupOf(ref.apiVersion) === 'apps' && pps.metadata?.namespace) {
       this.loop.add(`${STS_PREFIX}${pps.metadata.namespace}/${ref.name}`);
     }
   }
 
-  private enqueueForPod(pod: PodObject): void {
+  private enqueueForPod(pod: WirePod): void {
     const ns = pod.metadata?.namespace ?? '';
     const injected = pod.metadata?.annotations?.[INJECTED_PERSISTENT_POD_STATE_ANNOTATION];
     if (injected) this.loop.add(`${PPS_PREFIX}${ns}/${injected}`);
@@ -207,7 +178,7 @@ export class PersistentPodStateController {
   async reconcile(key: string): Promise<ReconcileResult | void> {
     if (key.startsWith(PPS_PREFIX)) return this.reconcileStatus(key.slice(PPS_PREFIX.length));
     if (key.startsWith(STS_PREFIX)) return this.reconcileGeneration(key.slice(STS_PREFIX.length));
-    this.logger.warn({ key }, 'unknown key ignored');
+    this.loop.logger.warn({ key }, 'unknown key ignored');
   }
 
   private async reconcileStatus(key: string): Promise<ReconcileResult | void> {
@@ -231,7 +202,7 @@ export class PersistentPodStateController {
           `not recording pods: ${formatFieldErrors(errors)}`,
           PERSISTENT_POD_STATES,
         );
-        this.logger.warn({ pps: key, errors: formatFieldErrors(errors) }, 'invalid PersistentPodState');
+        this.loop.logger.warn({ pps: key, errors: formatFieldErrors(errors) }, 'invalid PersistentPodState');
       }
       return;
     }
@@ -253,7 +224,7 @@ export class PersistentPodStateController {
       const result = await patchStatus(this.o.client, PERSISTENT_POD_STATES, pps, () => status);
       if (result.patched) {
         this.expectations.expect(key, result.object.metadata?.resourceVersion);
-        this.logger.debug({ pps: key, pods: Object.keys(status.podStates ?? {}).length }, 'pod states written');
+        this.loop.logger.debug({ pps: key, pods: Object.keys(status.podStates ?? {}).length }, 'pod states written');
       }
     }
     if (waitingForNodes.length > 0) return { requeueAfter: NODE_WAIT_MS };
@@ -277,7 +248,7 @@ export class PersistentPodStateController {
       await this.o.client
         .delete(PERSISTENT_POD_STATES, name, { namespace: ns, preconditions: { uid: existing.metadata?.uid } })
         .catch(ignoreNotFound);
-      this.logger.info({ pps: key }, 'generated PersistentPodState deleted (auto-generation turned off)');
+      this.loop.logger.info({ pps: key }, 'generated PersistentPodState deleted (auto-generation turned off)');
       return;
     }
     if (existing && !controlledBy(existing, uid)) {
@@ -292,21 +263,21 @@ export class PersistentPodStateController {
     }
     if (!existing) {
       try {
-        const created = await this.o.client.create<PersistentPodStateObject>(
+        const created = await this.o.client.create<PersistentPodState>(
           PERSISTENT_POD_STATES,
           generatedObject(sts, plan),
           { namespace: ns },
         );
         this.expectations.expect(key, created.metadata?.resourceVersion);
         this.o.events.event(sts, 'Normal', EVENT_GENERATED, `created PersistentPodState ${name}`, STATEFULSETS);
-        this.logger.info({ pps: key }, 'PersistentPodState generated');
+        this.loop.logger.info({ pps: key }, 'PersistentPodState generated');
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
         return { requeueAfter: CACHE_WAIT_MS }; // created meanwhile: look again once the cache has it
       }
       return;
     }
-    const { written, object } = await updateFromFresh<PersistentPodStateObject>(
+    const { written, object } = await updateFromFresh<PersistentPodState>(
       this.o.client,
       PERSISTENT_POD_STATES,
       name,
@@ -315,7 +286,7 @@ export class PersistentPodStateController {
     );
     if (written) {
       this.expectations.expect(key, object?.metadata?.resourceVersion);
-      this.logger.info({ pps: key }, 'generated PersistentPodState updated from the StatefulSet annotations');
+      this.loop.logger.info({ pps: key }, 'generated PersistentPodState updated from the StatefulSet annotations');
     }
   }
 }

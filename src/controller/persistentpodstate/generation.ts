@@ -11,10 +11,10 @@ import {
   REQUIRED_PERSISTENT_TOPOLOGY_ANNOTATION,
 } from '../../api/constants.js';
 import { formatFieldErrors } from '../../api/field-errors.js';
-import type { PersistentPodStateSpec } from '../../api/persistentpodstate.js';
+import type { PersistentPodStateSpec, PersistentPodState } from '../../api/persistentpodstate.js';
 import { validatePersistentPodState } from '../../api/persistentpodstate-validation.js';
 import type { OwnerReference } from '../../kube/object.js';
-import type { PersistentPodStateObject, StatefulSetObject } from './resources.js';
+import type { StatefulSetObject } from './resources.js';
 
 export const GENERATED_PREFERRED_WEIGHT = 100;
 
@@ -79,7 +79,7 @@ export function planGeneration(sts: StatefulSetObject): GenerationPlan {
 }
 
 /** Is this PPS controlled by the StatefulSet with this uid? */
-export function controlledBy(pps: PersistentPodStateObject, uid: string | undefined): boolean {
+export function controlledBy(pps: PersistentPodState, uid: string | undefined): boolean {
   return !!uid && (pps.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === uid);
 }
 
@@ -87,7 +87,7 @@ export function controlledBy(pps: PersistentPodStateObject, uid: string | undefi
 export function generatedObject(
   sts: StatefulSetObject,
   plan: Extract<GenerationPlan, { kind: 'ensure' }>,
-): PersistentPodStateObject {
+): PersistentPodState {
   return {
     apiVersion: 'apps.kruise.io/v1alpha1',
     kind: 'PersistentPodState',
@@ -97,7 +97,7 @@ export function generatedObject(
 }
 
 /** Bring a generated PPS's spec to the plan; false when it already matches. */
-export function applyGeneratedSpec(draft: PersistentPodStateObject, spec: PersistentPodStateSpec): boolean {
+export function applyGeneratedSpec(draft: PersistentPodState, spec: PersistentPodStateSpec): boolean {
   const have = JSON.stringify(normalizedSpec(draft.spec));
   const want = JSON.stringify(normalizedSpec(spec));
   if (have === want) return false;

@@ -6,18 +6,19 @@
 // Differences from OpenKruise, on purpose: an entry is recomputed from the current node labels and pod annotations
 // (OpenKruise compares the annotation keys against the recorded values, so it never settles); a pod whose node is not
 // in the cache yet keeps its old entry and the caller looks again; ordinals follow spec.ordinals.start.
-import type { PersistentPodStateStatus, PodState } from '../../api/persistentpodstate.js';
-import type { NodeObject, PersistentPodStateObject, PodObject, StatefulSetObject } from './resources.js';
+import type { PersistentPodStateStatus, PodState, PersistentPodState } from '../../api/persistentpodstate.js';
+import type { StatefulSetObject } from './resources.js';
+import type { WirePod, WireNode } from '../../api/wire.js';
 
 export interface PodStateInputs {
-  pps: PersistentPodStateObject;
+  pps: PersistentPodState;
   /** The target StatefulSet from the cache; undefined when it does not exist. */
   workload?: StatefulSetObject;
   /** Pods controlled by the workload (controller ownerReference to its uid). */
-  pods: readonly PodObject[];
+  pods: readonly WirePod[];
   /** A pod of the namespace by name (any owner): does a pod of that name still exist? */
   podExists(name: string): boolean;
-  node(name: string): NodeObject | undefined;
+  node(name: string): WireNode | undefined;
 }
 
 export interface PodStateResult {
@@ -26,7 +27,7 @@ export interface PodStateResult {
   waitingForNodes: string[];
 }
 
-export function topologyKeysOf(pps: PersistentPodStateObject): string[] {
+export function topologyKeysOf(pps: PersistentPodState): string[] {
   const keys = new Set(pps.spec?.requiredPersistentTopology?.nodeTopologyKeys ?? []);
   for (const term of pps.spec?.preferredPersistentTopology ?? []) {
     for (const k of term.preference?.nodeTopologyKeys ?? []) keys.add(k);
@@ -34,7 +35,7 @@ export function topologyKeysOf(pps: PersistentPodStateObject): string[] {
   return [...keys];
 }
 
-export function isPodReady(pod: PodObject): boolean {
+export function isPodReady(pod: WirePod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 

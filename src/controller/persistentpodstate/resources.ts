@@ -1,18 +1,7 @@
-// What the PersistentPodState controller reads and writes: PersistentPodStates (served as v1alpha1, see
-// docs/persistent-pod-state.md), apps/v1 StatefulSets, and the pod and node fields it looks at.
-import { KRUISE_GROUP, PERSISTENT_POD_STATE, V1ALPHA1 } from '../../api/constants.js';
-import type { PersistentPodState } from '../../api/persistentpodstate.js';
-import type { WireNode, WirePod } from '../../api/wire.js';
+// The apps/v1 StatefulSets the PersistentPodState controller reads (PersistentPodStates are in src/api, pods and
+// nodes in api/wire.ts).
 import type { KubeObject } from '../../kube/object.js';
 import type { ResourceType } from '../../kube/resource.js';
-
-export const PERSISTENT_POD_STATES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1ALPHA1,
-  resource: PERSISTENT_POD_STATE.resource,
-  namespaced: true,
-  kind: PERSISTENT_POD_STATE.kind,
-};
 
 export const STATEFULSETS: ResourceType = {
   group: 'apps',
@@ -21,10 +10,6 @@ export const STATEFULSETS: ResourceType = {
   namespaced: true,
   kind: 'StatefulSet',
 };
-
-export type PersistentPodStateObject = PersistentPodState & KubeObject;
-export type PodObject = WirePod & KubeObject;
-export type NodeObject = WireNode & KubeObject;
 
 /** The apps/v1 StatefulSet fields this controller reads. */
 export interface StatefulSetObject extends KubeObject {

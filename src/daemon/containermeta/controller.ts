@@ -99,14 +99,16 @@ export class ContainerMetaController {
   private removeHandlers?: () => void;
 
   constructor(private readonly options: ContainerMetaControllerOptions) {
-    this.loop = new ControllerLoop({
-      name: 'containermeta',
-      workers: options.workers ?? 4,
-      clock: options.clock,
-      logger: options.logger,
-      kubeMetrics: options.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop(
+      'containermeta',
+      {
+        workers: options.workers ?? 4,
+        clock: options.clock,
+        logger: options.logger,
+        kubeMetrics: options.kubeMetrics,
+      },
+      (key) => this.reconcile(key),
+    );
     this.expectations = new OwnWriteExpectations(options.clock);
     this.events =
       options.events ??

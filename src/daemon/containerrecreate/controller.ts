@@ -7,16 +7,14 @@
 // Every status write is conditional on the CRR read; a CRR found finished (the controller completed it on a deadline,
 // a gone pod or no response) is never written again.
 import {
-  CONTAINER_RECREATE_REQUEST,
   CRR_ACTIVE_LABEL,
   CRR_DEFAULT_TERMINATION_GRACE_SECONDS,
   CRR_NODE_NAME_LABEL,
   CRR_POD_UID_LABEL,
   CRR_UNREADY_ACQUIRED_KEY,
-  KRUISE_GROUP,
-  V1ALPHA1,
 } from '../../api/constants.js';
 import {
+  CONTAINER_RECREATE_REQUESTS,
   crrFinished,
   type ContainerRecreateRequest,
   type ContainerRecreateRequestStatus,
@@ -35,7 +33,6 @@ import {
   type KubeObject,
   type ListWatcher,
   type ReconcileResult,
-  type ResourceType,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -51,27 +48,17 @@ import type { CrrMetrics } from './metrics.js';
 import { nextStep, phaseWeight, sameStates, type ReportedContainer } from './recreate-states.js';
 import { rfc3339 } from '../../util/time.js';
 
-export const CRR_RESOURCE: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1ALPHA1,
-  resource: CONTAINER_RECREATE_REQUEST.resource,
-  namespaced: true,
-  kind: CONTAINER_RECREATE_REQUEST.kind,
-};
-
 export const EVENT_SOURCE_CONTAINER_RECREATE = 'kruise-daemon-crr';
 const POD_INDEX = 'pod';
 /** Poll for the manager's unready-acquired mark (its write also wakes us through the watch). */
 const UNREADY_POLL_MS = 1000;
 const CACHE_WAIT_MS = 50;
 
-export type CrrObject = ContainerRecreateRequest & KubeObject;
-
 export interface CrrControllerOptions {
   nodeName: string;
   client: KubeClient;
   /** Where the CRR informer lists/watches (default: the client). */
-  crrSource?: ListWatcher<CrrObject>;
+  crrSource?: ListWatcher<ContainerRecreateRequest>;
   pods: NodePods;
   /** The runtime once connected; rejects if `signal` aborts first. */
   runtime: (signal: AbortSignal) => Promise<ContainerRuntime>;
@@ -84,16 +71,16 @@ export interface CrrControllerOptions {
   events?: EventSink & { close?(): Promise<void> | void };
 }
 
-export function podKeyOf(crr: CrrObject): string {
+export function podKeyOf(crr: ContainerRecreateRequest): string {
   return `${crr.metadata?.namespace ?? ''}/${crr.spec?.podName ?? ''}`;
 }
 
-function isActive(crr: CrrObject): boolean {
+function isActive(crr: ContainerRecreateRequest): boolean {
   return !crr.metadata?.deletionTimestamp && !crr.status?.completionTime;
 }
 
 /** Why the agent cannot execute this CRR (the webhook should have refused it), or undefined. */
-export function executionProblem(crr: CrrObject): string | undefined {
+export function executionProblem(crr: ContainerRecreateRequest): string | undefined {
   if (!crr.spec || typeof crr.spec.podName !== 'string' || crr.spec.podName === '') return 'spec.podName is empty';
   if (!Array.isArray(crr.spec.containers) || crr.spec.containers.length === 0) return 'spec.containers is empty';
   if (!crr.metadata?.labels?.[CRR_POD_UID_LABEL]) return `label ${CRR_POD_UID_LABEL} is missing`;
@@ -111,7 +98,7 @@ export function executionProblem(crr: CrrObject): string | undefined {
 }
 
 export class CrrController {
-  readonly informer: Informer<CrrObject>;
+  readonly informer: Informer<ContainerRecreateRequest>;
   private readonly loop: ControllerLoop;
   private readonly expectations: OwnWriteExpectations;
   private readonly events: EventSink & { close?(): Promise<void> | void };
@@ -123,22 +110,28 @@ export class CrrController {
 
   constructor(private readonly options: CrrControllerOptions) {
     const { nodeName, clock, logger, kubeMetrics } = options;
-    this.informer = new Informer<CrrObject>(CRR_RESOURCE, options.crrSource ?? options.client, {
-      name: 'crr',
-      labelSelector: `${CRR_NODE_NAME_LABEL}=${nodeName},${CRR_ACTIVE_LABEL}=true`,
-      clock,
-      logger,
-      metrics: kubeMetrics,
-      indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
-    });
-    this.loop = new ControllerLoop({
-      name: 'crr',
-      workers: options.workers ?? 16,
-      clock,
-      logger,
-      kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.informer = new Informer<ContainerRecreateRequest>(
+      CONTAINER_RECREATE_REQUESTS,
+      options.crrSource ?? options.client,
+      {
+        name: 'crr',
+        labelSelector: `${CRR_NODE_NAME_LABEL}=${nodeName},${CRR_ACTIVE_LABEL}=true`,
+        clock,
+        logger,
+        metrics: kubeMetrics,
+        indexers: { [POD_INDEX]: (crr) => [podKeyOf(crr)] },
+      },
+    );
+    this.loop = new ControllerLoop(
+      'crr',
+      {
+        workers: options.workers ?? 16,
+        clock,
+        logger,
+        kubeMetrics,
+      },
+      (key) => this.reconcile(key),
+    );
     this.expectations = new OwnWriteExpectations(clock);
     this.expectations.follow(this.informer, uidOf);
     this.events =
@@ -218,7 +211,7 @@ export class CrrController {
         (a.metadata?.creationTimestamp ?? '').localeCompare(b.metadata?.creationTimestamp ?? '') ||
         (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
     );
-    const [picked, ...others] = crrs as [CrrObject, ...CrrObject[]];
+    const [picked, ...others] = crrs as [ContainerRecreateRequest, ...ContainerRecreateRequest[]];
     for (const other of others) {
       if (!other.status?.phase) await this.writeStatus(other, { phase: 'Pending' });
     }
@@ -350,8 +343,11 @@ export class CrrController {
    * and expect the cache to catch up. After a conflict the fresh CRR is written only if it is not finished: the
    * result is then that finished CRR, unchanged.
    */
-  private async writeStatus(crr: CrrObject, fields: Partial<ContainerRecreateRequestStatus>): Promise<CrrObject> {
-    const result = await patchStatus(client(this.options), CRR_RESOURCE, crr, (draft) => {
+  private async writeStatus(
+    crr: ContainerRecreateRequest,
+    fields: Partial<ContainerRecreateRequestStatus>,
+  ): Promise<ContainerRecreateRequest> {
+    const result = await patchStatus(client(this.options), CONTAINER_RECREATE_REQUESTS, crr, (draft) => {
       if (crrFinished(draft.status)) return;
       draft.status = { ...(draft.status ?? { phase: '' }), ...fields };
       if (draft.status.message === '') delete draft.status.message;
@@ -361,7 +357,7 @@ export class CrrController {
   }
 }
 
-function uidOf(crr: CrrObject): string {
+function uidOf(crr: ContainerRecreateRequest): string {
   return crr.metadata?.uid ?? '';
 }
 
@@ -377,7 +373,7 @@ function stoppingMessage(preStop: boolean, graceSeconds: number): string {
 }
 
 /** Why kubelet would not start a container of the CRR again (restartPolicy), from the cached pod if it is the CRR's. */
-function restartProblem(crr: CrrObject, pod: WirePod | undefined): string | undefined {
+function restartProblem(crr: ContainerRecreateRequest, pod: WirePod | undefined): string | undefined {
   if (!pod || pod.metadata?.uid !== crr.metadata?.labels?.[CRR_POD_UID_LABEL]) return undefined;
   for (const c of crr.spec.containers) {
     const problem = restartPolicyProblem(pod, c.name);
@@ -403,7 +399,7 @@ export function reportedContainers(pod: WirePod | undefined, podUid: string): Ma
   return reported;
 }
 
-function podReference(crr: CrrObject, uid: string): KubeObject {
+function podReference(crr: ContainerRecreateRequest, uid: string): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -7,13 +7,18 @@ import {
   EVENT_REASON_PULL_IMAGE_SUCCEED,
   EVENT_SOURCE_IMAGE_PULLER,
   KRUISE_DAEMON_CONFIG_NAMESPACE,
-  KRUISE_GROUP,
-  NODE_IMAGE,
-  V1BETA1,
 } from '../../api/constants.js';
+import { IMAGE_PULL_JOBS } from '../../api/imagepulljob.js';
 import type { ObjectReference } from '../../api/meta.js';
-import type { ImageSpec, ImageTagStatus, NodeImage, NodeImageStatus } from '../../api/nodeimage.js';
 import {
+  NODE_IMAGES,
+  type ImageSpec,
+  type ImageTagStatus,
+  type NodeImage,
+  type NodeImageStatus,
+} from '../../api/nodeimage.js';
+import {
+  apiVersionOf,
   ControllerLoop,
   CoreResources,
   EventRecorder,
@@ -24,7 +29,6 @@ import {
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
-  type ResourceType,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
@@ -38,14 +42,6 @@ import { tagSpecProblem } from './tag-spec-check.js';
 import { TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
-
-export const NODE_IMAGES: ResourceType = {
-  group: KRUISE_GROUP,
-  version: V1BETA1,
-  resource: NODE_IMAGE.resource,
-  namespaced: false,
-  kind: NODE_IMAGE.kind,
-};
 
 export const DEFAULT_MAX_PARALLEL_PULLS = 2;
 
@@ -63,8 +59,6 @@ export interface ImagePullControllerOptions {
   secretCacheMs?: number;
 }
 
-type NodeImageObject = NodeImage & KubeObject;
-
 /** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
 interface StaticTag {
   version: number;
@@ -72,7 +66,7 @@ interface StaticTag {
 }
 
 export class ImagePullController {
-  readonly informer: Informer<NodeImageObject>;
+  readonly informer: Informer<NodeImage>;
   private readonly loop: ControllerLoop;
   private readonly slots: PullSlots;
   private readonly secrets: PullSecretStore;
@@ -84,15 +78,15 @@ export class ImagePullController {
   private readonly adopted = new Map<string, ImageTagStatus>();
   private readonly invalid = new Map<string, StaticTag>();
   /** The object our last status patch returned: used instead of the cache until the cache shows that write. */
-  private lastPatched: NodeImageObject | undefined;
+  private lastPatched: NodeImage | undefined;
   private readonly ownWrites: OwnWriteExpectations;
   private readonly log: Logger;
 
   constructor(private readonly options: ImagePullControllerOptions) {
     this.log = options.logger;
-    this.informer = new Informer<NodeImageObject>(NODE_IMAGES, options.client, {
+    this.informer = new Informer<NodeImage>(NODE_IMAGES, options.client, {
       fieldSelector: `metadata.name=${options.nodeName}`,
-      name: 'nodeimages',
+      name: NODE_IMAGES.resource,
       clock: options.clock,
       logger: options.logger,
       metrics: options.kubeMetrics,
@@ -100,14 +94,16 @@ export class ImagePullController {
     this.ownWrites = new OwnWriteExpectations(options.clock);
     this.ownWrites.follow(this.informer, (ni) => ni.metadata?.name ?? '');
     // one worker: the node's one NodeImage is the only key
-    this.loop = new ControllerLoop({
-      name: 'imagepuller',
-      workers: 1,
-      clock: options.clock,
-      logger: options.logger,
-      kubeMetrics: options.kubeMetrics,
-      reconcile: () => this.reconcile(),
-    });
+    this.loop = new ControllerLoop(
+      'imagepuller',
+      {
+        workers: 1,
+        clock: options.clock,
+        logger: options.logger,
+        kubeMetrics: options.kubeMetrics,
+      },
+      () => this.reconcile(),
+    );
     this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
     this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock, options.secretCacheMs);
     this.writer = new StatusWriter({
@@ -159,7 +155,7 @@ export class ImagePullController {
     return buildNodeImageStatus(this.current()?.spec, (name, tag) => this.tagStatus(name, tag));
   }
 
-  private current(): NodeImageObject | undefined {
+  private current(): NodeImage | undefined {
     const cached = this.informer.get(this.options.nodeName);
     const patched = this.lastPatched;
     if (!cached) return undefined;
@@ -203,7 +199,7 @@ export class ImagePullController {
   }
 
   private reconcileTag(
-    nodeImage: NodeImageObject,
+    nodeImage: NodeImage,
     name: string,
     image: ImageSpec & Record<string, unknown>,
     tag: Record<string, unknown> & { tag: string },
@@ -322,7 +318,7 @@ export class ImagePullController {
   }
 
   private emitFinished(
-    nodeImage: NodeImageObject,
+    nodeImage: NodeImage,
     spec: Pick<TagPullSpec, 'imageName' | 'tag' | 'ownerReferences'> & { version: number },
     status: ImageTagStatus,
     seconds?: number,
@@ -368,8 +364,8 @@ function ownersOf(tag: Record<string, unknown>): ObjectReference[] | undefined {
 function ownerObject(ref: ObjectReference): KubeObject | undefined {
   if (!ref.name || !ref.namespace) return undefined;
   return {
-    apiVersion: ref.apiVersion || `${KRUISE_GROUP}/${V1BETA1}`,
-    kind: ref.kind || 'ImagePullJob',
+    apiVersion: ref.apiVersion || apiVersionOf(IMAGE_PULL_JOBS),
+    kind: ref.kind || IMAGE_PULL_JOBS.kind,
     metadata: { name: ref.name, namespace: ref.namespace, ...(ref.uid && { uid: ref.uid }) },
   };
 }

@@ -37,12 +37,10 @@ export const RETOUCH_MAX_MS = 30_000;
 /** After a guarded pod patch failed because the pod changed since the cache saw it: look again this soon. */
 export const STALE_POD_RETRY_MS = 200;
 
-export type PodObject = WirePod;
-
 /** The node's pods (the shared pod informer, field selector spec.nodeName). */
 export interface PodSource {
-  addHandlers(handlers: InformerHandlers<PodObject>): () => void;
-  get(key: string): PodObject | undefined;
+  addHandlers(handlers: InformerHandlers<WirePod>): () => void;
+  get(key: string): WirePod | undefined;
   hasSynced(): boolean;
 }
 
@@ -88,18 +86,20 @@ export class LaunchPriorityController {
 
   constructor(private readonly options: LaunchPriorityControllerOptions) {
     this.log = options.logger;
-    this.loop = new ControllerLoop({
-      name: 'launchpriority',
-      workers: options.workers ?? 4,
-      clock: options.clock,
-      logger: options.logger,
-      kubeMetrics: options.kubeMetrics,
-      reconcile: (key) => this.reconcile(key),
-    });
+    this.loop = new ControllerLoop(
+      'launchpriority',
+      {
+        workers: options.workers ?? 4,
+        clock: options.clock,
+        logger: options.logger,
+        kubeMetrics: options.kubeMetrics,
+      },
+      (key) => this.reconcile(key),
+    );
   }
 
   start(): void {
-    const enqueue = (pod: PodObject): void => {
+    const enqueue = (pod: WirePod): void => {
       if (this.interesting(pod)) this.loop.add(podKey(pod));
     };
     this.removeHandlers = this.options.pods.addHandlers({
@@ -130,7 +130,7 @@ export class LaunchPriorityController {
     return this.tracks.size;
   }
 
-  private interesting(pod: PodObject): boolean {
+  private interesting(pod: WirePod): boolean {
     if (this.tracks.has(podKey(pod))) return true;
     if (!hasBarrierEnv(pod)) return false;
     if (pod.metadata?.annotations?.[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION] !== 'true') return true;
@@ -243,7 +243,7 @@ export class LaunchPriorityController {
   /** After completion: nothing to do unless a container waits on a missing key (ConfigMap deleted, then a restart). */
   private async afterCompletion(
     key: string,
-    pod: PodObject,
+    pod: WirePod,
     plan: BarrierPlan,
     track: PodTrack,
   ): Promise<{ requeueAfter?: number } | void> {
@@ -271,7 +271,7 @@ export class LaunchPriorityController {
    */
   private async retouchIfBlocked(
     key: string,
-    pod: PodObject,
+    pod: WirePod,
     plan: BarrierPlan,
     track: PodTrack,
     keys: ReadonlySet<string>,
@@ -315,7 +315,7 @@ export class LaunchPriorityController {
   }
 
   /** The barrier ConfigMap as last known; read once per pod (and after a failed write). */
-  private async barrierOf(pod: PodObject, plan: BarrierPlan, track: PodTrack): Promise<ConfigMapObject | 'absent'> {
+  private async barrierOf(pod: WirePod, plan: BarrierPlan, track: PodTrack): Promise<ConfigMapObject | 'absent'> {
     if (track.barrier !== undefined) return track.barrier;
     const found = await this.options.api.get(namespaceOf(pod), plan.configMapName);
     if (found && ownedByOtherPod(found, track.uid)) {
@@ -343,7 +343,7 @@ export class LaunchPriorityController {
 
   /** Write keys: add `newKeys` to the ConfigMap, or create it with `allKeys` when it is missing. */
   private async writeKeys(
-    pod: PodObject,
+    pod: WirePod,
     plan: BarrierPlan,
     track: PodTrack,
     barrier: ConfigMapObject | 'absent',
@@ -395,7 +395,7 @@ export class LaunchPriorityController {
    * watch has brought the newer pod (or dropped with the pod when it is going).
    */
   private async touch(
-    pod: PodObject,
+    pod: WirePod,
     track: PodTrack,
     value: string,
     complete: boolean,
@@ -437,7 +437,7 @@ export function podKey(pod: KubeObject): string {
   return `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
 }
 
-function namespaceOf(pod: PodObject): string {
+function namespaceOf(pod: WirePod): string {
   return pod.metadata?.namespace ?? 'default';
 }
 
@@ -446,7 +446,7 @@ function ownedByOtherPod(cm: ConfigMapObject, uid: string): boolean {
   return podOwners.length > 0 && !podOwners.some((o) => o.uid === uid);
 }
 
-function containerStatuses(pod: PodObject): Map<string, StatusContainer> {
+function containerStatuses(pod: WirePod): Map<string, StatusContainer> {
   const map = new Map<string, StatusContainer>();
   const list: unknown = pod.status?.containerStatuses;
   if (!Array.isArray(list)) return map;
@@ -458,7 +458,7 @@ function containerStatuses(pod: PodObject): Map<string, StatusContainer> {
  * Containers whose readiness only kubelet can tell: a readiness or startup probe, or a postStart hook (kubelet runs
  * it before it goes on, and reports the container ready only after it; a sidecar's hook often waits for it to serve).
  */
-function probedContainers(pod: PodObject): Set<string> {
+function probedContainers(pod: WirePod): Set<string> {
   const probed = new Set<string>();
   for (const c of Array.isArray(pod.spec?.containers) ? pod.spec.containers : []) {
     if (c && typeof c.name === 'string' && (c.readinessProbe || c.startupProbe || c.lifecycle?.postStart)) {
@@ -468,7 +468,7 @@ function probedContainers(pod: PodObject): Set<string> {
   return probed;
 }
 
-function updateStatusReadySince(pod: PodObject, track: PodTrack, now: number): void {
+function updateStatusReadySince(pod: WirePod, track: PodTrack, now: number): void {
   for (const [name, s] of containerStatuses(pod)) {
     if (s.ready === true) {
       if (!track.statusReadySince.has(name)) track.statusReadySince.set(name, now);
@@ -479,7 +479,7 @@ function updateStatusReadySince(pod: PodObject, track: PodTrack, now: number): v
 }
 
 /** Gated containers the pod status shows waiting on a missing ConfigMap key of the barrier. */
-function blockedOnBarrier(pod: PodObject, plan: BarrierPlan): string[] {
+function blockedOnBarrier(pod: WirePod, plan: BarrierPlan): string[] {
   const gated = new Set(plan.levels.flatMap((l) => l.containers));
   const blocked: string[] = [];
   for (const [name, s] of containerStatuses(pod)) {

@@ -4,7 +4,7 @@
 // reports the container exited and kubelet starts a new one (new id, restartCount + 1).
 import { EVENT_REASON_FAILED_PRE_STOP_HOOK, EVENT_REASON_KILLING } from '../../api/constants.js';
 import type { ProbeHandler } from '../../api/containerrecreaterequest.js';
-import type { ContainerPort } from '../../api/core.js';
+import type { WireContainerPort } from '../../api/wire.js';
 import type { EventType } from '../../kube/event-recorder.js';
 import type { KubeObject } from '../../kube/object.js';
 import { CoreResources, type ResourceType } from '../../kube/resource.js';
@@ -28,7 +28,7 @@ export interface KillRequest {
   containerId: string;
   containerName: string;
   preStop?: ProbeHandler;
-  ports?: ContainerPort[];
+  ports?: WireContainerPort[];
   gracePeriodSeconds: number;
   /** Message of the Killing event. */
   message: string;

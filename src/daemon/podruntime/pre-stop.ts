@@ -4,13 +4,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { ProbeHandler } from '../../api/containerrecreaterequest.js';
-import type { ContainerPort } from '../../api/core.js';
+import type { WireContainerPort } from '../../api/wire.js';
 import type { ContainerRuntime } from './pod-containers.js';
 
 export interface PreStopTarget {
   containerId: string;
   handler: ProbeHandler;
-  ports?: ContainerPort[];
+  ports?: WireContainerPort[];
   podIP?: string;
 }
 
@@ -45,7 +45,7 @@ export async function runPreStop(
   throw new Error('preStop hook has no action');
 }
 
-function resolvePort(port: number | string | undefined, ports: ContainerPort[] | undefined): number {
+function resolvePort(port: number | string | undefined, ports: WireContainerPort[] | undefined): number {
   if (typeof port === 'number') return port;
   if (port === undefined || port === '') throw new Error('httpGet preStop hook has no port');
   if (/^\d+$/.test(port)) return Number(port);

@@ -5,9 +5,11 @@
 // and a CRI client on the node's containerd.
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
+import {
+  type ContainerRecreateRequest,
+  CONTAINER_RECREATE_REQUESTS,
+} from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
-import { CRR_RESOURCE } from '../../../src/daemon/containerrecreate/controller.js';
 import { CriClient } from '../../../src/cri/client.js';
 import { isNotFound } from '../../../src/kube/errors.js';
 import type { KubeClient } from '../../../src/kube/client.js';
@@ -131,7 +133,7 @@ export function getPod(scope: CrrScope, name: string): Promise<PodObject | undef
 }
 
 export function getCrr(scope: CrrScope, name: string): Promise<CrrObject | undefined> {
-  return found(scope.client.get<CrrObject>(CRR_RESOURCE, name, { namespace: scope.namespace }));
+  return found(scope.client.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, name, { namespace: scope.namespace }));
 }
 
 /** Create the pod (in the scope's namespace) and wait until every container runs and is ready. */
@@ -153,7 +155,7 @@ export async function runPod(scope: CrrScope, pod: PodObject, timeoutMs = 90_000
 
 export function createCrr(scope: CrrScope, name: string, spec: ContainerRecreateRequest['spec']): Promise<CrrObject> {
   return scope.client.create<CrrObject>(
-    CRR_RESOURCE,
+    CONTAINER_RECREATE_REQUESTS,
     {
       apiVersion: 'apps.kruise.io/v1alpha1',
       kind: 'ContainerRecreateRequest',

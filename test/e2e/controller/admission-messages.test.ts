@@ -3,8 +3,9 @@
 // validating webhooks) and the controller as a real process (its ServiceAccount's token) serving the webhooks.
 // Each denial names the field, what was given and what is allowed, and only the rules that failed.
 import assert from 'node:assert/strict';
-import { IMAGE_PULL_JOBS, NODE_IMAGES } from '../../../src/controller/resources.js';
-import { CRR_RESOURCE } from '../../../src/daemon/containerrecreate/controller.js';
+import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
+import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import { Kubectl } from '../../component/apiserver/kubectl.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
@@ -63,7 +64,7 @@ describe('kruise-controller e2e: admission messages through kubectl apply', func
             (err: unknown) => err instanceof ApiError && /admission webhook/.test(err.message),
           );
         const crrDenied = await denied(
-          cluster.admin.create(CRR_RESOURCE, {
+          cluster.admin.create(CONTAINER_RECREATE_REQUESTS, {
             metadata: { name: 'probe', namespace: NS },
             spec: { podName: '', containers: [] },
           }),

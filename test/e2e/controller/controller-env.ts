@@ -13,14 +13,9 @@ import { isAlreadyExists, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
-import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
-  NODE_IMAGES,
-  type ImageListPullJobObject,
-  type ImagePullJobObject,
-  type NodeImageObject,
-} from '../../../src/controller/resources.js';
+import { IMAGE_LIST_PULL_JOBS, type ImageListPullJob } from '../../../src/api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../../../src/api/nodeimage.js';
 import {
   startApiServer,
   writeKubeconfig,
@@ -131,13 +126,9 @@ export async function createReadyNode(
   await client.updateStatus(CoreResources.nodes, { ...stored, status: node.status });
 }
 
-export async function getJob(
-  client: KubeClient,
-  namespace: string,
-  name: string,
-): Promise<ImagePullJobObject | undefined> {
+export async function getJob(client: KubeClient, namespace: string, name: string): Promise<ImagePullJob | undefined> {
   try {
-    return await client.get<ImagePullJobObject>(IMAGE_PULL_JOBS, name, { namespace });
+    return await client.get<ImagePullJob>(IMAGE_PULL_JOBS, name, { namespace });
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -148,18 +139,18 @@ export async function getListJob(
   client: KubeClient,
   namespace: string,
   name: string,
-): Promise<ImageListPullJobObject | undefined> {
+): Promise<ImageListPullJob | undefined> {
   try {
-    return await client.get<ImageListPullJobObject>(IMAGE_LIST_PULL_JOBS, name, { namespace });
+    return await client.get<ImageListPullJob>(IMAGE_LIST_PULL_JOBS, name, { namespace });
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
   }
 }
 
-export async function getNodeImage(client: KubeClient, name: string): Promise<NodeImageObject | undefined> {
+export async function getNodeImage(client: KubeClient, name: string): Promise<NodeImage | undefined> {
   try {
-    return await client.get<NodeImageObject>(NODE_IMAGES, name);
+    return await client.get<NodeImage>(NODE_IMAGES, name);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -171,9 +162,9 @@ export async function waitForJob(
   client: KubeClient,
   namespace: string,
   name: string,
-  check: (job: ImagePullJobObject) => boolean,
+  check: (job: ImagePullJob) => boolean,
   timeoutMs = 60_000,
-): Promise<ImagePullJobObject> {
+): Promise<ImagePullJob> {
   let last: unknown;
   try {
     return await waitFor(

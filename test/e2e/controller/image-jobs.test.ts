@@ -5,15 +5,10 @@
 import assert from 'node:assert/strict';
 import { ApiError, isNotFound } from '../../../src/kube/errors.js';
 import { CoreResources } from '../../../src/kube/resource.js';
-import {
-  IMAGE_LIST_PULL_JOBS,
-  IMAGE_PULL_JOBS,
-  MUTATING_WEBHOOK_CONFIGURATIONS,
-  NODE_IMAGES,
-  type ImagePullJobObject,
-  type NodeImageObject,
-  type SecretObject,
-} from '../../../src/controller/resources.js';
+import { IMAGE_LIST_PULL_JOBS } from '../../../src/api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../../../src/api/nodeimage.js';
+import { MUTATING_WEBHOOK_CONFIGURATIONS, type SecretObject } from '../../../src/controller/resources.js';
 import {
   MUTATING_CONFIGURATION_NAME,
   type WebhookConfiguration,
@@ -35,14 +30,14 @@ import { errorMessage } from '../../../src/util/error-message.js';
 const NS = 'e2e-image-jobs';
 const REG = 'registry.invalid:5000';
 
-function job(name: string, spec: Partial<ImagePullJobObject['spec']> & { image: string }): ImagePullJobObject {
+function job(name: string, spec: Partial<ImagePullJob['spec']> & { image: string }): ImagePullJob {
   return {
     metadata: { name, namespace: NS },
     spec: { completionPolicy: {}, parallelism: 3, ...spec },
   };
 }
 
-function tagOf(ni: NodeImageObject | undefined, image: string, tag: string) {
+function tagOf(ni: NodeImage | undefined, image: string, tag: string) {
   return ni?.spec?.images?.[image]?.tags.find((t) => t.tag === tag);
 }
 
@@ -110,7 +105,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
       (config.webhooks ?? []).every((w) => (w.clientConfig.caBundle ?? '').length > 0),
       'every webhook has a caBundle',
     );
-    const created = await client().create<ImagePullJobObject>(
+    const created = await client().create<ImagePullJob>(
       IMAGE_PULL_JOBS,
       job('defaults', { image: `${REG}/x/defaults:1`, parallelism: 0 }),
     );
@@ -122,7 +117,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
   });
 
   it('denies invalid jobs through the validating webhook, naming the field', async () => {
-    const cases: [ImagePullJobObject, RegExp][] = [
+    const cases: [ImagePullJob, RegExp][] = [
       [job('bad-image', { image: 'Invalid:Image:x' }), /spec\.image: invalid image/],
       [
         job('bad-par', { image: `${REG}/x/a:1`, parallelism: -1 }),
@@ -267,7 +262,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
       if (node === REAL_NODE) assert.equal(tag?.version, first.version, 'the tag written before the restart is kept');
     }
     assert.deepEqual(
-      (await client().list<NodeImageObject>(NODE_IMAGES)).items.map((n) => n.metadata.name).sort(),
+      (await client().list<NodeImage>(NODE_IMAGES)).items.map((n) => n.metadata.name).sort(),
       NODES,
       'one NodeImage per Node, none made twice',
     );
@@ -440,7 +435,7 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
     assert.equal(done.status?.desired, 2);
     assert.equal(done.status?.completed, 2);
     assert.equal(done.status?.succeeded, 2);
-    const children = (await client().list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
+    const children = (await client().list<ImagePullJob>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter((j) =>
       j.metadata.ownerReferences?.some((o) => o.uid === done.metadata.uid),
     );
     assert.deepEqual(children.map((c) => c.spec.image).sort(), [...images].sort());
@@ -451,8 +446,8 @@ describe('kruise-controller e2e: image jobs on the real cluster', function () {
       metadata: { name: 'list-edit', namespace: NS },
       spec: { images, parallelism: 0, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 1 } },
     });
-    const childrenOf = async (uid: string | undefined): Promise<ImagePullJobObject[]> =>
-      (await client().list<ImagePullJobObject>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
+    const childrenOf = async (uid: string | undefined): Promise<ImagePullJob[]> =>
+      (await client().list<ImagePullJob>(IMAGE_PULL_JOBS, { namespace: NS })).items.filter(
         (j) => !j.metadata.deletionTimestamp && j.metadata.ownerReferences?.some((o) => o.uid === uid),
       );
     const list = await waitFor(() => getListJob(client(), NS, 'list-edit'));

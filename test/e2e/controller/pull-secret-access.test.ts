@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { CoreResources } from '../../../src/kube/resource.js';
 import { copyNameFor } from '../../../src/controller/pullsecrets/secret-sync.js';
-import { IMAGE_PULL_JOBS, type ImagePullJobObject, type SecretObject } from '../../../src/controller/resources.js';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
+import type { SecretObject } from '../../../src/controller/resources.js';
 import { kubectl } from '../../cluster/k8s/system.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import {
@@ -50,7 +51,7 @@ describe('kruise-controller e2e: pull secrets with least privilege, real RBAC', 
   const client = () => cluster.admin;
   const controller = () => system.controller!;
 
-  function job(namespace: string, name: string, type: 'Always' | 'Never'): ImagePullJobObject {
+  function job(namespace: string, name: string, type: 'Always' | 'Never'): ImagePullJob {
     return {
       metadata: { name, namespace },
       spec: { image, pullSecrets: ['regcred'], parallelism: 2, completionPolicy: { type } },
@@ -108,7 +109,7 @@ describe('kruise-controller e2e: pull secrets with least privilege, real RBAC', 
     await client().create(IMAGE_PULL_JOBS, job(OPEN, 'never', 'Never'));
     await waitFor(async () => (await copyToken(OPEN)) === pullSecret(OPEN, 'one').data?.['.dockerconfigjson']);
     await waitForJob(client(), OPEN, 'never', (j) => j.status?.succeeded === 2);
-    const jobBefore = await client().get<ImagePullJobObject>(IMAGE_PULL_JOBS, 'never', { namespace: OPEN });
+    const jobBefore = await client().get<ImagePullJob>(IMAGE_PULL_JOBS, 'never', { namespace: OPEN });
     for (const token of ['two', 'three']) {
       const source = await client().get<SecretObject>(CoreResources.secrets, 'regcred', { namespace: OPEN });
       await client().update(CoreResources.secrets, { ...source, data: pullSecret(OPEN, token).data });
@@ -118,7 +119,7 @@ describe('kruise-controller e2e: pull secrets with least privilege, real RBAC', 
         message: `the copy to carry ${token}`,
       });
     }
-    const jobAfter = await client().get<ImagePullJobObject>(IMAGE_PULL_JOBS, 'never', { namespace: OPEN });
+    const jobAfter = await client().get<ImagePullJob>(IMAGE_PULL_JOBS, 'never', { namespace: OPEN });
     assert.deepEqual(jobAfter.spec, jobBefore.spec, 'the job was not touched');
   });
 
@@ -148,7 +149,7 @@ describe('kruise-controller e2e: pull secrets with least privilege, real RBAC', 
   it('reads secrets outside kruise-daemon-config only by name: a GET, or a list and watch of that one secret', async () => {
     // In OPEN, RBAC allows only requests naming regcred: any other (a list or watch of the namespace) would have been
     // refused and reported as forbidden. The controller has no cluster-wide secret rights at all (deploy/).
-    const job = await client().get<ImagePullJobObject>(IMAGE_PULL_JOBS, 'never', { namespace: OPEN });
+    const job = await client().get<ImagePullJob>(IMAGE_PULL_JOBS, 'never', { namespace: OPEN });
     assert.doesNotMatch(job.status?.message ?? '', /may not read|403/);
     const forbidden = (await eventsSince(client(), OPEN, since)).filter((e) => e.reason === 'PullSecretForbidden');
     assert.deepEqual(forbidden, []);

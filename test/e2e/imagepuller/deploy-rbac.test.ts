@@ -3,7 +3,7 @@
 // their spec written), Events recorded, Secrets read in kruise-daemon-config only (a Role there).
 import assert from 'node:assert/strict';
 import { FAKE_NODE_IMAGE_LABEL } from '../../../src/api/constants.js';
-import { NODE_IMAGES } from '../../../src/daemon/imagepuller/controller.js';
+import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';

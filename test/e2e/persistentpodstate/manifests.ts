@@ -2,11 +2,8 @@
 // read back, and small readers. Nothing here starts anything.
 import { isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
-import {
-  PERSISTENT_POD_STATES,
-  STATEFULSETS,
-  type PersistentPodStateObject,
-} from '../../../src/controller/persistentpodstate/resources.js';
+import { PERSISTENT_POD_STATES, type PersistentPodState } from '../../../src/api/persistentpodstate.js';
+import { STATEFULSETS } from '../../../src/controller/persistentpodstate/resources.js';
 
 export const SLEEP_FOREVER = ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'];
 export const HOSTNAME_LABEL = 'kubernetes.io/hostname';
@@ -87,4 +84,4 @@ export async function getOrUndefined<T extends KubeObject>(get: () => Promise<T>
   }
 }
 
-export { PERSISTENT_POD_STATES, STATEFULSETS, type PersistentPodStateObject };
+export { PERSISTENT_POD_STATES, STATEFULSETS, type PersistentPodState };

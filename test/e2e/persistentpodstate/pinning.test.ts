@@ -33,7 +33,7 @@ import {
   PIN_TO_NODE_ANNOTATIONS,
   statefulSetManifest,
   STATEFULSETS,
-  type PersistentPodStateObject,
+  type PersistentPodState,
   type PodObject,
   type StatefulSetObject,
 } from './manifests.js';
@@ -91,7 +91,7 @@ describe('persistentpodstate e2e (real cluster): StatefulSet pods pinned to thei
 
   const client = () => stack.client;
   const getPps = (name: string) =>
-    getOrUndefined(() => client().get<PersistentPodStateObject>(PERSISTENT_POD_STATES, name, { namespace: NS }));
+    getOrUndefined(() => client().get<PersistentPodState>(PERSISTENT_POD_STATES, name, { namespace: NS }));
   const getPod = (name: string) =>
     getOrUndefined(() => client().get<PodObject>(CoreResources.pods, name, { namespace: NS }));
   const getSts = (name: string) =>
@@ -99,9 +99,9 @@ describe('persistentpodstate e2e (real cluster): StatefulSet pods pinned to thei
 
   async function waitForPps(
     name: string,
-    check: (pps: PersistentPodStateObject) => boolean,
+    check: (pps: PersistentPodState) => boolean,
     message: string,
-  ): Promise<PersistentPodStateObject> {
+  ): Promise<PersistentPodState> {
     let last: unknown;
     try {
       return await waitFor(

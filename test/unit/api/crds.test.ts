@@ -3,15 +3,13 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from 'js-yaml';
-import {
-  CONTAINER_RECREATE_REQUEST,
-  IMAGE_LIST_PULL_JOB,
-  IMAGE_PULL_JOB,
-  KRUISE_GROUP,
-  NODE_IMAGE,
-  PERSISTENT_POD_STATE,
-  type KruiseResource,
-} from '../../../src/api/constants.js';
+import { KRUISE_GROUP } from '../../../src/api/constants.js';
+import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
+import { IMAGE_LIST_PULL_JOBS } from '../../../src/api/imagelistpulljob.js';
+import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
+import { PERSISTENT_POD_STATES } from '../../../src/api/persistentpodstate.js';
+import { apiVersionOf, type ResourceType } from '../../../src/kube/resource.js';
 import { validateImageListPullJob } from '../../../src/api/imagelistpulljob-validation.js';
 import { validateNodeImage } from '../../../src/api/nodeimage-validation.js';
 import { packageRoot } from '../../../src/util/repo-root.js';
@@ -47,31 +45,31 @@ function loadCrd(file: string): Crd {
 const crdFiles = readdirSync(CRD_DIR).filter((f) => f.startsWith('apps.kruise.io_'));
 const crds = new Map(crdFiles.map((f) => [f, loadCrd(f)]));
 
-function crdFor(resource: KruiseResource): Crd {
+function crdFor(resource: ResourceType): Crd {
   const crd = crds.get(`apps.kruise.io_${resource.resource}.yaml`);
   assert.ok(crd, `CRD file for ${resource.resource}`);
   return crd;
 }
 
-function schemaOf(resource: KruiseResource, version: string): JSONSchemaProps {
+function schemaOf(resource: ResourceType, version: string): JSONSchemaProps {
   const found = crdFor(resource).spec.versions.find((v) => v.name === version);
   assert.ok(found, `${resource.kind} ${version}`);
   return found.schema.openAPIV3Schema;
 }
 
 /** Put an object through the schema as kube-apiserver would on create. */
-function admit(resource: KruiseResource, version: string, obj: unknown) {
+function admit(resource: ResourceType, version: string, obj: unknown) {
   return applyStructuralSchema(schemaOf(resource, version), obj);
 }
 
 const expectations: {
-  resource: KruiseResource;
+  resource: ResourceType;
   versions: [name: string, storage: boolean][];
   columns: string[];
   shortNames?: string[];
 }[] = [
   {
-    resource: NODE_IMAGE,
+    resource: NODE_IMAGES,
     versions: [
       ['v1alpha1', false],
       ['v1beta1', true],
@@ -79,7 +77,7 @@ const expectations: {
     columns: ['DESIRED', 'PULLING', 'SUCCEED', 'FAILED', 'AGE'],
   },
   {
-    resource: IMAGE_PULL_JOB,
+    resource: IMAGE_PULL_JOBS,
     versions: [
       ['v1alpha1', false],
       ['v1beta1', true],
@@ -87,7 +85,7 @@ const expectations: {
     columns: ['TOTAL', 'ACTIVE', 'SUCCEED', 'FAILED', 'AGE'],
   },
   {
-    resource: IMAGE_LIST_PULL_JOB,
+    resource: IMAGE_LIST_PULL_JOBS,
     versions: [
       ['v1alpha1', false],
       ['v1beta1', true],
@@ -95,12 +93,12 @@ const expectations: {
     columns: ['TOTAL', 'SUCCEEDED', 'COMPLETED', 'AGE'],
   },
   {
-    resource: CONTAINER_RECREATE_REQUEST,
+    resource: CONTAINER_RECREATE_REQUESTS,
     versions: [['v1alpha1', true]],
     columns: ['PHASE', 'POD', 'NODE', 'AGE'],
     shortNames: ['crr'],
   },
-  { resource: PERSISTENT_POD_STATE, versions: [['v1alpha1', true]], columns: [] },
+  { resource: PERSISTENT_POD_STATES, versions: [['v1alpha1', true]], columns: [] },
 ];
 
 describe('CRDs (deploy/crds)', () => {
@@ -132,7 +130,7 @@ describe('CRDs (deploy/crds)', () => {
         );
         assert.ok(crd.spec.versions.every((v) => v.served));
         const storage = crd.spec.versions.find((v) => v.storage);
-        assert.equal(`${KRUISE_GROUP}/${storage?.name}`, resource.apiVersion, 'constants name the storage version');
+        assert.equal(`${crd.spec.group}/${storage?.name}`, apiVersionOf(resource), 'src/api names the storage version');
       });
 
       it('every version has the status subresource and the printer columns', () => {
@@ -140,7 +138,7 @@ describe('CRDs (deploy/crds)', () => {
           assert.deepEqual(version.subresources, { status: {} });
           const names = (version.additionalPrinterColumns ?? []).map((c) => c.name);
           const expected =
-            resource === IMAGE_PULL_JOB && version.name === 'v1alpha1' ? [...columns, 'MESSAGE'] : columns;
+            resource === IMAGE_PULL_JOBS && version.name === 'v1alpha1' ? [...columns, 'MESSAGE'] : columns;
           assert.deepEqual(names, expected);
         }
       });
@@ -157,9 +155,9 @@ describe('CRDs (deploy/crds)', () => {
   }
 
   describe("accepts OpenKruise's documented examples unchanged (no field pruned, no error)", () => {
-    const examples: [KruiseResource, string, unknown][] = [
+    const examples: [ResourceType, string, unknown][] = [
       [
-        NODE_IMAGE,
+        NODE_IMAGES,
         'v1alpha1',
         {
           apiVersion: 'apps.kruise.io/v1alpha1',
@@ -205,7 +203,7 @@ describe('CRDs (deploy/crds)', () => {
         },
       ],
       [
-        NODE_IMAGE,
+        NODE_IMAGES,
         'v1beta1',
         {
           apiVersion: 'apps.kruise.io/v1beta1',
@@ -245,7 +243,7 @@ describe('CRDs (deploy/crds)', () => {
         },
       ],
       [
-        IMAGE_PULL_JOB,
+        IMAGE_PULL_JOBS,
         'v1alpha1',
         {
           apiVersion: 'apps.kruise.io/v1alpha1',
@@ -263,7 +261,7 @@ describe('CRDs (deploy/crds)', () => {
         },
       ],
       [
-        IMAGE_PULL_JOB,
+        IMAGE_PULL_JOBS,
         'v1beta1',
         {
           apiVersion: 'apps.kruise.io/v1beta1',
@@ -292,7 +290,7 @@ describe('CRDs (deploy/crds)', () => {
         },
       ],
       [
-        IMAGE_LIST_PULL_JOB,
+        IMAGE_LIST_PULL_JOBS,
         'v1alpha1',
         {
           apiVersion: 'apps.kruise.io/v1alpha1',
@@ -318,7 +316,7 @@ describe('CRDs (deploy/crds)', () => {
         },
       ],
       [
-        CONTAINER_RECREATE_REQUEST,
+        CONTAINER_RECREATE_REQUESTS,
         'v1alpha1',
         {
           apiVersion: 'apps.kruise.io/v1alpha1',
@@ -359,7 +357,7 @@ describe('CRDs (deploy/crds)', () => {
         },
       ],
       [
-        PERSISTENT_POD_STATE,
+        PERSISTENT_POD_STATES,
         'v1alpha1',
         {
           apiVersion: 'apps.kruise.io/v1alpha1',
@@ -396,19 +394,19 @@ describe('CRDs (deploy/crds)', () => {
     }
 
     it('the defaulted NodeImage and ImageListPullJob examples also pass our API validation', () => {
-      const ni = admit(NODE_IMAGE, 'v1alpha1', examples[0]![2]);
+      const ni = admit(NODE_IMAGES, 'v1alpha1', examples[0]![2]);
       const withCreatedAt = structuredClone(ni.object) as {
         spec: { images: { ubuntu: { tags: { createdAt?: string }[] } } };
       };
       withCreatedAt.spec.images.ubuntu.tags[0]!.createdAt = '2020-12-01T07:21:00Z';
       assert.deepEqual(validateNodeImage(withCreatedAt), []);
-      assert.deepEqual(validateImageListPullJob(admit(IMAGE_LIST_PULL_JOB, 'v1alpha1', examples[4]![2]).object), []);
+      assert.deepEqual(validateImageListPullJob(admit(IMAGE_LIST_PULL_JOBS, 'v1alpha1', examples[4]![2]).object), []);
     });
   });
 
   describe('defaults mirror the mutating webhooks', () => {
     it('ImagePullJob: completionPolicy, pullPolicy and imagePullPolicy', () => {
-      const { object, errors } = admit(IMAGE_PULL_JOB, 'v1beta1', {
+      const { object, errors } = admit(IMAGE_PULL_JOBS, 'v1beta1', {
         metadata: { name: 'j' },
         spec: { image: 'nginx' },
       });
@@ -422,7 +420,7 @@ describe('CRDs (deploy/crds)', () => {
     });
 
     it('ImageListPullJob: no imagePullPolicy default', () => {
-      const { object } = admit(IMAGE_LIST_PULL_JOB, 'v1beta1', {
+      const { object } = admit(IMAGE_LIST_PULL_JOBS, 'v1beta1', {
         metadata: { name: 'l' },
         spec: { images: ['nginx'] },
       });
@@ -434,7 +432,7 @@ describe('CRDs (deploy/crds)', () => {
     });
 
     it('NodeImage: tag pull policy timeout and backoff, only where a pullPolicy is given', () => {
-      const { object } = admit(NODE_IMAGE, 'v1beta1', {
+      const { object } = admit(NODE_IMAGES, 'v1beta1', {
         metadata: { name: 'n' },
         spec: { images: { nginx: { tags: [{ tag: 'a', pullPolicy: { ttlSecondsAfterFinished: 5 } }, { tag: 'b' }] } } },
       });
@@ -451,7 +449,7 @@ describe('CRDs (deploy/crds)', () => {
     });
 
     it('ContainerRecreateRequest: strategy.failurePolicy Fail', () => {
-      const { object } = admit(CONTAINER_RECREATE_REQUEST, 'v1alpha1', {
+      const { object } = admit(CONTAINER_RECREATE_REQUESTS, 'v1alpha1', {
         metadata: { name: 'c' },
         spec: { podName: 'p', containers: [{ name: 'app' }] },
       });
@@ -460,9 +458,9 @@ describe('CRDs (deploy/crds)', () => {
   });
 
   describe('rejects broken objects with kube-style errors', () => {
-    const broken: [KruiseResource, string, unknown, [field: string, type: string][]][] = [
+    const broken: [ResourceType, string, unknown, [field: string, type: string][]][] = [
       [
-        NODE_IMAGE,
+        NODE_IMAGES,
         'v1beta1',
         { metadata: { name: 'n' }, spec: { images: { nginx: { tags: [{ version: 'one' }] }, busybox: {} } } },
         [
@@ -472,7 +470,7 @@ describe('CRDs (deploy/crds)', () => {
         ],
       ],
       [
-        NODE_IMAGE,
+        NODE_IMAGES,
         'v1beta1',
         { metadata: { name: 'n' }, status: { imageStatuses: { nginx: { tags: [{ tag: 'a', phase: 'Done' }] } } } },
         [
@@ -481,7 +479,7 @@ describe('CRDs (deploy/crds)', () => {
         ],
       ],
       [
-        IMAGE_PULL_JOB,
+        IMAGE_PULL_JOBS,
         'v1beta1',
         {
           metadata: { name: 'j' },
@@ -495,7 +493,7 @@ describe('CRDs (deploy/crds)', () => {
         ],
       ],
       [
-        IMAGE_LIST_PULL_JOB,
+        IMAGE_LIST_PULL_JOBS,
         'v1alpha1',
         { metadata: { name: 'l' }, spec: { images: 'nginx', selector: { matchExpressions: [{ key: 'a' }] } } },
         [
@@ -504,7 +502,7 @@ describe('CRDs (deploy/crds)', () => {
         ],
       ],
       [
-        CONTAINER_RECREATE_REQUEST,
+        CONTAINER_RECREATE_REQUESTS,
         'v1alpha1',
         {
           metadata: { name: 'c' },
@@ -522,7 +520,7 @@ describe('CRDs (deploy/crds)', () => {
         ],
       ],
       [
-        PERSISTENT_POD_STATE,
+        PERSISTENT_POD_STATES,
         'v1alpha1',
         {
           metadata: { name: 'p' },
@@ -548,7 +546,7 @@ describe('CRDs (deploy/crds)', () => {
     }
 
     it('prunes fields OpenKruise does not define (v1alpha1 has no pullSecrets[].mode)', () => {
-      const { object, unknownFields } = admit(NODE_IMAGE, 'v1alpha1', {
+      const { object, unknownFields } = admit(NODE_IMAGES, 'v1alpha1', {
         metadata: { name: 'n' },
         spec: { images: { nginx: { pullSecrets: [{ name: 's', mode: 'batch' }], tags: [{ tag: '1' }] } }, extra: true },
       });

@@ -4,7 +4,11 @@
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
 import type { WirePod } from '../../../src/api/wire.js';
-import { CRR_RESOURCE, CrrController, type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
+import {
+  CONTAINER_RECREATE_REQUESTS,
+  type ContainerRecreateRequest,
+} from '../../../src/api/containerrecreaterequest.js';
+import { CrrController } from '../../../src/daemon/containerrecreate/controller.js';
 import { crrMetrics } from '../../../src/daemon/containerrecreate/metrics.js';
 import { NodePods } from '../../../src/daemon/node-pods.js';
 import type { KubeClient, KubeObject, ListWatcher } from '../../../src/kube/index.js';
@@ -51,7 +55,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     await pods.stop();
   });
 
-  function startController(crrSource?: ListWatcher<CrrObject>): CrrController {
+  function startController(crrSource?: ListWatcher<ContainerRecreateRequest>): CrrController {
     controller = new CrrController({
       nodeName: NODE,
       client,
@@ -69,9 +73,11 @@ describe('CRR executor (emulator + fake runtime)', function () {
   }
 
   const makePod = (...args: Parameters<FakeNode['makePod']>): Promise<WirePod> => node.makePod(...args);
-  const makeCrr = (...args: Parameters<FakeNode['makeCrr']>): Promise<CrrObject> => node.makeCrr(...args);
+  const makeCrr = (...args: Parameters<FakeNode['makeCrr']>): Promise<ContainerRecreateRequest> =>
+    node.makeCrr(...args);
 
-  const getCrr = (name: string): Promise<CrrObject> => client.get<CrrObject>(CRR_RESOURCE, name, { namespace: NS });
+  const getCrr = (name: string): Promise<ContainerRecreateRequest> =>
+    client.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, name, { namespace: NS });
   const completed = (name: string) => () => getCrr(name).then((c) => (c.status?.phase === 'Completed' ? c : undefined));
 
   it('restarts exactly the named container and completes when the new instance is ready', async () => {
@@ -124,7 +130,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     await runtime.stopContainer({ container_id: aOld, timeout: 2 });
     runtime.calls.length = 0;
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       crr.metadata.name!,
       {
         status: {
@@ -171,7 +177,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
     assert.deepEqual(runtime.stops(), [], 'no stop before the controller marked the pod unready');
     const acquiredAt = Date.now();
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       name,
       {
         metadata: {
@@ -196,7 +202,7 @@ describe('CRR executor (emulator + fake runtime)', function () {
       message: 'daemon has not responded for a long time',
     };
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       crr.metadata.name!,
       { status: completedStatus },
       { type: 'merge', namespace: NS, subresource: 'status' },

@@ -2,12 +2,12 @@
 // and whose status a fake kubelet reports (after every StopContainer, the new instance running and ready), and CRRs
 // as the webhook would have admitted them (labels, statusContext).
 import { CRR_ACTIVE_LABEL, CRR_NODE_NAME_LABEL, CRR_POD_UID_LABEL } from '../../../src/api/constants.js';
-import type {
-  ContainerRecreateRequest,
-  ContainerRecreateRequestContainer,
+import {
+  type ContainerRecreateRequest,
+  type ContainerRecreateRequestContainer,
+  CONTAINER_RECREATE_REQUESTS,
 } from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
-import { CRR_RESOURCE, type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
 import {
   CoreResources,
   type KubeClient,
@@ -98,10 +98,10 @@ export class FakeNode {
       activeDeadlineSeconds?: number;
       container?: (name: string) => Partial<ContainerRecreateRequestContainer>;
     } = {},
-  ): Promise<CrrObject> {
+  ): Promise<ContainerRecreateRequest> {
     const statuses = pod.status?.containerStatuses ?? [];
-    return this.client.create<CrrObject>(
-      CRR_RESOURCE,
+    return this.client.create<ContainerRecreateRequest>(
+      CONTAINER_RECREATE_REQUESTS,
       {
         apiVersion: 'apps.kruise.io/v1alpha1',
         kind: 'ContainerRecreateRequest',

@@ -3,16 +3,18 @@
 import assert from 'node:assert/strict';
 import { CRR_ACTIVE_LABEL, CRR_POD_UID_LABEL, CRR_UNREADY_ACQUIRED_KEY } from '../../../src/api/constants.js';
 import {
-  CRR_RESOURCE,
+  CONTAINER_RECREATE_REQUESTS,
+  type ContainerRecreateRequest,
+} from '../../../src/api/containerrecreaterequest.js';
+import {
   CrrHousekeeper,
   MESSAGE_DEADLINE,
   MESSAGE_NO_RESPONSE,
   MESSAGE_POD_GONE,
   newCrrInformer,
   RESPONSE_TIMEOUT_MS,
-  type CrrObject,
-  type PodObject,
 } from '../../../src/controller/containerrecreate/controller.js';
+import type { WirePod } from '../../../src/api/wire.js';
 import { CONTROLLER_USAGE, parseControllerCommandLine } from '../../../src/controller/options.js';
 import { CoreResources, Informer, isNotFound, type KubeClient } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
@@ -27,15 +29,15 @@ describe('CRR housekeeping (controller, emulator)', function () {
   let env: EmulatorWithCrds;
   let client: KubeClient;
   let keeper: CrrHousekeeper;
-  let crrs: Informer<CrrObject>;
-  let pods: Informer<PodObject>;
+  let crrs: Informer<ContainerRecreateRequest>;
+  let pods: Informer<WirePod>;
   let seq = 0;
 
   before(async () => {
     env = await startEmulatorWithCrds();
     client = env.client;
     crrs = newCrrInformer(client, { clock: systemClock, logger: silentLogger });
-    pods = new Informer<PodObject>(CoreResources.pods, client, { name: 'pods' });
+    pods = new Informer<WirePod>(CoreResources.pods, client, { name: 'pods' });
     crrs.start();
     pods.start();
     await Promise.all([crrs.synced, pods.synced]);
@@ -56,8 +58,8 @@ describe('CRR housekeeping (controller, emulator)', function () {
     await env.close();
   });
 
-  async function makePod(gate = false): Promise<PodObject> {
-    const pod = await client.create<PodObject>(
+  async function makePod(gate = false): Promise<WirePod> {
+    const pod = await client.create<WirePod>(
       CoreResources.pods,
       {
         apiVersion: 'v1',
@@ -71,7 +73,7 @@ describe('CRR housekeeping (controller, emulator)', function () {
       },
       { namespace: NS },
     );
-    return client.patch<PodObject>(
+    return client.patch<WirePod>(
       CoreResources.pods,
       pod.metadata!.name!,
       {
@@ -88,9 +90,13 @@ describe('CRR housekeeping (controller, emulator)', function () {
     );
   }
 
-  async function makeCrr(pod: PodObject, spec: Record<string, unknown> = {}, phase?: string): Promise<CrrObject> {
-    const crr = await client.create<CrrObject>(
-      CRR_RESOURCE,
+  async function makeCrr(
+    pod: WirePod,
+    spec: Record<string, unknown> = {},
+    phase?: string,
+  ): Promise<ContainerRecreateRequest> {
+    const crr = await client.create<ContainerRecreateRequest>(
+      CONTAINER_RECREATE_REQUESTS,
       {
         apiVersion: 'apps.kruise.io/v1alpha1',
         kind: 'ContainerRecreateRequest',
@@ -104,16 +110,16 @@ describe('CRR housekeeping (controller, emulator)', function () {
       { namespace: NS },
     );
     if (!phase) return crr;
-    return client.patch<CrrObject>(
-      CRR_RESOURCE,
+    return client.patch<ContainerRecreateRequest>(
+      CONTAINER_RECREATE_REQUESTS,
       crr.metadata.name!,
       { status: { phase } },
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
   }
 
-  const get = (name: string): Promise<CrrObject | undefined> =>
-    client.get<CrrObject>(CRR_RESOURCE, name, { namespace: NS }).catch((err: unknown) => {
+  const get = (name: string): Promise<ContainerRecreateRequest | undefined> =>
+    client.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, name, { namespace: NS }).catch((err: unknown) => {
       if (isNotFound(err)) return undefined;
       throw err;
     });
@@ -158,19 +164,19 @@ describe('CRR housekeeping (controller, emulator)', function () {
       get(name).then((c) => (c?.metadata?.annotations?.[CRR_UNREADY_ACQUIRED_KEY] ? c : undefined)),
     );
     assert.deepEqual(held.metadata?.finalizers, [CRR_UNREADY_ACQUIRED_KEY]);
-    const notReady = await client.get<PodObject>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
+    const notReady = await client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
     const cond = notReady.status?.conditions?.find((c) => c.type === 'KruisePodReady');
     assert.equal(cond?.status, 'False');
     assert.equal(cond?.message, JSON.stringify([{ userAgent: 'ContainerRecreateRequest', key: `${NS}/${name}` }]));
     assert.equal(notReady.status?.conditions?.find((c) => c.type === 'Ready')?.reason, 'ReadinessGatesNotReady');
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       name,
       { status: { phase: 'Completed', completionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') } },
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
     await waitFor(() => get(name).then((c) => (c?.metadata?.finalizers ?? []).length === 0));
-    const released = await client.get<PodObject>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
+    const released = await client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS });
     const after = released.status?.conditions?.find((c) => c.type === 'KruisePodReady');
     assert.equal(after?.status, 'True');
     assert.equal(after?.message, '[]');
@@ -184,13 +190,15 @@ describe('CRR housekeeping (controller, emulator)', function () {
       containerRecreateStates: [{ name: 'app', phase: 'Succeeded', isKilled: true }],
     };
     await client.patch(
-      CRR_RESOURCE,
+      CONTAINER_RECREATE_REQUESTS,
       crr.metadata.name!,
       { status: agentDone },
       { type: 'merge', namespace: NS, subresource: 'status' },
     );
     // a housekeeper whose cache still holds the Recreating CRR, past its deadline
-    const stale = new Informer<CrrObject>(CRR_RESOURCE, frozenSource([crr]), { name: 'stale-crrs' });
+    const stale = new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, frozenSource([crr]), {
+      name: 'stale-crrs',
+    });
     stale.start();
     await stale.synced;
     const late = new CrrHousekeeper({

@@ -7,15 +7,18 @@
 // the deadline message when the deadline falls inside the stop, else with every container Succeeded.
 import assert from 'node:assert/strict';
 import { Registry } from 'prom-client';
-import type { ContainerRecreateRequestStatus } from '../../../src/api/containerrecreaterequest.js';
+import {
+  type ContainerRecreateRequestStatus,
+  CONTAINER_RECREATE_REQUESTS,
+  type ContainerRecreateRequest,
+} from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
 import {
   CrrHousekeeper,
   MESSAGE_DEADLINE,
   newCrrInformer,
-  type PodObject,
 } from '../../../src/controller/containerrecreate/controller.js';
-import { CRR_RESOURCE, CrrController, type CrrObject } from '../../../src/daemon/containerrecreate/controller.js';
+import { CrrController } from '../../../src/daemon/containerrecreate/controller.js';
 import { crrMetrics } from '../../../src/daemon/containerrecreate/metrics.js';
 import { NodePods } from '../../../src/daemon/node-pods.js';
 import { CoreResources, Informer, type KubeObject, type ReconcileResult } from '../../../src/kube/index.js';
@@ -90,12 +93,15 @@ async function runRow(row: Row): Promise<void> {
     workers: 4,
   });
   const crrs = newCrrInformer(client, { clock, logger: silentLogger });
-  const pods = new Informer<PodObject>(CoreResources.pods, client, { name: 'pods', clock });
+  const pods = new Informer<WirePod>(CoreResources.pods, client, { name: 'pods', clock });
   const keeper = new CrrHousekeeper({ client, crrs, pods, clock, logger: silentLogger });
   const history: Recorded[] = [];
-  const watched = new Informer<CrrObject>(CRR_RESOURCE, client, { name: 'history', clock });
+  const watched = new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, client, {
+    name: 'history',
+    clock,
+  });
   const t0 = clock.now();
-  const record = (crr: CrrObject): void => {
+  const record = (crr: ContainerRecreateRequest): void => {
     history.push({ atSeconds: (clock.now() - t0) / 1000, status: structuredClone(crr.status) });
   };
   watched.addHandlers({ onAdd: record, onUpdate: (_, crr) => record(crr) });
@@ -114,7 +120,8 @@ async function runRow(row: Row): Promise<void> {
     let stopBegan = false;
     let hooksRunning = 0;
     let crrName = '';
-    const readCrr = (): Promise<CrrObject> => client.get<CrrObject>(CRR_RESOURCE, crrName, { namespace: NS });
+    const readCrr = (): Promise<ContainerRecreateRequest> =>
+      client.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, crrName, { namespace: NS });
     const noteStopBegin = async (): Promise<void> => {
       if (stopBegan) return;
       stopBegan = true;

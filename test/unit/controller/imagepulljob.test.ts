@@ -4,20 +4,20 @@ import { jobImageOf, parallelismOf } from '../../../src/controller/imagepulljob/
 import { calculateJobStatus, statusMessage } from '../../../src/controller/imagepulljob/job-status.js';
 import { tagPullPolicyFor, writeJobTag } from '../../../src/controller/imagepulljob/tag-write.js';
 import { changedTagOwners } from '../../../src/controller/imagepulljob/controller.js';
-import type { ImagePullJobObject, NodeImageObject } from '../../../src/controller/resources.js';
+import type { ImagePullJob } from '../../../src/api/imagepulljob.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
 const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
 const policy = { defaultTtlSeconds: 300, random: () => 0 };
 
-function job(spec: Partial<ImagePullJobObject['spec']> = {}, uid = 'uid-1'): ImagePullJobObject {
+function job(spec: Partial<ImagePullJob['spec']> = {}, uid = 'uid-1'): ImagePullJob {
   return {
     metadata: { name: 'j', namespace: 'ns', uid },
     spec: { image: 'nginx:1.25', completionPolicy: { type: 'Always' }, imagePullPolicy: 'IfNotPresent', ...spec },
   };
 }
 
-function node(name: string): NodeImageObject {
+function node(name: string): NodeImage {
   return { metadata: { name }, spec: {} };
 }
 

@@ -6,7 +6,8 @@ import {
 } from '../../../src/controller/imagelistpulljob/controller.js';
 import { parseControllerCommandLine, parseDuration, ControllerConfigError } from '../../../src/controller/options.js';
 import { copyNameFor } from '../../../src/controller/pullsecrets/secret-sync.js';
-import type { ImageListPullJobObject, ImagePullJobObject } from '../../../src/controller/resources.js';
+import type { ImageListPullJob } from '../../../src/api/imagelistpulljob.js';
+import type { ImagePullJob } from '../../../src/api/imagepulljob.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
 const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -24,9 +25,9 @@ describe('imagelistpulljob controller', () => {
     const list = {
       metadata: { name: 'l', namespace: 'ns' },
       spec: { images: ['a', 'b', 'c'], completionPolicy: {} },
-    } as unknown as ImageListPullJobObject;
-    const child = (image: string, status: ImagePullJobObject['status']) =>
-      ({ metadata: { name: `l-${image}` }, spec: { image }, status }) as ImagePullJobObject;
+    } as unknown as ImageListPullJob;
+    const child = (image: string, status: ImagePullJob['status']) =>
+      ({ metadata: { name: `l-${image}` }, spec: { image }, status }) as ImagePullJob;
     const s = listJobStatus(
       list,
       [

@@ -2,12 +2,10 @@
 // NodeImage is created, deletion with the Node (not for fake NodeImages), GC writes from a fresh read.
 import assert from 'node:assert/strict';
 import { NodeImageController } from '../../../src/controller/nodeimage/controller.js';
-import type {
-  NodeImageObject,
-  NodeObject,
-  ImagePullJobObject,
-  SecretObject,
-} from '../../../src/controller/resources.js';
+import type { SecretObject } from '../../../src/controller/resources.js';
+import type { ImagePullJob } from '../../../src/api/imagepulljob.js';
+import type { NodeImage } from '../../../src/api/nodeimage.js';
+import type { WireNode } from '../../../src/api/wire.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
@@ -78,11 +76,7 @@ function recordingClient(stored: Record<string, KubeObject> = {}): { client: Kub
 const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
 const iso = (ms: number): string => new Date(ms).toISOString().replace('.000Z', 'Z');
 
-function node(
-  name: string,
-  readyAgoMs: number | undefined,
-  labels: Record<string, string> = { zone: 'a' },
-): NodeObject {
+function node(name: string, readyAgoMs: number | undefined, labels: Record<string, string> = { zone: 'a' }): WireNode {
   const conditions =
     readyAgoMs === undefined
       ? [{ type: 'Ready', status: 'False' }]
@@ -91,8 +85,8 @@ function node(
 }
 
 function controller(
-  nodes: NodeObject[],
-  nodeImages: NodeImageObject[],
+  nodes: WireNode[],
+  nodeImages: NodeImage[],
   client: KubeClient,
   secretCopies: SecretObject[] = [],
 ): NodeImageController {
@@ -100,7 +94,7 @@ function controller(
     client,
     nodes: cache(nodes),
     nodeImages: cache(nodeImages),
-    jobs: cache<ImagePullJobObject>([]),
+    jobs: cache<ImagePullJob>([]),
     secretCopies: cache(secretCopies),
     events: { event: () => undefined } as unknown as EventRecorder,
     clock,
@@ -120,7 +114,7 @@ describe('nodeimage controller: reconcile', () => {
       calls.map((c) => [c.verb, c.name]),
       [['create', 'n1']],
     );
-    assert.deepEqual((calls[0]?.body as NodeImageObject).metadata.labels, { zone: 'a' });
+    assert.deepEqual((calls[0]?.body as NodeImage).metadata.labels, { zone: 'a' });
   });
 
   it('does nothing for a Node that is not Ready or is a virtual kubelet', async () => {
@@ -132,11 +126,11 @@ describe('nodeimage controller: reconcile', () => {
 
   it('deletes the NodeImage of a Node that is gone, but not a fake one', async () => {
     const { client, calls } = recordingClient();
-    const ni = { metadata: { name: 'n1', uid: 'u' }, spec: {} } as NodeImageObject;
+    const ni = { metadata: { name: 'n1', uid: 'u' }, spec: {} } as NodeImage;
     const fake = {
       metadata: { name: 'f1', labels: { 'apps.kruise.io/fake-nodeimage': 'true' } },
       spec: {},
-    } as NodeImageObject;
+    } as NodeImage;
     await controller([], [ni, fake], client).reconcile('n1');
     await controller([], [ni, fake], client).reconcile('f1');
     assert.deepEqual(
@@ -152,19 +146,19 @@ describe('nodeimage controller: reconcile', () => {
     const ni = {
       metadata: { name: 'n1', labels: { zone: 'old' }, resourceVersion: '5' },
       spec: { images: { nginx: { tags: [{ tag: '1' }] } } },
-    } as NodeImageObject;
+    } as NodeImage;
     const { client, calls } = recordingClient({ n1: ni });
     await controller([node('n1', 60_000)], [ni], client).reconcile('n1');
     assert.deepEqual(
       calls.map((c) => c.verb),
       ['get', 'update'],
     );
-    const written = calls[1]?.body as NodeImageObject;
+    const written = calls[1]?.body as NodeImage;
     assert.deepEqual(written.metadata.labels, { zone: 'a' });
     assert.deepEqual(written.spec?.images, {});
     assert.equal(written.metadata.resourceVersion, '5', 'the update is checked against the version read');
 
-    const current = { metadata: { name: 'n1', labels: { zone: 'a' } }, spec: {} } as NodeImageObject;
+    const current = { metadata: { name: 'n1', labels: { zone: 'a' } }, spec: {} } as NodeImage;
     const quiet = recordingClient({ n1: current });
     assert.equal(await controller([node('n1', 60_000)], [current], quiet.client).reconcile('n1'), undefined);
     assert.equal(quiet.calls.length, 0);
@@ -187,14 +181,14 @@ describe('nodeimage controller: reconcile', () => {
           },
         },
       },
-    } as NodeImageObject;
+    } as NodeImage;
     const { client, calls } = recordingClient({ n1: ni, 'copy-not-cached-yet': copy('copy-not-cached-yet') });
     await controller([node('n1', 60_000)], [ni], client, [copy('copy-cached')]).reconcile('n1');
     assert.deepEqual(
       calls.map((c) => `${c.verb} ${c.name}`),
       ['get copy-deleted', 'get copy-not-cached-yet', 'get n1', 'update n1'],
     );
-    const written = calls[3]?.body as NodeImageObject;
+    const written = calls[3]?.body as NodeImage;
     assert.deepEqual(
       written.spec?.images?.nginx?.pullSecrets?.map((ref) => ref.name),
       ['copy-cached', 'copy-not-cached-yet'],

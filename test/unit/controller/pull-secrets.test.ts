@@ -8,7 +8,9 @@ import assert from 'node:assert/strict';
 import { ImagePullJobController } from '../../../src/controller/imagepulljob/controller.js';
 import { copyNameFor, PullSecretSync, referencesOf } from '../../../src/controller/pullsecrets/secret-sync.js';
 import { grantCommand, withSecretProblems } from '../../../src/controller/pullsecrets/source-access.js';
-import type { ImagePullJobObject, NodeImageObject, SecretObject } from '../../../src/controller/resources.js';
+import type { SecretObject } from '../../../src/controller/resources.js';
+import type { ImagePullJob } from '../../../src/api/imagepulljob.js';
+import type { NodeImage } from '../../../src/api/nodeimage.js';
 import { OwnWriteExpectations } from '../../../src/kube/own-writes.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
@@ -209,7 +211,7 @@ function secret(namespace: string, name: string, token: string): SecretObject {
   };
 }
 
-function job(namespace: string, name: string, pullSecrets: string[]): ImagePullJobObject {
+function job(namespace: string, name: string, pullSecrets: string[]): ImagePullJob {
   return {
     metadata: {
       name,
@@ -222,7 +224,7 @@ function job(namespace: string, name: string, pullSecrets: string[]): ImagePullJ
   };
 }
 
-function nodeImage(name: string): NodeImageObject {
+function nodeImage(name: string): NodeImage {
   return { metadata: { name, resourceVersion: '1' }, spec: {} };
 }
 
@@ -232,14 +234,14 @@ interface Recorded {
   message: string;
 }
 
-function setup(jobs: ImagePullJobObject[], forbidden: string[]) {
+function setup(jobs: ImagePullJob[], forbidden: string[]) {
   const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const api = new FakeApi(new Set(forbidden));
   const events: Recorded[] = [];
   for (const ni of [nodeImage('n1'), nodeImage('n2')]) api.put('nodeimages', ni);
   const copies = cacheOf<SecretObject>(() => api.copies());
-  const nodeImages = cacheOf<NodeImageObject>(() =>
-    [...api.objects.entries()].filter(([k]) => k.startsWith('nodeimages/')).map(([, o]) => o as NodeImageObject),
+  const nodeImages = cacheOf<NodeImage>(() =>
+    [...api.objects.entries()].filter(([k]) => k.startsWith('nodeimages/')).map(([, o]) => o as NodeImage),
   );
   const metrics = controllerMetrics(createRegistry());
   const sync = new PullSecretSync(api.client, copies, metrics, { clock, logger: silentLogger });
@@ -328,7 +330,7 @@ describe('pull secrets: least privilege', () => {
     // The job went on: its tag was written into both NodeImages (without pull secrets).
     const written = api.calls.filter((c) => c.verb === 'update' && c.resource === 'nodeimages').map((c) => c.name);
     assert.deepEqual(written.sort(), ['n1', 'n2']);
-    const ni = api.objects.get('nodeimages//n1') as NodeImageObject;
+    const ni = api.objects.get('nodeimages//n1') as NodeImage;
     assert.equal(ni.spec?.images?.nginx?.tags?.[0]?.tag, '1.25');
     assert.equal(ni.spec?.images?.nginx?.pullSecrets, undefined);
     const message = api.statuses.at(-1)?.message ?? '';
@@ -345,7 +347,7 @@ describe('pull secrets: least privilege', () => {
       events.map((e) => [e.reason, e.message]),
       [['PullSecretNotFound', 'pull secrets not found in namespace team: gone']],
     );
-    const ni = api.objects.get('nodeimages//n1') as NodeImageObject;
+    const ni = api.objects.get('nodeimages//n1') as NodeImage;
     assert.deepEqual(ni.spec?.images?.nginx?.pullSecrets, [
       { namespace: CONFIG_NS, name: copyNameFor('team', 'regcred'), mode: 'batch' },
     ]);

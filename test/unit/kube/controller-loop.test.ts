@@ -35,13 +35,15 @@ describe('ControllerLoop', () => {
     const metrics = reconcileMetrics();
     const seen: string[] = [];
     let failOnce = true;
-    const loop = new ControllerLoop({
-      name: 'test',
-      workers: 2,
-      clock,
-      logger: silentLogger,
-      metrics,
-      reconcile: (key): ReconcileResult | void => {
+    const loop = new ControllerLoop(
+      'test',
+      {
+        workers: 2,
+        clock,
+        logger: silentLogger,
+        metrics,
+      },
+      (key): ReconcileResult | void => {
         seen.push(key);
         if (key === 'boom' && failOnce) {
           failOnce = false;
@@ -49,7 +51,7 @@ describe('ControllerLoop', () => {
         }
         if (key === 'again' && seen.filter((k) => k === 'again').length === 1) return { requeueAfter: 1000 };
       },
-    });
+    );
     loop.add('a');
     loop.start();
     loop.start(); // once only
@@ -77,15 +79,17 @@ describe('ControllerLoop', () => {
   it('runs without reconcile metrics (the agent)', async () => {
     const clock = new FakeClock(0);
     const seen: string[] = [];
-    const loop = new ControllerLoop({
-      name: 'agent',
-      workers: 1,
-      clock,
-      logger: silentLogger,
-      reconcile: (key) => {
+    const loop = new ControllerLoop(
+      'agent',
+      {
+        workers: 1,
+        clock,
+        logger: silentLogger,
+      },
+      (key) => {
         seen.push(key);
       },
-    });
+    );
     loop.start();
     loop.add('k');
     await clock.advance(0);

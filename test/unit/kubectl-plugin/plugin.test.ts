@@ -5,7 +5,8 @@ import { parsePluginCommandLine, UsageError } from '../../../src/kubectl-plugin/
 import type { PluginApi } from '../../../src/kubectl-plugin/context.js';
 import { networksFromMetrics } from '../../../src/kubectl-plugin/ips.js';
 import { runPlugin, type PluginDeps } from '../../../src/kubectl-plugin/main.js';
-import { nodeImageRows, type NodeImageObject } from '../../../src/kubectl-plugin/nodeimages.js';
+import { nodeImageRows } from '../../../src/kubectl-plugin/nodeimages.js';
+import type { NodeImage } from '../../../src/api/nodeimage.js';
 import { parsePrometheusText } from '../../../src/kubectl-plugin/prometheus-text.js';
 import { imagePullJobFor, pullJobPrefix } from '../../../src/kubectl-plugin/pull.js';
 import { recreateProblem } from '../../../src/kubectl-plugin/recreate.js';
@@ -203,7 +204,7 @@ describe('kubectl-kruise-node', () => {
   });
 
   it('shows a tag as Waiting until the agent reports its current version', () => {
-    const ni: NodeImageObject = {
+    const ni: NodeImage = {
       metadata: { name: 'n1' },
       spec: { images: { 'reg/busybox': { tags: [{ tag: '1.0', version: 2 }, { tag: '2.0' }] } } },
       status: {

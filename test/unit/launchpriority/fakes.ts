@@ -13,9 +13,9 @@ import {
   LaunchPriorityController,
   podKey,
   type EventSink,
-  type PodObject,
   type PodSource,
 } from '../../../src/daemon/launchpriority/controller.js';
+import type { WirePod } from '../../../src/api/wire.js';
 import { noLaunchPriorityMetrics, type LaunchPriorityMetrics } from '../../../src/daemon/launchpriority/metrics.js';
 import {
   CONTAINER_NAME_LABEL,
@@ -28,17 +28,17 @@ import { silentLogger, type Logger } from '../../../src/observability/logger.js'
 import { FakeClock } from '../../../src/util/clock.js';
 
 export class FakePods implements PodSource {
-  private readonly pods = new Map<string, PodObject>();
-  private readonly handlers = new Set<InformerHandlers<PodObject>>();
+  private readonly pods = new Map<string, WirePod>();
+  private readonly handlers = new Set<InformerHandlers<WirePod>>();
   private rv = 1;
 
-  addHandlers(handlers: InformerHandlers<PodObject>): () => void {
+  addHandlers(handlers: InformerHandlers<WirePod>): () => void {
     this.handlers.add(handlers);
     for (const pod of this.pods.values()) handlers.onAdd?.(pod);
     return () => this.handlers.delete(handlers);
   }
 
-  get(key: string): PodObject | undefined {
+  get(key: string): WirePod | undefined {
     return this.pods.get(key);
   }
 
@@ -47,7 +47,7 @@ export class FakePods implements PodSource {
   }
 
   /** Add or replace a pod (new resourceVersion), firing onAdd/onUpdate. */
-  set(pod: PodObject): PodObject {
+  set(pod: WirePod): WirePod {
     const stored = structuredClone(pod);
     stored.metadata = { ...stored.metadata, resourceVersion: String(++this.rv) };
     const key = podKey(stored);
@@ -68,7 +68,7 @@ export class FakePods implements PodSource {
   }
 
   /** Change a pod through a function of its current copy. */
-  update(key: string, change: (pod: PodObject) => void): PodObject {
+  update(key: string, change: (pod: WirePod) => void): WirePod {
     const current = this.pods.get(key);
     if (!current) throw new Error(`no pod ${key}`);
     const next = structuredClone(current);
@@ -315,12 +315,7 @@ export interface ContainerSpec {
 }
 
 /** A pod of the node as the webhook leaves it: every container has the barrier env. */
-export function barrierPod(
-  name: string,
-  containers: ContainerSpec[],
-  uid = `uid-${name}`,
-  namespace = 'ns',
-): PodObject {
+export function barrierPod(name: string, containers: ContainerSpec[], uid = `uid-${name}`, namespace = 'ns'): WirePod {
   return {
     apiVersion: 'v1',
     kind: 'Pod',

@@ -12,12 +12,9 @@ import {
   POD_CONTROLLER_UID_INDEX,
   PPS_TARGET_INDEX,
 } from '../../../src/controller/persistentpodstate/controller.js';
-import type {
-  NodeObject,
-  PersistentPodStateObject,
-  PodObject,
-  StatefulSetObject,
-} from '../../../src/controller/persistentpodstate/resources.js';
+import type { StatefulSetObject } from '../../../src/controller/persistentpodstate/resources.js';
+import type { PersistentPodState } from '../../../src/api/persistentpodstate.js';
+import type { WirePod, WireNode } from '../../../src/api/wire.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
@@ -116,24 +113,20 @@ function setup(sources: { statefulSets?: FakeListWatcher } = {}) {
   const client = new FakeClient();
   const events = new FakeEvents();
   const rt = { group: '', version: 'v1', resource: 'x', namespaced: true, kind: 'X' };
-  const persistentPodStates = new Informer<PersistentPodStateObject>(
-    rt,
-    idle as ListWatcher<PersistentPodStateObject>,
-    {
-      clock,
-      indexers: { [PPS_TARGET_INDEX]: byTarget },
-    },
-  );
+  const persistentPodStates = new Informer<PersistentPodState>(rt, idle as ListWatcher<PersistentPodState>, {
+    clock,
+    indexers: { [PPS_TARGET_INDEX]: byTarget },
+  });
   const statefulSets = new Informer<StatefulSetObject>(
     rt,
     (sources.statefulSets ?? idle) as ListWatcher<StatefulSetObject>,
     { clock },
   );
-  const pods = new Informer<PodObject>(rt, idle as ListWatcher<PodObject>, {
+  const pods = new Informer<WirePod>(rt, idle as ListWatcher<WirePod>, {
     clock,
     indexers: { [POD_CONTROLLER_UID_INDEX]: byControllerUid },
   });
-  const nodes = new Informer<NodeObject>(rt, idle as ListWatcher<NodeObject>, { clock });
+  const nodes = new Informer<WireNode>(rt, idle as ListWatcher<WireNode>, { clock });
   const controller = new PersistentPodStateController({
     client: client as unknown as KubeClient,
     persistentPodStates,
@@ -155,7 +148,7 @@ function sts(annotations: Record<string, string> = {}, replicas = 2): StatefulSe
   };
 }
 
-function pps(extra: Partial<PersistentPodStateObject['metadata']> = {}): PersistentPodStateObject {
+function pps(extra: Partial<PersistentPodState['metadata']> = {}): PersistentPodState {
   return {
     metadata: { name: 'web', namespace: 'ns', generation: 2, resourceVersion: '7', ...extra },
     spec: {
@@ -165,7 +158,7 @@ function pps(extra: Partial<PersistentPodStateObject['metadata']> = {}): Persist
   };
 }
 
-function readyPod(name: string, node: string): PodObject {
+function readyPod(name: string, node: string): WirePod {
   return {
     metadata: {
       name,
@@ -203,7 +196,7 @@ describe('persistentpodstate controller: reconcile', () => {
     assert.deepEqual(await t.controller.reconcile('pps/ns/web'), { requeueAfter: 100 });
     assert.equal(t.client.writes.length, 1);
     // the cache catches up: nothing left to write
-    const stored = await t.client.get<PersistentPodStateObject>(
+    const stored = await t.client.get<PersistentPodState>(
       { group: '', version: '', resource: 'persistentpodstates', namespaced: true, kind: '' },
       'web',
       { namespace: 'ns' },
@@ -239,7 +232,7 @@ describe('persistentpodstate controller: reconcile', () => {
       t.client.writes.map((w) => `${w.verb} ${w.name}`),
       ['create web'],
     );
-    const created = t.client.writes[0]!.body as PersistentPodStateObject;
+    const created = t.client.writes[0]!.body as PersistentPodState;
     assert.equal(created.metadata?.ownerReferences?.[0]?.uid, 'sts-uid');
     t.persistentPodStates.store.set({ ...created, metadata: { ...created.metadata, resourceVersion: '1001' } });
     t.client.seed(
@@ -254,7 +247,7 @@ describe('persistentpodstate controller: reconcile', () => {
       t.client.writes.map((w) => `${w.verb} ${w.name}`),
       ['create web', 'update web'],
     );
-    assert.deepEqual((t.client.writes[1]!.body as PersistentPodStateObject).spec.preferredPersistentTopology, [
+    assert.deepEqual((t.client.writes[1]!.body as PersistentPodState).spec.preferredPersistentTopology, [
       { weight: 100, preference: { nodeTopologyKeys: ['zone'] } },
     ]);
   });

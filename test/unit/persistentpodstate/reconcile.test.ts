@@ -15,12 +15,9 @@ import {
   topologyKeysOf,
   type PodStateInputs,
 } from '../../../src/controller/persistentpodstate/pod-states.js';
-import type {
-  NodeObject,
-  PersistentPodStateObject,
-  PodObject,
-  StatefulSetObject,
-} from '../../../src/controller/persistentpodstate/resources.js';
+import type { StatefulSetObject } from '../../../src/controller/persistentpodstate/resources.js';
+import type { PersistentPodState } from '../../../src/api/persistentpodstate.js';
+import type { WirePod, WireNode } from '../../../src/api/wire.js';
 import { FakeClock } from '../../../src/util/clock.js';
 
 const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -34,7 +31,7 @@ function sts(replicas: number, extra: Partial<StatefulSetObject['metadata']> = {
   };
 }
 
-function pps(extra: Partial<PersistentPodStateObject['spec']> = {}, status?: PersistentPodStateObject['status']) {
+function pps(extra: Partial<PersistentPodState['spec']> = {}, status?: PersistentPodState['status']) {
   return {
     metadata: { name: 'web', namespace: 'ns', generation: 3 },
     spec: {
@@ -44,7 +41,7 @@ function pps(extra: Partial<PersistentPodStateObject['spec']> = {}, status?: Per
       ...extra,
     },
     ...(status && { status }),
-  } as PersistentPodStateObject;
+  } as PersistentPodState;
 }
 
 function pod(
@@ -52,7 +49,7 @@ function pod(
   nodeName: string | undefined,
   ready: boolean,
   annotations?: Record<string, string>,
-): PodObject {
+): WirePod {
   return {
     metadata: { name, namespace: 'ns', ...(annotations && { annotations }) },
     spec: { containers: [], ...(nodeName && { nodeName }) },
@@ -60,7 +57,7 @@ function pod(
   };
 }
 
-const nodes: Record<string, NodeObject> = {
+const nodes: Record<string, WireNode> = {
   'node-a': { metadata: { name: 'node-a', labels: { [HOST]: 'node-a', [ZONE]: 'z1', other: 'x' } } },
   'node-b': { metadata: { name: 'node-b', labels: { [HOST]: 'node-b' } } },
 };

@@ -1,12 +1,12 @@
 // The CRR admission handler (OpenKruise's /mutate-apps-kruise-io-containerrecreaterequest, create and update):
 // defaults and read-only fields from the pod on create, immutability on update; denials name the field. A container
 // kubelet would not start again once stopped (restartPolicy Never/OnFailure) is denied, unlike OpenKruise.
-import type { ContainerRecreateRequest } from '../../../api/containerrecreaterequest.js';
 import {
   defaultAndCheckCrrSpec,
   fillCrrFromNode,
   fillCrrFromPod,
   validateCrrUpdate,
+  type CrrUnderAdmission,
   type NodeLookup,
   type PodLookup,
 } from '../../../api/containerrecreaterequest-admission.js';
@@ -15,7 +15,6 @@ import type { WireNode, WirePod } from '../../../api/wire.js';
 import { isNotFound } from '../../../kube/errors.js';
 import { errorMessage } from '../../../util/error-message.js';
 import type { KubeClient } from '../../../kube/client.js';
-import type { KubeObject } from '../../../kube/object.js';
 import { CoreResources } from '../../../kube/resource.js';
 import { denyFor, type AdmissionHandler } from '../admission-review.js';
 
@@ -31,7 +30,7 @@ export function apiReader(client: Pick<KubeClient, 'get'>): CrrObjectReader {
   return {
     async pod(namespace, name) {
       try {
-        return { found: true, pod: await client.get<WirePod & KubeObject>(CoreResources.pods, name, { namespace }) };
+        return { found: true, pod: await client.get<WirePod>(CoreResources.pods, name, { namespace }) };
       } catch (err) {
         if (isNotFound(err)) return { found: false };
         throw err;
@@ -39,7 +38,7 @@ export function apiReader(client: Pick<KubeClient, 'get'>): CrrObjectReader {
     },
     async node(name) {
       try {
-        return { found: true, node: await client.get<WireNode & KubeObject>(CoreResources.nodes, name) };
+        return { found: true, node: await client.get<WireNode>(CoreResources.nodes, name) };
       } catch (err) {
         if (isNotFound(err)) return { found: false };
         throw err;
@@ -52,18 +51,16 @@ export function crrAdmissionHandler(reader: CrrObjectReader): AdmissionHandler {
   return async (request) => {
     if (request.operation === 'UPDATE') {
       if (!request.object || !request.oldObject) return { allowed: true };
-      const errors = validateCrrUpdate(
-        request.object as unknown as ContainerRecreateRequest,
-        request.oldObject as unknown as ContainerRecreateRequest,
-      );
+      const errors = validateCrrUpdate(request.object, request.oldObject);
       return errors.length > 0 ? denyFor(errors) : { allowed: true };
     }
     if (request.operation !== 'CREATE' || !request.object) return { allowed: true };
-    const crr = structuredClone(request.object) as unknown as ContainerRecreateRequest;
-    crr.metadata ??= {};
-    crr.metadata.namespace ??= request.namespace;
-    const specErrors = defaultAndCheckCrrSpec(crr);
-    if (specErrors.length > 0) return denyFor(specErrors);
+    const requested: CrrUnderAdmission = structuredClone(request.object);
+    requested.metadata ??= {};
+    requested.metadata.namespace ??= request.namespace;
+    const checked = defaultAndCheckCrrSpec(requested);
+    if ('errors' in checked) return denyFor(checked.errors);
+    const { crr } = checked;
     let pod: PodLookup;
     try {
       pod = await reader.pod(crr.metadata.namespace ?? '', crr.spec.podName);
@@ -72,7 +69,7 @@ export function crrAdmissionHandler(reader: CrrObjectReader): AdmissionHandler {
     }
     const podErrors = fillCrrFromPod(crr, pod);
     if (podErrors.length > 0) return denyFor(podErrors);
-    const restartPolicyErrors = pod.found ? checkCrrRestartPolicy(crr, pod.pod) : [];
+    const restartPolicyErrors = pod.found ? checkCrrRestartPolicy(crr.spec.containers, pod.pod) : [];
     if (restartPolicyErrors.length > 0) return denyFor(restartPolicyErrors);
     const nodeName = pod.found ? (pod.pod.spec?.nodeName ?? '') : '';
     let node: NodeLookup;
@@ -83,7 +80,7 @@ export function crrAdmissionHandler(reader: CrrObjectReader): AdmissionHandler {
     }
     const nodeErrors = fillCrrFromNode(crr, nodeName, node);
     if (nodeErrors.length > 0) return denyFor(nodeErrors);
-    return { allowed: true, object: crr as unknown as KubeObject };
+    return { allowed: true, object: crr };
   };
 }
 

@@ -3,6 +3,7 @@
 // so the control plane can start pods while the controller is down (failurePolicy Fail for everyone else: a pod
 // that asked for an order must not start unordered).
 import { KRUISE_SYSTEM_NAMESPACE } from '../../../api/constants.js';
+import { CoreResources } from '../../../kube/resource.js';
 
 export const POD_MUTATING_WEBHOOK_NAME = 'mpod.kb.io';
 export const POD_MUTATING_WEBHOOK_PATH = '/mutate-pod';
@@ -26,8 +27,7 @@ export function podWebhookNamespaceSelector(controllerNamespace = KRUISE_SYSTEM_
 export const POD_MUTATING_WEBHOOK = {
   name: POD_MUTATING_WEBHOOK_NAME,
   path: POD_MUTATING_WEBHOOK_PATH,
-  resource: 'pods',
-  scope: 'Namespaced' as const,
+  resource: CoreResources.pods,
   rules: POD_WEBHOOK_RULES,
   namespaceSelector: podWebhookNamespaceSelector(),
 };

@@ -2,13 +2,14 @@
 // and messages) and the pod-create step that pins a recreated StatefulSet pod (pod-injection.ts). Both read the
 // namespace's PersistentPodStates fresh from the API (a cache could miss the entry recorded a moment ago); the pod
 // step reads only for pods whose controller is an apps StatefulSet, so other pods cost nothing.
-import { PERSISTENT_POD_STATE } from '../../../api/constants.js';
 import { formatFieldErrors } from '../../../api/field-errors.js';
-import type { PersistentPodState } from '../../../api/persistentpodstate.js';
+import {
+  PERSISTENT_POD_STATES,
+  type PersistentPodState,
+  type TargetReference,
+} from '../../../api/persistentpodstate.js';
 import { groupOf, sameTarget, validatePersistentPodState } from '../../../api/persistentpodstate-validation.js';
 import type { KubeClient } from '../../../kube/client.js';
-import type { KubeObject, OwnerReference } from '../../../kube/object.js';
-import { PERSISTENT_POD_STATES } from '../../persistentpodstate/resources.js';
 import type { AdmissionDecision, AdmissionHandler, AdmissionRequest } from '../admission-review.js';
 import { injectPersistentPodState } from './pod-injection.js';
 import { isRecord } from '../../../util/is-record.js';
@@ -26,7 +27,7 @@ export interface PersistentPodStateReader {
 export function apiPersistentPodStateReader(client: Pick<KubeClient, 'list'>): PersistentPodStateReader {
   return {
     async list(namespace) {
-      const list = await client.list<PersistentPodState & KubeObject>(PERSISTENT_POD_STATES, { namespace });
+      const list = await client.list<PersistentPodState>(PERSISTENT_POD_STATES, { namespace });
       return list.items;
     },
   };
@@ -57,7 +58,8 @@ export function validatePersistentPodStateHandler(reader: PersistentPodStateRead
   };
 }
 
-function statefulSetControllerOf(pod: Record<string, unknown>): OwnerReference | undefined {
+/** The apps StatefulSet controlling the pod (its controller owner reference), as a PersistentPodState target. */
+function statefulSetControllerOf(pod: Record<string, unknown>): TargetReference | undefined {
   const metadata = isRecord(pod.metadata) ? pod.metadata : {};
   const refs = Array.isArray(metadata.ownerReferences) ? (metadata.ownerReferences as unknown[]) : [];
   for (const ref of refs) {
@@ -65,7 +67,7 @@ function statefulSetControllerOf(pod: Record<string, unknown>): OwnerReference |
     if (ref.kind !== 'StatefulSet' || typeof ref.apiVersion !== 'string' || groupOf(ref.apiVersion) !== 'apps') {
       return undefined;
     }
-    return ref as unknown as OwnerReference;
+    return typeof ref.name === 'string' ? { apiVersion: ref.apiVersion, kind: ref.kind, name: ref.name } : undefined;
   }
   return undefined;
 }
@@ -89,13 +91,10 @@ export async function pinRecreatedPod(
   try {
     all = await reader.list(namespace);
   } catch (err) {
-    return { warnings: [`${PERSISTENT_POD_STATE.kind}s could not be read; the pod is not pinned: ${String(err)}`] };
+    return { warnings: [`${PERSISTENT_POD_STATES.kind}s could not be read; the pod is not pinned: ${String(err)}`] };
   }
   const pps = all.find(
-    (p) =>
-      !p.metadata?.deletionTimestamp &&
-      p.spec?.targetRef &&
-      sameTarget(p.spec.targetRef, { apiVersion: owner.apiVersion, kind: owner.kind, name: owner.name }),
+    (p) => !p.metadata?.deletionTimestamp && p.spec?.targetRef && sameTarget(p.spec.targetRef, owner),
   );
   if (!pps) return { warnings: [] };
   const result = injectPersistentPodState(pod, pps);

@@ -3,6 +3,8 @@
 // every pod it creates (`statefulset.kubernetes.io/pod-name`), so no other pod creation waits on it; kube-system and
 // the controller's namespace are left out as for the other pod webhook.
 import { KRUISE_SYSTEM_NAMESPACE } from '../../../api/constants.js';
+import { PERSISTENT_POD_STATES } from '../../../api/persistentpodstate.js';
+import { CoreResources } from '../../../kube/resource.js';
 import {
   PPS_POD_WEBHOOK_NAME,
   PPS_POD_WEBHOOK_PATH,
@@ -15,8 +17,7 @@ export const STATEFULSET_POD_NAME_LABEL = 'statefulset.kubernetes.io/pod-name';
 export const PPS_POD_WEBHOOK = {
   name: PPS_POD_WEBHOOK_NAME,
   path: PPS_POD_WEBHOOK_PATH,
-  resource: 'pods',
-  scope: 'Namespaced' as const,
+  resource: CoreResources.pods,
   rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
   namespaceSelector: {
     matchExpressions: [
@@ -29,6 +30,5 @@ export const PPS_POD_WEBHOOK = {
 export const PPS_VALIDATING_WEBHOOK = {
   name: PPS_VALIDATING_WEBHOOK_NAME,
   path: PPS_VALIDATING_WEBHOOK_PATH,
-  resource: 'persistentpodstates',
-  scope: 'Namespaced' as const,
+  resource: PERSISTENT_POD_STATES,
 };
