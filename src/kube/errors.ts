@@ -128,6 +128,11 @@ export function isNotFound(err: unknown): boolean {
   return asApiError(err)?.code === 404;
 }
 
+/** For `.catch(ignoreNotFound)` on a delete or read: a 404 means the object is already gone; anything else throws. */
+export function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}
+
 /** 409 with any reason other than AlreadyExists (an update or patch lost a resourceVersion race). */
 export function isConflict(err: unknown): boolean {
   const e = asApiError(err);

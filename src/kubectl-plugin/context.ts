@@ -33,18 +33,29 @@ export function printJson(ctx: PluginIo, value: unknown): void {
   ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Re-read with `read` every interval until `done` says so or the deadline passes (then undefined). */
+/** Re-read with `read` every interval until `done` says so or the deadline passes (then `finished` is false).
+ * Each new `progress` line is printed as it changes; with `-o json` nothing is, and the last object read is printed
+ * at the end instead. */
 export async function follow<T>(
   ctx: PluginContext,
   timeoutMs: number,
   read: () => Promise<T>,
   done: (value: T) => boolean,
+  progress: (value: T) => string,
 ): Promise<{ last: T; finished: boolean }> {
+  const json = ctx.global.output === 'json';
   const deadline = ctx.clock.now() + timeoutMs;
+  let said = '';
   for (;;) {
     const last = await read();
-    if (done(last)) return { last, finished: true };
-    if (ctx.clock.now() >= deadline) return { last, finished: false };
+    const line = progress(last);
+    if (line !== said && !json) ctx.stdout.write(`  ${line}\n`);
+    said = line;
+    const finished = done(last);
+    if (finished || ctx.clock.now() >= deadline) {
+      if (json) printJson(ctx, last);
+      return { last, finished };
+    }
     await ctx.clock.sleep(Math.min(ctx.pollIntervalMs, Math.max(1, deadline - ctx.clock.now())));
   }
 }

@@ -113,19 +113,13 @@ export async function runPull(
     if (ctx.global.output === 'json') printJson(ctx, created);
     return 0;
   }
-  let said = '';
   const { last, finished } = await follow(
     ctx,
     command.timeoutMs,
     () => ctx.api.get<ImagePullJob>(IMAGE_PULL_JOBS, name, { namespace }),
-    (job) => {
-      const progress = pullProgress(job);
-      if (progress !== said && ctx.global.output !== 'json') ctx.stdout.write(`  ${progress}\n`);
-      said = progress;
-      return job.status?.completionTime !== undefined;
-    },
+    (job) => job.status?.completionTime !== undefined,
+    pullProgress,
   );
-  if (ctx.global.output === 'json') printJson(ctx, last);
   if (!finished) {
     ctx.stderr.write(
       `imagepulljob ${namespace}/${name} not complete after ${command.timeoutMs / 1000}s: ${pullProgress(last)}\n`,

@@ -87,19 +87,13 @@ export async function runRecreate(
     if (ctx.global.output === 'json') printJson(ctx, created);
     return 0;
   }
-  let said = '';
   const { last, finished } = await follow(
     ctx,
     command.timeoutMs,
     () => ctx.api.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, name, { namespace }),
-    (crr) => {
-      const progress = crrProgress(crr);
-      if (progress !== said && ctx.global.output !== 'json') ctx.stdout.write(`  ${progress}\n`);
-      said = progress;
-      return crr.status?.phase === 'Completed';
-    },
+    (crr) => crr.status?.phase === 'Completed',
+    crrProgress,
   );
-  if (ctx.global.output === 'json') printJson(ctx, last);
   if (!finished) {
     ctx.stderr.write(
       `containerrecreaterequest ${namespace}/${name} not completed after ${command.timeoutMs / 1000}s: ${crrProgress(last)}\n`,

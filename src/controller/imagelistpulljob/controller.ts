@@ -10,7 +10,7 @@ import {
   type ImageListPullJob,
 } from '../../api/imagelistpulljob.js';
 import { type ImagePullJobTemplate, IMAGE_PULL_JOBS, type ImagePullJob } from '../../api/imagepulljob.js';
-import { isNotFound } from '../../kube/errors.js';
+import { ignoreNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey } from '../../kube/object.js';
@@ -255,8 +255,4 @@ function childFor(job: ImageListPullJob, image: string, hash: string): ImagePull
     },
     spec: { ...template, completionPolicy, image },
   };
-}
-
-function ignoreNotFound(err: unknown): void {
-  if (!isNotFound(err)) throw err;
 }

@@ -5,7 +5,7 @@
 // reaches its copy at once.
 import { KRUISE_SYSTEM_NAMESPACE, PROTECTION_FINALIZER } from '../../api/constants.js';
 import { type ReferenceObject, NODE_IMAGES, type NodeImage } from '../../api/nodeimage.js';
-import { isNotFound } from '../../kube/errors.js';
+import { ignoreNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey, splitKey } from '../../kube/object.js';
@@ -325,8 +325,4 @@ export function changedTagOwners(old: NodeImage, next: NodeImage): Set<string> {
 
 function toPlain(value: unknown): unknown {
   return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown);
-}
-
-function ignoreNotFound(err: unknown): void {
-  if (!isNotFound(err)) throw err;
 }

@@ -9,7 +9,7 @@ import {
   VIRTUAL_KUBELET_LABEL,
 } from '../../api/constants.js';
 import { VIRTUAL_KUBELET_LABEL_VALUE } from '../../api/constants.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, ignoreNotFound, isNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { CoreResources } from '../../kube/resource.js';
 import type { ReconcileResult } from '../../kube/workqueue/workers.js';
@@ -279,8 +279,4 @@ function sameLabels(nodeImage: NodeImage, node: WireNode): boolean {
   const b = node.metadata?.labels ?? {};
   const keys = Object.keys(a);
   return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
-}
-
-function ignoreNotFound(err: unknown): void {
-  if (!isNotFound(err)) throw err;
 }

@@ -7,7 +7,7 @@
 // edited or deleted → its StatefulSet's generate key (restored). PPS deletion with the StatefulSet: ownerReference GC.
 import { formatFieldErrors } from '../../api/field-errors.js';
 import { groupOf, isSupportedTarget, validatePersistentPodState } from '../../api/persistentpodstate-validation.js';
-import { isAlreadyExists, isNotFound } from '../../kube/errors.js';
+import { isAlreadyExists, ignoreNotFound } from '../../kube/errors.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import { objectKey, type KubeObject, type OwnerReference } from '../../kube/object.js';
@@ -293,8 +293,4 @@ export class PersistentPodStateController {
 
 function toJson(value: unknown): unknown {
   return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as unknown);
-}
-
-function ignoreNotFound(err: unknown): void {
-  if (!isNotFound(err)) throw err;
 }
