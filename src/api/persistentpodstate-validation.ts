@@ -55,11 +55,7 @@ function keyList(value: unknown, field: string, errors: FieldError[]): string[] 
       errors.push(fieldError('FieldValueTypeInvalid', at, 'must be a string (a node label key)'));
       continue;
     }
-    const why = labelKeyError(key);
-    if (why) errors.push(fieldError('FieldValueInvalid', at, `Invalid value: ${JSON.stringify(key)}: ${why}`));
-    else if (seen.has(key))
-      errors.push(fieldError('FieldValueDuplicate', at, `Duplicate value: ${JSON.stringify(key)}`));
-    seen.add(key);
+    checkLabelKey(key, at, seen, errors);
     keys.push(key);
   }
   return keys;
@@ -140,11 +136,7 @@ export function validatePersistentPodState(
         errors.push(fieldError('FieldValueRequired', at, 'Required value'));
         continue;
       }
-      const why = labelKeyError(key);
-      if (why) errors.push(fieldError('FieldValueInvalid', at, `Invalid value: ${JSON.stringify(key)}: ${why}`));
-      else if (seen.has(key))
-        errors.push(fieldError('FieldValueDuplicate', at, `Duplicate value: ${JSON.stringify(key)}`));
-      seen.add(key);
+      checkLabelKey(key, at, seen, errors);
     }
   }
 
@@ -185,4 +177,12 @@ export function validatePersistentPodState(
     }
   }
   return errors;
+}
+
+/** A label key must be valid and not repeat one in `seen` (it is added there). */
+function checkLabelKey(key: string, at: string, seen: Set<string>, errors: FieldError[]): void {
+  const why = labelKeyError(key);
+  if (why) errors.push(fieldError('FieldValueInvalid', at, `Invalid value: ${JSON.stringify(key)}: ${why}`));
+  else if (seen.has(key)) errors.push(fieldError('FieldValueDuplicate', at, `Duplicate value: ${JSON.stringify(key)}`));
+  seen.add(key);
 }
