@@ -20,16 +20,10 @@
 // image id, so RemoveImage of any of them removes every tag and the content: both runs start from an empty node.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { type NodeImageSpec, type NodeImageStatus, NODE_IMAGES } from '../../src/api/nodeimage.js';
+import { type NodeImage, type NodeImageSpec, type NodeImageStatus, NODE_IMAGES } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
 import { rssMiB, type AgentProcess } from '../component/daemon/agent-process.js';
-import {
-  agentCounter,
-  removeImages,
-  setNodeImageSpec,
-  waitForStatus,
-  type NodeImageObject,
-} from '../support/nodeimages.js';
+import { agentCounter, removeImages, setNodeImageSpec, waitForStatus } from '../support/nodeimages.js';
 import { startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 import { besideRecorded, type BenchContext, type BenchSuite, type Figure } from './framework.js';
@@ -276,8 +270,8 @@ async function reactionTimes(bench: Bench, repository: string, n: number): Promi
  */
 async function watchUntil(bench: Bench, check: (status: NodeImageStatus) => boolean): Promise<void> {
   const client = bench.cluster.admin;
-  const current = await client.get<NodeImageObject>(NODE_IMAGES, bench.node);
-  const stream = await client.watch<NodeImageObject>(NODE_IMAGES, {
+  const current = await client.get<NodeImage>(NODE_IMAGES, bench.node);
+  const stream = await client.watch<NodeImage>(NODE_IMAGES, {
     fieldSelector: `metadata.name=${bench.node}`,
     resourceVersion: current.metadata.resourceVersion,
     timeoutSeconds: 120,

@@ -8,14 +8,12 @@ import type { KubeObject } from '../../src/kube/object.js';
 import { httpGet } from '../component/daemon/agent-process.js';
 import { waitFor } from './wait.js';
 
-export type NodeImageObject = NodeImage & KubeObject;
-
 export const TEST_USER_AGENT = 'kd-imagepuller-test';
 export const DAEMON_CONFIG_NAMESPACE = 'kruise-daemon-config';
 
-export async function getNodeImage(client: KubeClient, name: string): Promise<NodeImageObject | undefined> {
+export async function getNodeImage(client: KubeClient, name: string): Promise<NodeImage | undefined> {
   try {
-    return await client.get<NodeImageObject>(NODE_IMAGES, name);
+    return await client.get<NodeImage>(NODE_IMAGES, name);
   } catch (err) {
     if (isNotFound(err)) return undefined;
     throw err;
@@ -40,9 +38,9 @@ export async function setNodeImageSpec(client: KubeClient, name: string, spec: N
 export async function waitForStatus(
   client: KubeClient,
   name: string,
-  check: (status: NodeImageStatus, object: NodeImageObject) => boolean,
+  check: (status: NodeImageStatus, object: NodeImage) => boolean,
   options: { timeoutMs?: number; message?: string; intervalMs?: number } = {},
-): Promise<NodeImageObject> {
+): Promise<NodeImage> {
   let last: NodeImageStatus | undefined;
   try {
     return await waitFor(

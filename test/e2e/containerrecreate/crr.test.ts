@@ -7,6 +7,7 @@ import {
   IN_PLACE_UPDATE_STATE_ANNOTATION,
   RUNTIME_CONTAINERS_META_ANNOTATION,
 } from '../../../src/api/constants.js';
+import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
 import type { WireContainer } from '../../../src/api/wire.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
@@ -22,7 +23,6 @@ import {
   SLEEP_FOREVER,
   startCrrStack,
   waitCompleted,
-  type CrrObject,
   type CrrStack,
   type PodObject,
 } from './stack.js';
@@ -492,9 +492,12 @@ describe('ContainerRecreateRequest e2e', function () {
     assert.notEqual(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
   });
   /** Poll the CRR until it is Completed and then `settle` holds, recording every status seen (in order). */
-  async function followCrr(name: string, settle: () => Promise<boolean>): Promise<CrrObject['status'][]> {
-    const seen: CrrObject['status'][] = [];
-    const look = async (): Promise<CrrObject | undefined> => {
+  async function followCrr(
+    name: string,
+    settle: () => Promise<boolean>,
+  ): Promise<ContainerRecreateRequest['status'][]> {
+    const seen: ContainerRecreateRequest['status'][] = [];
+    const look = async (): Promise<ContainerRecreateRequest | undefined> => {
       const crr = await getCrr(stack, name);
       if (JSON.stringify(crr?.status) !== JSON.stringify(seen.at(-1))) seen.push(crr?.status);
       return crr;

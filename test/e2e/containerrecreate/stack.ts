@@ -25,8 +25,6 @@ import { waitFor } from '../../support/wait.js';
 export const SLEEP_FOREVER = ['sh', '-c', 'trap "echo TERM; exit 0" TERM; while true; do sleep 1; done'];
 
 export type PodObject = WirePod & KubeObject;
-export type CrrObject = ContainerRecreateRequest & KubeObject;
-
 /** Where the helpers below look: a client and the stack's namespace. */
 export interface CrrScope {
   client: KubeClient;
@@ -132,8 +130,10 @@ export function getPod(scope: CrrScope, name: string): Promise<PodObject | undef
   return found(scope.client.get<PodObject>(CoreResources.pods, name, { namespace: scope.namespace }));
 }
 
-export function getCrr(scope: CrrScope, name: string): Promise<CrrObject | undefined> {
-  return found(scope.client.get<CrrObject>(CONTAINER_RECREATE_REQUESTS, name, { namespace: scope.namespace }));
+export function getCrr(scope: CrrScope, name: string): Promise<ContainerRecreateRequest | undefined> {
+  return found(
+    scope.client.get<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, name, { namespace: scope.namespace }),
+  );
 }
 
 /** Create the pod (in the scope's namespace) and wait until every container runs and is ready. */
@@ -153,8 +153,12 @@ export async function runPod(scope: CrrScope, pod: PodObject, timeoutMs = 90_000
   );
 }
 
-export function createCrr(scope: CrrScope, name: string, spec: ContainerRecreateRequest['spec']): Promise<CrrObject> {
-  return scope.client.create<CrrObject>(
+export function createCrr(
+  scope: CrrScope,
+  name: string,
+  spec: ContainerRecreateRequest['spec'],
+): Promise<ContainerRecreateRequest> {
+  return scope.client.create<ContainerRecreateRequest>(
     CONTAINER_RECREATE_REQUESTS,
     {
       apiVersion: 'apps.kruise.io/v1alpha1',
@@ -166,7 +170,7 @@ export function createCrr(scope: CrrScope, name: string, spec: ContainerRecreate
   );
 }
 
-export function waitCompleted(scope: CrrScope, name: string, timeoutMs = 60_000): Promise<CrrObject> {
+export function waitCompleted(scope: CrrScope, name: string, timeoutMs = 60_000): Promise<ContainerRecreateRequest> {
   return waitFor(() => getCrr(scope, name).then((c) => (c?.status?.phase === 'Completed' ? c : undefined)), {
     timeoutMs,
     message: `CRR ${name} Completed`,

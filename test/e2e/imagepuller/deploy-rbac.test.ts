@@ -3,13 +3,12 @@
 // their spec written), Events recorded, Secrets read in kruise-daemon-config only (a Role there).
 import assert from 'node:assert/strict';
 import { FAKE_NODE_IMAGE_LABEL } from '../../../src/api/constants.js';
-import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
+import { NODE_IMAGES, type NodeImage } from '../../../src/api/nodeimage.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { CoreResources } from '../../../src/kube/resource.js';
-import type { NodeImageObject } from '../../support/nodeimages.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { freshNamespace, removeNamespace } from '../../support/real-images.js';
 
@@ -55,13 +54,13 @@ describe('imagepuller RBAC of deploy/ on the real API server', function () {
   });
 
   it('lets the agent read NodeImages and patch their status, and nothing more of them', async () => {
-    const list = await agent.list<NodeImageObject>(NODE_IMAGES, { fieldSelector: `metadata.name=${PROBE}` });
+    const list = await agent.list<NodeImage>(NODE_IMAGES, { fieldSelector: `metadata.name=${PROBE}` });
     assert.deepEqual(
       list.items.map((n) => n.metadata.name),
       [PROBE],
     );
-    const probe = await agent.get<NodeImageObject>(NODE_IMAGES, PROBE);
-    const patched = await agent.patch<NodeImageObject>(
+    const probe = await agent.get<NodeImage>(NODE_IMAGES, PROBE);
+    const patched = await agent.patch<NodeImage>(
       NODE_IMAGES,
       PROBE,
       { status: { desired: 0, succeeded: 0, failed: 0, pulling: 0, waiting: 0 } },
