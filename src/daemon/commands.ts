@@ -21,7 +21,7 @@ export const COMMANDS: readonly Command[] = [
   {
     name: 'cri',
     summary: "query the node's container runtime: info, images, pull, ps (kruise-daemon cri --help)",
-    load: async () => (await import('../cli/cri-command.js')).runCriCommand,
+    load: async () => (await import('./cri-command.js')).runCriCommand,
   },
   {
     name: 'ipam',

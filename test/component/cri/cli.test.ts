@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { removeCgroupTree } from '../../cluster/runtime/cgroups.js';
-import { runCriCommand } from '../../../src/cli/cri-command.js';
+import { runCriCommand } from '../../../src/daemon/cri-command.js';
 import { connectRuntime, type CriClient } from '../../../src/cri/index.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { status } from '@grpc/grpc-js';
-import { CRI_USAGE, parseCriCommandLine, parseDuration, runCriCommand } from '../../../src/cli/cri-command.js';
+import { CRI_USAGE, parseCriCommandLine, parseDuration, runCriCommand } from '../../../src/daemon/cri-command.js';
 import { CRI_BASICS, startFakeRuntime, tempDir, type FakeRuntime } from './fake-runtime.js';
 
 interface Run {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CRI_USAGE } from '../../../src/cli/cri-command.js';
+import { CRI_USAGE } from '../../../src/daemon/cri-command.js';
 import { CONTROLLER_USAGE } from '../../../src/controller/options.js';
 import { IPAM_COMMAND_USAGE } from '../../../src/daemon/ipreservation/ls-command.js';
 import { DAEMON_USAGE } from '../../../src/daemon/options.js';
