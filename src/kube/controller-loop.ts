@@ -21,8 +21,8 @@ export interface ControllerLoopParts {
   clock: Clock;
   logger: Logger;
   /** Count and time each reconcile here (the controller's kruise_controller_reconcile*; the agent has none). */
-  metrics?: ReconcileMetrics;
-  kubeMetrics?: KubeMetrics;
+  metrics?: ReconcileMetrics | undefined;
+  kubeMetrics?: KubeMetrics | undefined;
 }
 
 export class ControllerLoop {

@@ -34,7 +34,7 @@ export interface KubeObject {
 }
 
 export interface ListMeta {
-  resourceVersion?: string;
+  resourceVersion?: string | undefined;
   continue?: string;
   remainingItemCount?: number;
 }
