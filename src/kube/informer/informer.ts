@@ -48,8 +48,8 @@ export interface InformerHandlers<T> {
 export interface InformerOptions<T extends KubeObject> extends Selection {
   /** Names this informer in logs and metric labels (default: the resource, e.g. "pods"). */
   name?: string;
-  clock?: Clock;
-  logger?: Logger;
+  clock?: Clock | undefined;
+  logger?: Logger | undefined;
   metrics?: KubeMetrics | undefined;
   indexers?: Record<string, IndexFunc<T>>;
   /** A stream with no event or bookmark for this long is taken as dead and reopened (default 5 min). */
