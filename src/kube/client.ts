@@ -52,10 +52,10 @@ export interface PatchOptions extends WriteOptions {
 }
 
 export interface DeleteOptions {
-  namespace?: string;
+  namespace?: string | undefined;
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
+  preconditions?: { uid?: string | undefined; resourceVersion?: string };
   dryRun?: boolean;
 }
 
