@@ -38,9 +38,9 @@ export interface SandboxConfig {
 
 export interface ImageTagPullPolicy {
   /** Per-attempt timeout; defaulted to 600. */
-  timeoutSeconds?: number;
+  timeoutSeconds?: number | undefined;
   /** Retries after the first attempt; defaulted to 3. */
-  backoffLimit?: number;
+  backoffLimit?: number | undefined;
   /** Required by validation; the central controller removes the tag this long after it finished. */
   ttlSecondsAfterFinished?: number;
   /** Deadline for the whole pull counted from its start. */
