@@ -50,7 +50,7 @@ export interface ImageTagPullPolicy {
 export interface ImageTagSpec {
   /** A tag (`1.25`) or a digest (`sha256:...`). */
   tag: string;
-  createdAt?: Time;
+  createdAt?: Time | undefined;
   pullPolicy?: ImageTagPullPolicy;
   /** The ImagePullJobs that want this tag. */
   ownerReferences?: ObjectReference[];
