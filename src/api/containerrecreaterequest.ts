@@ -80,7 +80,7 @@ export interface ContainerRecreateRequestStatus {
   phase: ContainerRecreateRequestPhase | '';
   completionTime?: Time;
   message?: string;
-  containerRecreateStates?: ContainerRecreateRequestContainerRecreateState[];
+  containerRecreateStates?: ContainerRecreateRequestContainerRecreateState[] | undefined;
 }
 
 /** One element of the JSON array in annotation `crr.apps.kruise.io/sync-container-statuses`. */

@@ -71,7 +71,7 @@ function withCompletionDefaults(policy: CompletionPolicy | undefined): Completio
 }
 
 /** `fill(policy)`, unless the policy is present but not an object (whatever its declared type says). */
-function unlessMalformed<T>(policy: T, fill: (policy: T) => T): T {
+function unlessMalformed<T>(policy: T | undefined, fill: (policy: T | undefined) => T): T {
   return policy !== undefined && policy !== null && !isRecord(policy) ? policy : fill(policy);
 }
 

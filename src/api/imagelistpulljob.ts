@@ -21,7 +21,7 @@ export interface ImageListPullJobSpec extends ImagePullJobTemplate {
 }
 
 export interface FailedImageStatus {
-  imagePullJob?: string;
+  imagePullJob?: string | undefined;
   /** The image. */
   name?: string;
   message?: string;

@@ -62,7 +62,7 @@ export interface ImagePullJobSpec extends ImagePullJobTemplate {
 }
 
 export interface ImagePullJobStatus {
-  startTime?: Time;
+  startTime?: Time | undefined;
   completionTime?: Time;
   desired: number;
   active?: number;

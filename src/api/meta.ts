@@ -15,9 +15,9 @@ export type IntOrString = number | string;
 export interface ObjectReference {
   apiVersion?: string;
   kind?: string;
-  namespace?: string;
-  name?: string;
-  uid?: string;
+  namespace?: string | undefined;
+  name?: string | undefined;
+  uid?: string | undefined;
   resourceVersion?: string;
   fieldPath?: string;
 }

@@ -38,9 +38,9 @@ export interface SandboxConfig {
 
 export interface ImageTagPullPolicy {
   /** Per-attempt timeout; defaulted to 600. */
-  timeoutSeconds?: number;
+  timeoutSeconds?: number | undefined;
   /** Retries after the first attempt; defaulted to 3. */
-  backoffLimit?: number;
+  backoffLimit?: number | undefined;
   /** Required by validation; the central controller removes the tag this long after it finished. */
   ttlSecondsAfterFinished?: number;
   /** Deadline for the whole pull counted from its start. */
@@ -50,7 +50,7 @@ export interface ImageTagPullPolicy {
 export interface ImageTagSpec {
   /** A tag (`1.25`) or a digest (`sha256:...`). */
   tag: string;
-  createdAt?: Time;
+  createdAt?: Time | undefined;
   pullPolicy?: ImageTagPullPolicy;
   /** The ImagePullJobs that want this tag. */
   ownerReferences?: ObjectReference[];

@@ -45,7 +45,7 @@ export interface Note {
   kind: NoteKind;
   at: number;
   ip?: string;
-  pod?: PodIdentity;
+  pod?: PodIdentity | undefined;
   containerId?: string;
   detail?: string;
 }

@@ -9,7 +9,7 @@ export class ControllerConfigError extends Error {
 }
 
 export interface ControllerOptions {
-  kubeconfig?: string;
+  kubeconfig?: string | undefined;
   /** Namespace the controller runs in: its Lease, its webhook Secret and Service (POD_NAMESPACE). */
   namespace: string;
   /** /healthz /readyz /metrics listener. */
@@ -37,7 +37,7 @@ export interface ControllerOptions {
     secretName: string;
     serviceName: string;
     /** https://host:port the API server calls instead of the Service (outside a cluster). */
-    urlBase?: string;
+    urlBase?: string | undefined;
     /** Names in the serving certificate besides the Service's. */
     extraHosts: string[];
   };

@@ -19,7 +19,7 @@ export const VALIDATING_WEBHOOK_CONFIGURATIONS: ResourceType = {
 };
 
 export interface SecretObject extends KubeObject {
-  type?: string;
+  type?: string | undefined;
   data?: Record<string, string>;
   immutable?: boolean;
 }

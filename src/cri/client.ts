@@ -51,12 +51,12 @@ export interface CriClientOptions {
   /** Path of the runtime's unix socket; a `unix://` prefix is accepted. */
   socket: string;
   /** Registry for kruise_daemon_cri_* metrics; none recorded without one. */
-  registry?: Registry;
-  logger?: Logger;
+  registry?: Registry | undefined;
+  logger?: Logger | undefined;
   /** Default deadline (ms) for every method, replacing the per-method defaults. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Per-method default deadlines (ms), taking precedence over `timeoutMs`. */
-  deadlines?: Partial<Record<CriMethod, number>>;
+  deadlines?: Partial<Record<CriMethod, number>> | undefined;
   /** Longest wait for the channel to come back before the one retry (ms, default 10 s, capped by the deadline). */
   reconnectWaitMs?: number;
 }
@@ -96,7 +96,7 @@ export class CriClient {
   private readonly metrics: CriMetrics;
   private readonly log: Logger;
   private readonly timeoutMs: number | undefined;
-  private readonly deadlines: Partial<Record<CriMethod, number>>;
+  private readonly deadlines: Partial<Record<CriMethod, number | undefined>>;
   private readonly reconnectWaitMs: number;
   private closed = false;
 

@@ -45,7 +45,7 @@ function describe(attempts: ProbeOutcome[]): string {
 
 /** Probe the candidates under `hostRunDir` in order and return the first live CRI runtime. */
 export async function discoverRuntime(
-  options: { hostRunDir?: string; timeoutMs?: number; logger?: Logger } = {},
+  options: { hostRunDir?: string | undefined; timeoutMs?: number | undefined; logger?: Logger | undefined } = {},
 ): Promise<DiscoveredRuntime> {
   const hostRunDir = options.hostRunDir ?? DEFAULT_HOST_RUN_DIR;
   const timeoutMs = options.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS;
@@ -71,7 +71,7 @@ export async function discoverRuntime(
 export async function checkExplicitSocket(
   socket: string,
   source: string,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number | undefined } = {},
 ): Promise<DiscoveredRuntime> {
   const outcome = await probeSocket(socket, options.timeoutMs ?? DEFAULT_PROBE_TIMEOUT_MS);
   if (outcome.status === 'ok' && outcome.version) {

@@ -50,19 +50,19 @@ export {
 
 export interface ConnectRuntimeOptions {
   /** Explicit runtime socket (path or unix:// URL); default RUNTIME_SOCKET from `env`, else discovery. */
-  socket?: string;
+  socket?: string | undefined;
   /** Where the host's /var/run is mounted, searched when no socket is given (default /hostvarrun). */
-  hostRunDir?: string;
+  hostRunDir?: string | undefined;
   /** Wait for each probe call while connecting (ms, default 5000). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Default deadline of the returned client's calls (ms), replacing the per-method defaults. */
-  callTimeoutMs?: number;
+  callTimeoutMs?: number | undefined;
   /** Per-method default deadlines of the returned client (ms). */
-  deadlines?: Partial<Record<CriMethod, number>>;
-  registry?: Registry;
-  logger?: Logger;
+  deadlines?: Partial<Record<CriMethod, number>> | undefined;
+  registry?: Registry | undefined;
+  logger?: Logger | undefined;
   /** Environment read for RUNTIME_SOCKET (default process.env). */
-  env?: Record<string, string | undefined>;
+  env?: Record<string, string | undefined> | undefined;
 }
 
 /**

@@ -11,19 +11,19 @@ import { HttpTransport, type HttpTransportOptions, type Transport } from './tran
 import { watchStreamOf, type WatchStream } from './watch-stream.js';
 
 export interface ListOptions {
-  namespace?: string;
-  labelSelector?: string;
-  fieldSelector?: string;
-  resourceVersion?: string;
-  resourceVersionMatch?: 'NotOlderThan' | 'Exact';
-  limit?: number;
-  continue?: string;
-  timeoutSeconds?: number;
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  resourceVersion?: string | undefined;
+  resourceVersionMatch?: 'NotOlderThan' | 'Exact' | undefined;
+  limit?: number | undefined;
+  continue?: string | undefined;
+  timeoutSeconds?: number | undefined;
 }
 
 export interface WatchOptions extends Omit<ListOptions, 'limit' | 'continue' | 'resourceVersionMatch'> {
-  allowWatchBookmarks?: boolean;
-  signal?: AbortSignal;
+  allowWatchBookmarks?: boolean | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
@@ -36,13 +36,13 @@ export const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
 };
 
 export interface ObjectOptions {
-  namespace?: string;
-  subresource?: string;
+  namespace?: string | undefined;
+  subresource?: string | undefined;
 }
 
 export interface WriteOptions extends ObjectOptions {
-  fieldManager?: string;
-  dryRun?: boolean;
+  fieldManager?: string | undefined;
+  dryRun?: boolean | undefined;
 }
 
 export interface PatchOptions extends WriteOptions {
@@ -52,15 +52,15 @@ export interface PatchOptions extends WriteOptions {
 }
 
 export interface DeleteOptions {
-  namespace?: string;
+  namespace?: string | undefined;
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
+  preconditions?: { uid?: string | undefined; resourceVersion?: string };
   dryRun?: boolean;
 }
 
 export interface KubeClientOptions extends HttpTransportOptions {
-  metrics?: KubeMetrics;
+  metrics?: KubeMetrics | undefined;
   logger?: Logger;
   /** Replace the HTTP transport (tests). */
   transport?: Transport;
@@ -81,7 +81,7 @@ function checkCount(name: string, value: number | undefined): void {
 
 export class KubeClient {
   readonly transport: Transport;
-  private readonly metrics?: KubeMetrics;
+  private readonly metrics?: KubeMetrics | undefined;
   private readonly logger: Logger;
 
   constructor(

@@ -17,12 +17,12 @@ export interface ReconcileMetrics {
 
 /** What a loop is built with (a controller's options carry these); `workers` defaults to 3. */
 export interface ControllerLoopParts {
-  workers?: number;
+  workers?: number | undefined;
   clock: Clock;
   logger: Logger;
   /** Count and time each reconcile here (the controller's kruise_controller_reconcile*; the agent has none). */
-  metrics?: ReconcileMetrics;
-  kubeMetrics?: KubeMetrics;
+  metrics?: ReconcileMetrics | undefined;
+  kubeMetrics?: KubeMetrics | undefined;
 }
 
 export class ControllerLoop {

@@ -47,7 +47,7 @@ export class ApiError extends Error {
   /** HTTP status code (also Status.code). */
   readonly code: number;
   readonly reason: string;
-  readonly details?: StatusDetails;
+  readonly details?: StatusDetails | undefined;
   readonly status: Status;
   readonly verb: string;
   readonly path: string;

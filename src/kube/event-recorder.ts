@@ -32,7 +32,7 @@ export interface CoreEvent extends KubeObject {
   count: number;
   firstTimestamp: string;
   lastTimestamp: string;
-  source: { component: string; host?: string };
+  source: { component: string; host?: string | undefined };
   reportingComponent: string;
   reportingInstance: string;
 }
@@ -44,10 +44,10 @@ export interface EventRecorderOptions {
   /** source.component / reportingComponent, e.g. "kruise-daemon". */
   component: string;
   /** source.host / reportingInstance, e.g. the node name. */
-  host?: string;
+  host?: string | undefined;
   clock?: Clock;
   logger?: Logger;
-  metrics?: KubeMetrics;
+  metrics?: KubeMetrics | undefined;
   /** Events waiting to be sent; more are dropped (default 1000). */
   bufferSize?: number;
   /** Aggregation memory: how many distinct events are remembered (default 4096). */
@@ -88,7 +88,7 @@ export class EventRecorder {
   private readonly pending: Pending[] = [];
   private readonly aggregates = new Map<string, Aggregate>();
   private readonly buckets = new Map<string, Bucket>();
-  private pumping?: Promise<void>;
+  private pumping?: Promise<void> | undefined;
   private seq = 0;
   private closed = false;
 

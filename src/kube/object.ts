@@ -12,16 +12,16 @@ export interface OwnerReference {
 }
 
 export interface ObjectMeta {
-  name?: string;
+  name?: string | undefined;
   generateName?: string;
-  namespace?: string;
-  uid?: string;
+  namespace?: string | undefined;
+  uid?: string | undefined;
   resourceVersion?: string;
   generation?: number;
   creationTimestamp?: string;
   deletionTimestamp?: string;
   deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
+  labels?: Record<string, string> | undefined;
   annotations?: Record<string, string>;
   ownerReferences?: OwnerReference[];
   finalizers?: string[];
@@ -34,7 +34,7 @@ export interface KubeObject {
 }
 
 export interface ListMeta {
-  resourceVersion?: string;
+  resourceVersion?: string | undefined;
   continue?: string;
   remainingItemCount?: number;
 }

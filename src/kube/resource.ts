@@ -32,9 +32,9 @@ function checkSegment(what: string, value: string, pattern: RegExp): string {
 }
 
 export interface PathParts {
-  namespace?: string;
-  name?: string;
-  subresource?: string;
+  namespace?: string | undefined;
+  name?: string | undefined;
+  subresource?: string | undefined;
 }
 
 /**

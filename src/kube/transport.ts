@@ -9,11 +9,11 @@ export interface HttpRequest {
   method: string;
   /** Path and query, appended to the server URL (which may carry a path prefix). */
   path: string;
-  headers?: Record<string, string>;
-  body?: string;
+  headers?: Record<string, string> | undefined;
+  body?: string | undefined;
   /** Overrides the transport's timeout; for streams it bounds the wait for response headers only. */
-  timeoutMs?: number;
-  signal?: AbortSignal;
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export interface HttpResponse {

@@ -20,7 +20,7 @@ export interface HealthReport {
 
 export interface HealthRegistryOptions {
   /** A check that takes longer fails (default 3 s). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   clock?: Clock;
 }
 

@@ -35,7 +35,7 @@ export function backoffDelay(policy: BackoffPolicy, failures: number, random: ()
 }
 
 export interface BackoffOptions extends Partial<BackoffPolicy> {
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /** Counts failures itself: next() gives the delay after one more, reset() after a success (default 1 s → 30 s). */

@@ -28,8 +28,8 @@ class UsageError extends Error {}
 
 interface Command {
   name: 'up' | 'down' | 'status' | 'env';
-  nodeCount?: number;
-  kind?: ClusterKind;
+  nodeCount?: number | undefined;
+  kind?: ClusterKind | undefined;
   purge: boolean;
 }
 

@@ -70,12 +70,12 @@ export interface ClusterRunOptions {
   /** Defaults to clusterComponents() of the cluster's kind. */
   components?: ClusterComponent[];
   /** For up: the kind to start (default: the directory's recorded kind, else CLUSTER_KIND, else real). */
-  kind?: ClusterKind;
+  kind?: ClusterKind | undefined;
 }
 
 export interface UpOptions extends ClusterRunOptions {
   /** Nodes of a real cluster (NODE_COUNT); default: the running cluster's, else defaultNodeCount(kind). */
-  nodeCount?: number;
+  nodeCount?: number | undefined;
 }
 
 export interface DownOptions extends ClusterRunOptions {

@@ -160,10 +160,10 @@ export interface SystemOptions {
   /** Nodes that run an agent (default: every node). */
   nodes?: NodeLayout[];
   agentArgs?: string[];
-  agentEnv?: Record<string, string>;
+  agentEnv?: Record<string, string> | undefined;
   /** Start the controller (default true) with these extra flags. */
   controller?: boolean;
-  controllerArgs?: string[];
+  controllerArgs?: string[] | undefined;
 }
 
 export interface RealSystem {

@@ -19,7 +19,7 @@ export interface CertificateOptions {
   now: number;
   /** Validity of the CA (default 10 years) and the serving certificate (default 1 year). */
   caValidityMs?: number;
-  servingValidityMs?: number;
+  servingValidityMs?: number | undefined;
 }
 
 const YEAR_MS = 365 * 24 * 3600 * 1000;

@@ -92,7 +92,7 @@ export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
 
 export interface WebhookTarget {
   /** https://host:port — the controller is reached by URL (outside a cluster, the local cluster). */
-  urlBase?: string;
+  urlBase?: string | undefined;
   /** Else through this Service. */
   service: { namespace: string; name: string; port: number };
   caBundlePem: string;

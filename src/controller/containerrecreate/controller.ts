@@ -41,7 +41,7 @@ export const MESSAGE_DEADLINE = 'recreating has exceeded the activeDeadlineSecon
 /** The CRR informer the housekeeper needs (all namespaces, indexed by the pod-uid label). */
 export function newCrrInformer(
   client: KubeClient,
-  options: { clock: Clock; logger: Logger; metrics?: KubeMetrics },
+  options: { clock: Clock; logger: Logger; metrics?: KubeMetrics | undefined },
 ): Informer<ContainerRecreateRequest> {
   return new Informer<ContainerRecreateRequest>(CONTAINER_RECREATE_REQUESTS, client, {
     name: CONTAINER_RECREATE_REQUESTS.resource,
@@ -60,10 +60,10 @@ export interface CrrHousekeeperOptions {
   clock: Clock;
   logger: Logger;
   /** Counts and times the reconciles (kruise_controller_reconcile*, controller="crr"). */
-  metrics?: ReconcileMetrics;
-  kubeMetrics?: KubeMetrics;
-  workers?: number;
-  responseTimeoutMs?: number;
+  metrics?: ReconcileMetrics | undefined;
+  kubeMetrics?: KubeMetrics | undefined;
+  workers?: number | undefined;
+  responseTimeoutMs?: number | undefined;
 }
 
 export class CrrHousekeeper {

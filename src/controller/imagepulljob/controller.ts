@@ -35,7 +35,8 @@ import { writeJobTag } from './tag-write.js';
 
 /** Index of the job cache by uid (NodeImage tag owners point at jobs by uid). */
 export const UID_INDEX = 'uid';
-export const byUid = (o: { metadata?: { uid?: string } }): string[] => (o.metadata?.uid ? [o.metadata.uid] : []);
+export const byUid = (o: { metadata?: { uid?: string | undefined } }): string[] =>
+  o.metadata?.uid ? [o.metadata.uid] : [];
 
 export interface ImagePullJobControllerOptions extends ControllerParts {
   jobs: Informer<ImagePullJob>;
@@ -46,12 +47,12 @@ export interface ImagePullJobControllerOptions extends ControllerParts {
   /** Copies the jobs' pull secrets; tells which jobs to requeue when a source changes. */
   secretSync: PullSecretSync;
   /** The controller's own namespace, for the grant command in 403 messages (default kruise-system). */
-  controllerNamespace?: string;
+  controllerNamespace?: string | undefined;
   /** Shared with anything else writing NodeImages: the caches must show our writes before we count. */
   nodeImageExpectations: OwnWriteExpectations;
   jobExpectations: OwnWriteExpectations;
   /** --default-ttlseconds-for-always-nodeimage (300). */
-  defaultTagTtlSeconds?: number;
+  defaultTagTtlSeconds?: number | undefined;
   random?: () => number;
   /** NodeImage writes in flight per reconcile (default 16). */
   writeConcurrency?: number;

@@ -119,8 +119,8 @@ export function tagDrifts(
   job: ImagePullJob,
   tag: {
     imagePullPolicy?: string;
-    ownerReferences?: { uid?: string }[];
-    pullPolicy?: { timeoutSeconds?: number; backoffLimit?: number };
+    ownerReferences?: { uid?: string | undefined }[];
+    pullPolicy?: { timeoutSeconds?: number | undefined; backoffLimit?: number | undefined };
   },
 ): boolean {
   const wanted = job.spec?.imagePullPolicy;

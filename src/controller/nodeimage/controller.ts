@@ -55,9 +55,9 @@ export interface NodeImageControllerOptions extends ControllerParts {
   /** The pull-secret copies (the secrets informer on kruise-daemon-config). */
   secretCopies: Informer<SecretObject>;
   /** How long a Node must have been Ready before its NodeImage is created (default 30 s). */
-  creationDelayMs?: number;
+  creationDelayMs?: number | undefined;
   /** How long after a tag's createdAt a missing status counts as "not responded" (default 10 min). */
-  responseTimeoutMs?: number;
+  responseTimeoutMs?: number | undefined;
 }
 
 /** Shortest requeue for a pending timer (OpenKruise: 3 s; we keep 1 s so TTLs are honoured closely). */

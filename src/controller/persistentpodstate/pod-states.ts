@@ -13,7 +13,7 @@ import type { WirePod, WireNode } from '../../api/wire.js';
 export interface PodStateInputs {
   pps: PersistentPodState;
   /** The target StatefulSet from the cache; undefined when it does not exist. */
-  workload?: StatefulSetObject;
+  workload?: StatefulSetObject | undefined;
   /** Pods controlled by the workload (controller ownerReference to its uid). */
   pods: readonly WirePod[];
   /** A pod of the namespace by name (any owner): does a pod of that name still exist? */

@@ -17,14 +17,14 @@ import type { SecretObject } from '../resources.js';
 
 export interface SourceWatchesOptions {
   client: KubeClient;
-  clock?: Clock;
-  logger?: Logger;
+  clock?: Clock | undefined;
+  logger?: Logger | undefined;
   /** Told the number of open watches whenever it changes. */
   onCount?(watches: number): void;
 }
 
 /** What the watch of a source knows: the secret (absent when it does not exist), or nothing reliable (yet). */
-export type WatchedSource = { known: true; secret?: SecretObject } | { known: false };
+export type WatchedSource = { known: true; secret?: SecretObject | undefined } | { known: false };
 
 interface SourceWatch {
   key: string;

@@ -34,9 +34,9 @@ export function containerPriority(pod: WirePod, container: WireContainer): numbe
 
 export interface BatchInputs {
   /** Containers whose env hash differs from the expected one and whose current instance runs. */
-  stale: Array<{ name: string; priority?: number }>;
+  stale: Array<{ name: string; priority?: number | undefined }>;
   /** The last recorded batch (containerBatchesRecord), if any. */
-  lastBatch?: InPlaceUpdateContainerBatch;
+  lastBatch?: InPlaceUpdateContainerBatch | undefined;
   /** When the current update began (InPlaceUpdateReady turned False), ms; older batches belong to earlier updates. */
   updateStartedAtMs: number;
   /** True when the named container runs again, ready, with the expected env hash. */

@@ -65,7 +65,7 @@ export interface ContainerMetaControllerOptions {
   workers?: number;
   events?: EventSink & { close?(): Promise<void> | void };
   /** How long new values wait for kubelet before a restart (default KUBELET_SETTLE_MS). */
-  kubeletSettleMs?: number;
+  kubeletSettleMs?: number | undefined;
 }
 
 /** What a pod event must change for the meta to need another look. */

@@ -157,7 +157,7 @@ interface RestartDecision {
   actions: MetaAction[];
   restart: string[];
   stateAnnotation?: string;
-  recheckMs?: number;
+  recheckMs?: number | undefined;
 }
 
 /** Restarts for env-from-metadata, only while the pod's in-place update is under way (InPlaceUpdateReady False). */
@@ -175,7 +175,7 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
   };
   const actions: MetaAction[] = [];
   const noticed = new Map(memory.noticed);
-  const stale: Array<{ name: string; priority?: number }> = [];
+  const stale: Array<{ name: string; priority?: number | undefined }> = [];
   let recheckMs: number | undefined;
   for (const m of entries) {
     if (consistent(m.name)) {

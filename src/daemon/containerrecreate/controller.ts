@@ -58,7 +58,7 @@ export interface CrrControllerOptions {
   nodeName: string;
   client: KubeClient;
   /** Where the CRR informer lists/watches (default: the client). */
-  crrSource?: ListWatcher<ContainerRecreateRequest>;
+  crrSource?: ListWatcher<ContainerRecreateRequest> | undefined;
   pods: NodePods;
   /** The runtime once connected; rejects if `signal` aborts first. */
   runtime: (signal: AbortSignal) => Promise<ContainerRuntime>;

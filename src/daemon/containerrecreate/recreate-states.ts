@@ -16,11 +16,11 @@ import { parseContainerId } from '../podruntime/pod-containers.js';
 /** A container of the pod as the pod status (kubelet) reports it. */
 export interface ReportedContainer {
   /** Bare runtime id of the instance kubelet reports. */
-  id?: string;
+  id?: string | undefined;
   ready: boolean;
   running: boolean;
   /** kubelet's reason (and message) for a container it has not started (yet). */
-  waiting?: { reason: string; message?: string };
+  waiting?: { reason: string; message?: string | undefined } | undefined;
 }
 
 /** Waiting reasons that are a normal step of a start, not worth a message. */
@@ -105,7 +105,7 @@ export type NextStep =
   /** Write `states` and complete the CRR. */
   | { kind: 'complete'; states: RecreateState[] }
   /** Write `states` if they differ from the CRR's; then look again after `recheckMs`. */
-  | { kind: 'wait'; states: RecreateState[]; recheckMs?: number };
+  | { kind: 'wait'; states: RecreateState[]; recheckMs?: number | undefined };
 
 /** How often the agent looks again at a CRR that waits for a container (besides pod events). */
 export const RECHECK_MS = 2000;

@@ -14,8 +14,8 @@ export interface RegistryCredential {
   key: string;
   username?: string;
   password?: string;
-  identityToken?: string;
-  registryToken?: string;
+  identityToken?: string | undefined;
+  registryToken?: string | undefined;
 }
 
 /** The parts of a core/v1 Secret this module reads. */

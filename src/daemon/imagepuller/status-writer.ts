@@ -16,7 +16,7 @@ export interface StatusWriterOptions {
   logger: Logger;
   /** Performs one write (computes the status from the current state and patches it if it changed). */
   write: () => Promise<void>;
-  minIntervalMs?: number;
+  minIntervalMs?: number | undefined;
 }
 
 export class StatusWriter {

@@ -48,12 +48,12 @@ export interface TagPullSpec {
   imageName: string;
   tag: string;
   version: number;
-  pullPolicy?: ImageTagPullPolicy;
+  pullPolicy?: ImageTagPullPolicy | undefined;
   /** An ImagePullPolicy (`Always`, `IfNotPresent`), or any other string as written in the spec. */
-  imagePullPolicy?: string;
-  pullSecrets?: ReferenceObject[];
-  sandboxConfig?: SandboxConfig;
-  ownerReferences?: ObjectReference[];
+  imagePullPolicy?: string | undefined;
+  pullSecrets?: ReferenceObject[] | undefined;
+  sandboxConfig?: SandboxConfig | undefined;
+  ownerReferences?: ObjectReference[] | undefined;
 }
 
 export interface TagPullResult {

@@ -28,7 +28,7 @@ export interface BarrierPlan {
 /** The subset of a pod the plan is read from (wire JSON, so every field is checked). */
 export interface PodSpecLike {
   metadata?: { name?: string };
-  spec?: { containers?: unknown };
+  spec?: { containers?: unknown } | undefined;
 }
 
 /** `p_<n>` → n, for a key Go's strconv.Atoi accepts after the prefix and inside the documented range. */

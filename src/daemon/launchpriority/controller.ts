@@ -64,13 +64,13 @@ export interface LaunchPriorityControllerOptions {
 interface PodTrack {
   uid: string;
   /** The ConfigMap as our last read or write returned it; 'absent' after a 404; undefined: not read yet. */
-  barrier?: ConfigMapObject | 'absent';
+  barrier?: ConfigMapObject | 'absent' | undefined;
   statusReadySince: Map<string, number>;
   /** When the pod was last touched, and the delay before re-touching it if a released container still waits. */
   lastTouchAt?: number;
   retouchDelayMs: number;
   /** A touch whose patch met a pod that had changed meanwhile: made again from the newer pod. */
-  owedTouch?: { value: string; complete: boolean; reason: TouchReason };
+  owedTouch?: { value: string; complete: boolean; reason: TouchReason } | undefined;
 }
 
 type TouchReason = 'release' | 'retry' | 'complete';

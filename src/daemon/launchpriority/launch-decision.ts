@@ -8,7 +8,7 @@ export interface RuntimeContainer {
   id: string;
   state: 'CONTAINER_CREATED' | 'CONTAINER_RUNNING' | 'CONTAINER_EXITED' | 'CONTAINER_UNKNOWN';
   /** Epoch ms the runtime started it (CRI started_at), or when the agent first saw it running. */
-  runningSinceMs?: number;
+  runningSinceMs?: number | undefined;
 }
 
 /** The fields of a container's pod status that matter here (wire JSON). */
@@ -23,7 +23,7 @@ export interface ContainerReadiness {
   /** Where the answer came from. */
   source: 'runtime' | 'status' | 'none';
   /** Since when it is ready (epoch ms), when known. */
-  readySinceMs?: number;
+  readySinceMs?: number | undefined;
 }
 
 export interface ReadinessInputs {
@@ -32,7 +32,7 @@ export interface ReadinessInputs {
   /** The pod status, by container name. */
   status: ReadonlyMap<string, StatusContainer>;
   /** The runtime's view, by container name (absent when not polled or not yet seen). */
-  runtime?: ReadonlyMap<string, RuntimeContainer>;
+  runtime?: ReadonlyMap<string, RuntimeContainer> | undefined;
   /** First time the agent saw `ready: true` in the status, by container name. */
   statusReadySince: ReadonlyMap<string, number>;
 }
@@ -53,9 +53,9 @@ export function readinessOf(name: string, inputs: ReadinessInputs): ContainerRea
 
 export interface LaunchDecision {
   /** The level to release now, if any. */
-  release?: BarrierLevel;
+  release?: BarrierLevel | undefined;
   /** When the levels above `release` became ready (latest of their containers), when known; absent for the top level. */
-  higherReadySinceMs?: number;
+  higherReadySinceMs?: number | undefined;
   /** True when every level is released (counting `release`). */
   complete: boolean;
   /** Containers of higher levels not ready yet, which the next release waits for. */

@@ -24,11 +24,11 @@ export interface EventSink {
 export interface KillRequest {
   /** The pod the events are about (from the cache, or a reference with namespace/name/uid). */
   pod: KubeObject;
-  podIP?: string;
+  podIP?: string | undefined;
   containerId: string;
   containerName: string;
-  preStop?: ProbeHandler;
-  ports?: WireContainerPort[];
+  preStop?: ProbeHandler | undefined;
+  ports?: WireContainerPort[] | undefined;
   gracePeriodSeconds: number;
   /** Message of the Killing event. */
   message: string;
@@ -36,7 +36,7 @@ export interface KillRequest {
 
 export interface KillResult {
   /** The preStop hook's error message, when it failed (the container was stopped anyway). */
-  preStopError?: string;
+  preStopError?: string | undefined;
   /** Grace period passed to StopContainer. */
   stopTimeoutSeconds: number;
 }

@@ -10,8 +10,8 @@ import type { ContainerRuntime } from './pod-containers.js';
 export interface PreStopTarget {
   containerId: string;
   handler: ProbeHandler;
-  ports?: WireContainerPort[];
-  podIP?: string;
+  ports?: WireContainerPort[] | undefined;
+  podIP?: string | undefined;
 }
 
 /** Resolves when the hook succeeded; rejects with a message saying why it failed. */

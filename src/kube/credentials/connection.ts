@@ -17,15 +17,15 @@ export interface Connection {
   /** Base URL of the API server without a trailing slash; may carry a path prefix. */
   server: string;
   /** PEM bundle of CAs trusted for the server certificate (absent: the system roots). */
-  ca?: Buffer;
+  ca?: Buffer | undefined;
   /** Client certificate and key (PEM) for mutual TLS. */
-  cert?: Buffer;
-  key?: Buffer;
+  cert?: Buffer | undefined;
+  key?: Buffer | undefined;
   insecureSkipTLSVerify: boolean;
-  tlsServerName?: string;
+  tlsServerName?: string | undefined;
   auth: Authentication;
   /** Default namespace: the context's namespace or the service account's. */
-  namespace?: string;
+  namespace?: string | undefined;
   /** Where it came from, for messages ("kubeconfig /root/.kube/config, context kind"). Never holds secrets. */
   origin: string;
 }

@@ -16,8 +16,8 @@ export class InClusterError extends Error {
 export interface InClusterOptions {
   env?: NodeJS.ProcessEnv;
   /** Where the service-account files are mounted (token, ca.crt, namespace). */
-  dir?: string;
-  clock?: Clock;
+  dir?: string | undefined;
+  clock?: Clock | undefined;
   /** How often the token file is re-read (default 60 s, as client-go). */
   tokenRefreshMs?: number;
 }

@@ -31,13 +31,13 @@ interface ParsedFile {
   clusters: Named[];
   users: Named[];
   contexts: Named[];
-  currentContext?: string;
+  currentContext?: string | undefined;
 }
 
 export interface KubeconfigOptions {
   /** Context to use instead of current-context. */
-  context?: string;
-  clock?: Clock;
+  context?: string | undefined;
+  clock?: Clock | undefined;
   /** How often a tokenFile is re-read (default 60 s). */
   tokenRefreshMs?: number;
 }

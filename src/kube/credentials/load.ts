@@ -10,7 +10,7 @@ import { loadKubeconfig } from './kubeconfig.js';
 
 export interface LoadConnectionOptions {
   /** A kubeconfig path (a --kubeconfig flag); wins over everything else. */
-  kubeconfig?: string;
+  kubeconfig?: string | undefined;
   /** Context name to use instead of current-context. */
   context?: string;
   env?: NodeJS.ProcessEnv;

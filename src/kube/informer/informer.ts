@@ -48,9 +48,9 @@ export interface InformerHandlers<T> {
 export interface InformerOptions<T extends KubeObject> extends Selection {
   /** Names this informer in logs and metric labels (default: the resource, e.g. "pods"). */
   name?: string;
-  clock?: Clock;
-  logger?: Logger;
-  metrics?: KubeMetrics;
+  clock?: Clock | undefined;
+  logger?: Logger | undefined;
+  metrics?: KubeMetrics | undefined;
   indexers?: Record<string, IndexFunc<T>>;
   /** A stream with no event or bookmark for this long is taken as dead and reopened (default 5 min). */
   idleTimeoutMs?: number;
@@ -71,7 +71,7 @@ export class Informer<T extends KubeObject> {
   private readonly lw: ListWatcher<T>;
   private readonly clock: Clock;
   private readonly logger: Logger;
-  private readonly metrics?: KubeMetrics;
+  private readonly metrics?: KubeMetrics | undefined;
   private readonly backoff: Backoff;
   private readonly idleTimeoutMs: number;
   private readonly watchTimeout: [number, number];
@@ -81,7 +81,7 @@ export class Informer<T extends KubeObject> {
   private rv = '';
   private running?: Promise<void>;
   private stopController = new AbortController();
-  private stream?: WatchStream<T>;
+  private stream?: WatchStream<T> | undefined;
   private lastEventAt = 0;
   private isSynced = false;
   /** Why the last list failed (cleared by a list that succeeds). */

@@ -10,7 +10,7 @@ export interface WorkQueueOptions<K> {
   name: string;
   clock?: Clock;
   rateLimiter?: RateLimiter<K>;
-  metrics?: KubeMetrics;
+  metrics?: KubeMetrics | undefined;
 }
 
 interface Delayed {
@@ -22,7 +22,7 @@ export class WorkQueue<K = string> {
   readonly name: string;
   private readonly clock: Clock;
   private readonly rateLimiter: RateLimiter<K>;
-  private readonly metrics?: KubeMetrics;
+  private readonly metrics?: KubeMetrics | undefined;
   /** Keys ready, in order. */
   private queue: K[] = [];
   /** Keys that need processing (queued, or added again while processing). */

@@ -17,7 +17,7 @@ export type Reconcile<K> = (key: K) => Promise<ReconcileResult | void> | Reconci
 
 export interface RunWorkersOptions {
   logger?: Logger;
-  metrics?: KubeMetrics;
+  metrics?: KubeMetrics | undefined;
 }
 
 /**

@@ -14,9 +14,9 @@ export interface AdmissionRequest {
   namespace: string;
   name: string;
   /** The new object (CREATE, UPDATE). */
-  object?: KubeObject;
+  object?: KubeObject | undefined;
   /** The current object (UPDATE, DELETE). */
-  oldObject?: KubeObject;
+  oldObject?: KubeObject | undefined;
   dryRun: boolean;
   userAgent: string;
 }

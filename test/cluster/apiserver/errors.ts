@@ -8,7 +8,7 @@ export interface StatusCause {
 }
 
 export interface StatusDetails {
-  name?: string;
+  name?: string | undefined;
   group?: string;
   kind?: string;
   uid?: string;

@@ -11,8 +11,8 @@ export interface FaultRequest {
 export interface FailRule {
   remaining: number;
   code: number;
-  reason?: string;
-  match?: (req: FaultRequest) => boolean;
+  reason?: string | undefined;
+  match?: ((req: FaultRequest) => boolean) | undefined;
 }
 
 export class FaultState {

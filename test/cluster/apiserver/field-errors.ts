@@ -19,7 +19,7 @@ export interface FieldError {
   type: FieldErrorType;
   /** The error body without the field, e.g. `Invalid value: "x": must be lower case`. */
   message: string;
-  detail?: string;
+  detail?: string | undefined;
 }
 
 /** How a value is shown inside an error body (strings quoted, like Go's %q for strings). */

@@ -41,7 +41,7 @@ export interface ApiServerOptions {
   dataFile?: string;
   logger?: Logger;
   /** Source of timestamps and watch timers (default: the system clock). */
-  clock?: Clock;
+  clock?: Clock | undefined;
 }
 
 export interface ApiServer {

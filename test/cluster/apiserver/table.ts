@@ -20,7 +20,7 @@ export interface TableConverter {
 export interface Table {
   kind: 'Table';
   apiVersion: 'meta.k8s.io/v1';
-  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  metadata: { resourceVersion?: string | undefined; continue?: string; remainingItemCount?: number };
   columnDefinitions: TableColumn[];
   rows: { cells: unknown[]; object: unknown }[];
 }
@@ -72,8 +72,8 @@ export function buildTable(
 export interface PrinterColumn {
   name: string;
   type: string;
-  format?: string;
-  description?: string;
+  format?: string | undefined;
+  description?: string | undefined;
   priority?: number;
   jsonPath: string;
 }

@@ -4,10 +4,10 @@ import { createServer } from 'node:net';
 import { readTextIfExists, writeAtomic } from './files.js';
 
 export interface Allocations {
-  registryPort?: number;
-  authRegistryPort?: number;
+  registryPort?: number | undefined;
+  authRegistryPort?: number | undefined;
   /** X of the pod subnet 10.X.0.0/16. */
-  subnetOctet?: number;
+  subnetOctet?: number | undefined;
 }
 
 function portOrUndefined(value: unknown): number | undefined {

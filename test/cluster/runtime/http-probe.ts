@@ -19,7 +19,7 @@ export function basicAuthHeader(credentials: BasicCredentials): string {
 /** Status code of a request, or undefined when nothing answers. */
 export async function httpStatus(
   url: string,
-  options: { method?: string; credentials?: BasicCredentials; accept?: string; timeoutMs?: number } = {},
+  options: { method?: string; credentials?: BasicCredentials | undefined; accept?: string; timeoutMs?: number } = {},
 ): Promise<number | undefined> {
   const headers: Record<string, string> = {};
   if (options.credentials) headers.authorization = basicAuthHeader(options.credentials);

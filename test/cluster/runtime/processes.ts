@@ -62,7 +62,7 @@ export interface DaemonSpec {
   /** stdout and stderr are appended here. */
   logFile: string;
   pidFile: string;
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
 }
 
 /** Start a daemon in its own session, detached from this process (it outlives us), and record its PID. */

@@ -54,7 +54,7 @@ export function registryConfig(options: {
   host?: string;
   port: number;
   dataDir: string;
-  htpasswd?: string;
+  htpasswd?: string | undefined;
   service: string;
 }): string {
   const config: Record<string, unknown> = {

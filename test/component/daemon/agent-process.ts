@@ -9,7 +9,7 @@ export const KRUISE_DAEMON_BIN = fileURLToPath(new URL('../../../src/cli/kruise-
 
 export interface AgentProcessOptions {
   /** Flags after the binary (default: --addr 127.0.0.1:0, a free port on loopback). */
-  args?: string[];
+  args?: string[] | undefined;
   /** Environment on top of PATH only (NODE_NAME, RUNTIME_SOCKET, NODE_OPTIONS...). */
   env?: Record<string, string>;
   /** Runs the agent through this command line, e.g. `nsenter -t PID --mount --net --` to run it inside a node. */

@@ -27,7 +27,7 @@ describe('KubeClient over TLS (component)', function () {
   let server: https.Server;
   let port: number;
   let validToken = 'token-1';
-  const seen: { auth?: string; clientCN?: string; ua?: string }[] = [];
+  const seen: { auth?: string | undefined; clientCN?: string; ua?: string | undefined }[] = [];
   let stallMs = 0;
 
   before(async () => {

@@ -64,20 +64,20 @@ describe('ContainerRecreateRequest e2e', function () {
       metadata: {
         name: `crr-pod-${++seq}`,
         namespace: NAMESPACE,
-        annotations: extra.annotations,
-        labels: extra.labels,
+        ...(extra.annotations === undefined ? {} : { annotations: extra.annotations }),
+        ...(extra.labels === undefined ? {} : { labels: extra.labels }),
       },
       spec: {
         nodeName: stack.node.name,
         terminationGracePeriodSeconds: extra.grace ?? 5,
-        readinessGates: extra.readinessGates,
-        restartPolicy: extra.restartPolicy,
+        ...(extra.readinessGates === undefined ? {} : { readinessGates: extra.readinessGates }),
+        ...(extra.restartPolicy === undefined ? {} : { restartPolicy: extra.restartPolicy }),
         containers: containers.map((c) => ({
           name: c.name,
           image,
           command: SLEEP_FOREVER,
-          env: c.env,
-          lifecycle: c.preStop ? { preStop: { exec: { command: c.preStop } } } : undefined,
+          ...(c.env === undefined ? {} : { env: c.env }),
+          ...(c.preStop ? { lifecycle: { preStop: { exec: { command: c.preStop } } } } : {}),
         })),
       },
     };

@@ -15,7 +15,7 @@ export interface ControllerProcessOptions {
   statusPort: number;
   webhookPort: number;
   certDir: string;
-  extraArgs?: string[];
+  extraArgs?: string[] | undefined;
   env?: Record<string, string>;
   /** Where it listens and the API server calls its webhooks (default 127.0.0.1; the host's node-network address on the real cluster). */
   host?: string;

@@ -11,9 +11,9 @@ function pod(restartPolicy?: string, appPolicy?: string): WirePod {
     metadata: { name: 'job', namespace: 'ns', uid: 'uid-1' },
     spec: {
       nodeName: 'node-a',
-      restartPolicy,
+      ...(restartPolicy === undefined ? {} : { restartPolicy }),
       containers: [
-        { name: 'app', image: 'busybox', restartPolicy: appPolicy },
+        { name: 'app', image: 'busybox', ...(appPolicy === undefined ? {} : { restartPolicy: appPolicy }) },
         { name: 'side', image: 'busybox' },
       ],
     },

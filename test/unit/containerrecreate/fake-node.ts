@@ -95,7 +95,7 @@ export class FakeNode {
     strategy: ContainerRecreateRequest['spec']['strategy'] = {},
     options: {
       ctx?: boolean;
-      activeDeadlineSeconds?: number;
+      activeDeadlineSeconds?: number | undefined;
       container?: (name: string) => Partial<ContainerRecreateRequestContainer>;
     } = {},
   ): Promise<ContainerRecreateRequest> {

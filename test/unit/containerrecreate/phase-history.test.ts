@@ -32,8 +32,8 @@ import { FakeContainerRuntime } from './fake-runtime.js';
 const NODE = 'node-a';
 
 interface Row {
-  preStopSeconds?: number;
-  deadlineSeconds?: number;
+  preStopSeconds?: number | undefined;
+  deadlineSeconds?: number | undefined;
   graceSeconds: number;
   forceRecreate: boolean;
 }

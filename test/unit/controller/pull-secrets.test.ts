@@ -33,7 +33,7 @@ const GRANT =
 interface Call {
   verb: string;
   resource: string;
-  namespace?: string;
+  namespace?: string | undefined;
   name: string;
 }
 

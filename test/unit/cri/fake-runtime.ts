@@ -12,7 +12,7 @@ import type { ImageServiceHandlers } from '../../../src/cri/generated/runtime/v1
 import type { RuntimeServiceHandlers } from '../../../src/cri/generated/runtime/v1/RuntimeService.js';
 
 export interface FakeRuntimeHandlers {
-  runtime?: Partial<RuntimeServiceHandlers>;
+  runtime?: Partial<RuntimeServiceHandlers> | undefined;
   image?: Partial<ImageServiceHandlers>;
 }
 

@@ -17,9 +17,9 @@ export type PullBehaviour = { id: string } | { fail: string; code?: number } | '
 
 export interface RecordedPull {
   request: PullImageRequest;
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Set when the call ended: ok, error or cancelled. */
-  outcome?: 'ok' | 'error' | 'cancelled';
+  outcome?: 'ok' | 'error' | 'cancelled' | undefined;
 }
 
 export class FakeImageRuntime implements ImageRuntime {

@@ -204,7 +204,7 @@ export class FakeBarrierApi implements BarrierApi {
 
 /** The runtime: containers per pod uid, set by the test. */
 export class FakeContainers implements ContainerSource {
-  private readonly containers = new Map<string, ListedContainer & { startedAtMs?: number }>();
+  private readonly containers = new Map<string, ListedContainer & { startedAtMs?: number | undefined }>();
   lists = 0;
   private seq = 0;
 

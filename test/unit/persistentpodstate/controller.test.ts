@@ -97,7 +97,7 @@ class FakeClient {
 }
 
 class FakeEvents {
-  readonly events: { reason: string; type: string; message: string; name?: string }[] = [];
+  readonly events: { reason: string; type: string; message: string; name?: string | undefined }[] = [];
   event(obj: KubeObject, type: string, reason: string, message: string): void {
     this.events.push({ reason, type, message, name: obj.metadata?.name });
   }

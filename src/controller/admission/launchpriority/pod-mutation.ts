@@ -27,8 +27,8 @@ const MAX_CONFIGMAP_NAME = 253;
 export interface PodAdmissionRequest {
   operation: string;
   resource: { group: string; version: string; resource: string };
-  subResource?: string;
-  namespace?: string;
+  subResource?: string | undefined;
+  namespace?: string | undefined;
   object?: unknown;
 }
 

@@ -80,7 +80,7 @@ export async function pinRecreatedPod(
   request: Pick<AdmissionRequest, 'operation' | 'resource' | 'subResource' | 'namespace'>,
   pod: unknown,
   reader: PersistentPodStateReader,
-): Promise<{ object?: Record<string, unknown>; warnings: string[] }> {
+): Promise<{ object?: Record<string, unknown> | undefined; warnings: string[] }> {
   if (request.operation !== 'CREATE' || request.subResource) return { warnings: [] };
   if (request.resource.group !== '' || request.resource.resource !== 'pods' || !isRecord(pod)) return { warnings: [] };
   const owner = statefulSetControllerOf(pod);

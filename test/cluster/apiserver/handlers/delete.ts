@@ -17,7 +17,7 @@ export const ORPHAN_FINALIZER = 'orphan';
 export interface DeleteOptions {
   gracePeriodSeconds?: number;
   propagationPolicy?: PropagationPolicy;
-  preconditions?: { uid?: string; resourceVersion?: string };
+  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined };
 }
 
 export interface DeleteResult {

@@ -11,7 +11,7 @@ export interface FieldPatchMeta {
   /** The field's `patchMergeKey` tag: the member that identifies an element of a merged list of objects. */
   readonly patchMergeKey?: string;
   /** The name (in TYPES) of the struct the value, or each element, is. */
-  readonly type?: string;
+  readonly type?: string | undefined;
 }
 
 /** The fields of one struct type that have patch metadata or lead to a struct that has. */

@@ -46,7 +46,7 @@ export interface JSONSchemaProps {
   definitions?: Record<string, JSONSchemaProps>;
   dependencies?: Record<string, unknown>;
   allOf?: JSONSchemaProps[];
-  anyOf?: JSONSchemaProps[];
+  anyOf?: JSONSchemaProps[] | undefined;
   oneOf?: JSONSchemaProps[];
   not?: JSONSchemaProps;
   'x-kubernetes-preserve-unknown-fields'?: boolean;
