@@ -38,15 +38,6 @@ export type { DiscoveredRuntime } from './discovery.js';
 export type { ProbeOutcome, ProbeStatus } from './socket-probe.js';
 export { registryOf } from '../api/image-reference.js';
 export type * from './types.js';
-export {
-  ContainerState,
-  MountPropagation,
-  NamespaceMode,
-  PodSandboxState,
-  Protocol,
-  SecurityProfileType,
-  SupplementalGroupsPolicy,
-} from './types.js';
 
 export interface ConnectRuntimeOptions {
   /** Explicit runtime socket (path or unix:// URL); default RUNTIME_SOCKET from `env`, else discovery. */
