@@ -4,7 +4,7 @@ import { connectRuntime, type CriClient } from '../cri/index.js';
 import { KubeClient, kubeMetrics, loadConnection } from '../kube/index.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createRegistry } from '../observability/metrics.js';
-import { startAgent, type AgentContext, type AgentModule, type RunningAgent } from './agent.js';
+import { startAgent, type AgentModule, type RunningAgent } from './agent.js';
 import type { CommandIo } from './command-io.js';
 import { containerMetaModule } from './containermeta/module.js';
 import { containerRecreateModule } from './containerrecreate/module.js';
@@ -15,12 +15,8 @@ import { ConfigError, DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions }
 import { errorMessage } from '../util/error-message.js';
 import { firstSignal } from '../util/first-signal.js';
 
-/** The agent's context as its controllers see it: a real CRI client. */
-export type DaemonContext = AgentContext<CriClient>;
-export type DaemonModule = AgentModule<CriClient>;
-
-/** The controllers the agent runs; later issues add theirs here. */
-export const DAEMON_MODULES: readonly DaemonModule[] = [
+/** The controllers the agent runs, on a real CRI client; later issues add theirs here. */
+export const DAEMON_MODULES: readonly AgentModule<CriClient>[] = [
   imagePullerModule,
   ipReservationModule,
   containerRecreateModule,
