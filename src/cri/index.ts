@@ -6,8 +6,7 @@ import { CriClient, socketPathOf } from './client.js';
 import type { CriMethod } from './methods.js';
 import { checkExplicitSocket, discoverRuntime } from './discovery.js';
 
-export { CriClient, MAX_MESSAGE_BYTES, socketPathOf } from './client.js';
-export type { CriCallOptions, CriClientOptions, CriMethodTypes, CriRequest, CriResponse } from './client.js';
+export { CriClient } from './client.js';
 export {
   CriError,
   CriAuthenticationFailedError,
@@ -18,25 +17,10 @@ export {
   CriRegistryUnreachableError,
   CriUnavailableError,
   CriUnimplementedError,
-  grpcCodeName,
   isCriError,
-  toCriError,
 } from './errors.js';
-export type { CriErrorKind, CriErrorContext } from './errors.js';
-export { CRI_METHODS, CRI_METHOD_NAMES, defaultDeadlineMs } from './methods.js';
-export type { CriMethod, MethodSpec, RetryPolicy } from './methods.js';
-export { CRI_REQUESTS_TOTAL, CRI_REQUEST_DURATION } from './metrics.js';
-export {
-  CANDIDATE_SOCKETS,
-  CriDiscoveryError,
-  DEFAULT_HOST_RUN_DIR,
-  DEFAULT_PROBE_TIMEOUT_MS,
-  checkExplicitSocket,
-  discoverRuntime,
-} from './discovery.js';
-export type { DiscoveredRuntime } from './discovery.js';
-export type { ProbeOutcome, ProbeStatus } from './socket-probe.js';
-export { registryOf } from '../api/image-reference.js';
+export type { CriErrorKind } from './errors.js';
+export { CANDIDATE_SOCKETS, CriDiscoveryError, discoverRuntime } from './discovery.js';
 export type * from './types.js';
 
 export interface ConnectRuntimeOptions {
