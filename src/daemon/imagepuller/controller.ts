@@ -59,8 +59,6 @@ export interface ImagePullControllerOptions {
   metrics: ImagePullMetrics;
   kubeMetrics?: KubeMetrics;
   maxParallelPulls?: number;
-  statusMinIntervalMs?: number;
-  secretCacheMs?: number;
 }
 
 type NodeImageObject = NodeImage & KubeObject;
@@ -109,12 +107,11 @@ export class ImagePullController {
       reconcile: () => this.reconcile(),
     });
     this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
-    this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock, options.secretCacheMs);
+    this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock);
     this.writer = new StatusWriter({
       clock: options.clock,
       logger: options.logger,
       write: () => this.writeStatus(),
-      minIntervalMs: options.statusMinIntervalMs,
     });
     this.events = new EventRecorder(options.client, {
       component: EVENT_SOURCE_IMAGE_PULLER,
