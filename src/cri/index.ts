@@ -3,7 +3,6 @@
 import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { CriClient, socketPathOf } from './client.js';
-import type { CriMethod } from './methods.js';
 import { checkExplicitSocket, discoverRuntime } from './discovery.js';
 
 export { CriClient } from './client.js';
@@ -32,8 +31,6 @@ export interface ConnectRuntimeOptions {
   timeoutMs?: number;
   /** Default deadline of the returned client's calls (ms), replacing the per-method defaults. */
   callTimeoutMs?: number;
-  /** Per-method default deadlines of the returned client (ms). */
-  deadlines?: Partial<Record<CriMethod, number>>;
   registry?: Registry;
   logger?: Logger;
   /** Environment read for RUNTIME_SOCKET (default process.env). */
@@ -68,6 +65,5 @@ export async function connectRuntime(options: ConnectRuntimeOptions = {}): Promi
     registry: options.registry,
     logger: options.logger,
     timeoutMs: options.callTimeoutMs,
-    deadlines: options.deadlines,
   });
 }

@@ -63,7 +63,6 @@ export interface ContainerMetaControllerOptions {
   clock: Clock;
   logger: Logger;
   kubeMetrics?: KubeMetrics;
-  workers?: number;
   events?: EventSink & { close?(): Promise<void> | void };
   /** How long new values wait for kubelet before a restart (default KUBELET_SETTLE_MS). */
   kubeletSettleMs?: number;
@@ -102,7 +101,7 @@ export class ContainerMetaController {
   constructor(private readonly options: ContainerMetaControllerOptions) {
     this.loop = new ControllerLoop({
       name: 'containermeta',
-      workers: options.workers ?? 4,
+      workers: 4,
       clock: options.clock,
       logger: options.logger,
       kubeMetrics: options.kubeMetrics,

@@ -59,7 +59,6 @@ export interface LaunchPriorityControllerOptions {
   logger: Logger;
   metrics: LaunchPriorityMetrics;
   kubeMetrics?: KubeMetrics;
-  workers?: number;
 }
 
 /** What the agent remembers about a pod between reconciles (all of it can be rebuilt from the API). */
@@ -90,7 +89,7 @@ export class LaunchPriorityController {
     this.log = options.logger;
     this.loop = new ControllerLoop({
       name: 'launchpriority',
-      workers: options.workers ?? 4,
+      workers: 4,
       clock: options.clock,
       logger: options.logger,
       kubeMetrics: options.kubeMetrics,
