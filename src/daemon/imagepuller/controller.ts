@@ -151,11 +151,6 @@ export class ImagePullController {
     await this.events.close();
   }
 
-  /** Tags per phase right now (for tests and figures). */
-  snapshot(): NodeImageStatus {
-    return buildNodeImageStatus(this.current()?.spec, (name, tag) => this.tagStatus(name, tag));
-  }
-
   private current(): NodeImageObject | undefined {
     const cached = this.informer.get(this.options.nodeName);
     const patched = this.lastPatched;

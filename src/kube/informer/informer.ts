@@ -150,11 +150,6 @@ export class Informer<T extends KubeObject> {
     return this.rv;
   }
 
-  /** Milliseconds since the last event or bookmark (or since the last list). */
-  lastEventAgeMs(): number {
-    return this.clock.now() - this.lastEventAt;
-  }
-
   /** Lists and watches opened so far (for tests and figures). */
   stats(): { lists: number; watches: number } {
     return { ...this.counters };

@@ -119,10 +119,6 @@ export class WorkQueue<K = string> {
     return this.processing.size;
   }
 
-  isShuttingDown(): boolean {
-    return this.shuttingDown;
-  }
-
   /** Stop accepting keys and drop delayed ones; idle workers get undefined; queued keys are still handed out. */
   shutDown(): void {
     if (this.shuttingDown) return;
