@@ -198,19 +198,26 @@ export function sleepSync(ms: number): void {
 /** Waiting for a busy lock: 2 ms, doubling, at most 32 ms, jittered. */
 const LOCK_WAIT_BACKOFF = { initialMs: 2, maxMs: 32 };
 
-/** A clock for deadlines that a change of the wall clock cannot stretch. */
-const monotonic = (): number => performance.now();
-
-/** Acquire, blocking (plugin). Throws LockTimeout after `timeoutMs`. */
-export function acquireSync(lock: GenerationLock, timeoutMs: number, now: () => number = monotonic): LockHandle {
-  const deadline = now() + timeoutMs;
+/** The pauses (ms) of one wait for the lock, returning its handle; throws LockTimeout after `timeoutMs`. */
+function* lockWait(lock: GenerationLock, timeoutMs: number): Generator<number, LockHandle> {
+  // performance.now(): a change of the wall clock cannot stretch the deadline
+  const deadline = performance.now() + timeoutMs;
   const backoff = new Backoff(LOCK_WAIT_BACKOFF);
   for (;;) {
     const r = lock.attempt();
     if (r.kind === 'acquired') return r.handle;
-    if (now() > deadline) throw new LockTimeout(lock.dir, r.kind === 'busy' ? r.owner : undefined);
+    if (performance.now() > deadline) throw new LockTimeout(lock.dir, r.kind === 'busy' ? r.owner : undefined);
     // a retry (a race lost) pauses too: whatever keeps answering retry costs no CPU until the deadline
-    sleepSync(backoff.next());
+    yield backoff.next();
+  }
+}
+
+/** Acquire, blocking (plugin). Throws LockTimeout after `timeoutMs`. */
+export function acquireSync(lock: GenerationLock, timeoutMs: number): LockHandle {
+  const wait = lockWait(lock, timeoutMs);
+  for (let step = wait.next(); ; step = wait.next()) {
+    if (step.done) return step.value;
+    sleepSync(step.value);
   }
 }
 
@@ -219,15 +226,11 @@ export async function acquire(
   lock: GenerationLock,
   timeoutMs: number,
   sleep: (ms: number) => Promise<void>,
-  now: () => number = monotonic,
 ): Promise<LockHandle> {
-  const deadline = now() + timeoutMs;
-  const backoff = new Backoff(LOCK_WAIT_BACKOFF);
-  for (;;) {
-    const r = lock.attempt();
-    if (r.kind === 'acquired') return r.handle;
-    if (now() > deadline) throw new LockTimeout(lock.dir, r.kind === 'busy' ? r.owner : undefined);
-    await sleep(backoff.next());
+  const wait = lockWait(lock, timeoutMs);
+  for (let step = wait.next(); ; step = wait.next()) {
+    if (step.done) return step.value;
+    await sleep(step.value);
   }
 }
 

@@ -6,7 +6,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } f
 import { join } from 'node:path';
 import { makeDirectories } from './dirs.js';
 import { CniCode, CniError, onPath } from './errors.js';
-import { acquire, acquireSync, GenerationLock, LockTimeout } from './lock.js';
+import { acquire, acquireSync, GenerationLock, LockTimeout, type LockHandle } from './lock.js';
 import { emptyState, stateProblem, type NetworkState } from './state.js';
 
 export const LOCK_TIMEOUT_MS = 20_000;
@@ -73,11 +73,14 @@ export function ensureStoreDir(paths: StorePaths): void {
   makeDirectories(paths.dir, 0o700);
 }
 
+/** The state's `change` and whether it changed the state. */
+type StateChange<T> = (state: NetworkState) => { changed: boolean; value: T };
+
 /**
  * Run `change` on the state under the lock (blocking: the plugin). `change` returns whether it changed the state;
  * the state is written only then.
  */
-export function updateSync<T>(paths: StorePaths, change: (state: NetworkState) => { changed: boolean; value: T }): T {
+export function updateSync<T>(paths: StorePaths, change: StateChange<T>): T {
   ensureStoreDir(paths);
   const lock = new GenerationLock(paths.lockDir);
   let handle;
@@ -87,25 +90,22 @@ export function updateSync<T>(paths: StorePaths, change: (state: NetworkState) =
     if (err instanceof LockTimeout) throw new CniError(CniCode.tryAgainLater, err.message);
     throw err;
   }
-  try {
-    const state = readState(paths);
-    const { changed, value } = change(state);
-    if (changed) writeState(paths, state);
-    return value;
-  } finally {
-    lock.release(handle);
-  }
+  return changeHeld(paths, lock, handle, change);
 }
 
 /** The same without blocking the event loop (the agent). */
 export async function update<T>(
   paths: StorePaths,
   sleep: (ms: number) => Promise<void>,
-  change: (state: NetworkState) => { changed: boolean; value: T },
+  change: StateChange<T>,
 ): Promise<T> {
   ensureStoreDir(paths);
   const lock = new GenerationLock(paths.lockDir);
-  const handle = await acquire(lock, LOCK_TIMEOUT_MS, sleep);
+  return changeHeld(paths, lock, await acquire(lock, LOCK_TIMEOUT_MS, sleep), change);
+}
+
+/** Run `change` on the state while holding `handle`, write it when changed, and release the lock. */
+function changeHeld<T>(paths: StorePaths, lock: GenerationLock, handle: LockHandle, change: StateChange<T>): T {
   try {
     const state = readState(paths);
     const { changed, value } = change(state);

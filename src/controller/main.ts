@@ -9,9 +9,10 @@ import { KubeClient } from '../kube/client.js';
 import { loadConnection } from '../kube/credentials/load.js';
 import { KubeLeaseLock, LeaderElector } from '../kube/leader-election.js';
 import { kubeMetrics } from '../kube/metrics.js';
-import { createLogger, type Logger } from '../observability/logger.js';
+import { createLogger } from '../observability/logger.js';
 import { createRegistry } from '../observability/metrics.js';
 import { systemClock } from '../util/clock.js';
+import { firstSignal } from '../util/first-signal.js';
 import { startControllers, type RunningControllers } from './controllers.js';
 import {
   CONTROLLER_USAGE,
@@ -150,22 +151,4 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
   clearTimeout(deadline);
   logger.info('stopped');
   return lost ? 1 : 0;
-}
-
-function firstSignal(logger: Logger): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    let received = false;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (!received) {
-        received = true;
-        resolve(signal);
-        return;
-      }
-      logger.warn({ signal }, 'second signal while stopping: exiting now');
-      logger.flush();
-      process.exit(1);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
 }

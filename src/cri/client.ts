@@ -2,7 +2,7 @@
 // a deadline on every call, typed errors (errors.ts), metrics (metrics.ts), and one retry after a runtime
 // restart for the calls where that is safe (policy in methods.ts).
 import { isAbsolute, resolve } from 'node:path';
-import { Client, Metadata, connectivityState, credentials, status as GrpcStatus } from '@grpc/grpc-js';
+import { Client, Metadata, credentials, status as GrpcStatus } from '@grpc/grpc-js';
 import type { ChannelOptions, ServiceError } from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import type { Registry } from 'prom-client';
@@ -243,11 +243,6 @@ export class CriClient {
   }
 
   // ------------------------------------------------------------------------------------------ channel
-
-  /** Whether the channel is connected now (READY); never triggers a connection. */
-  isConnected(): boolean {
-    return !this.closed && this.channel.getChannel().getConnectivityState(false) === connectivityState.READY;
-  }
 
   /** Wait until the channel is connected, at most `timeoutMs`; true when it is. */
   waitForReady(timeoutMs: number): Promise<boolean> {

@@ -74,48 +74,32 @@ export class CriUnimplementedError extends CriError {
   override readonly name = 'CriUnimplementedError';
 }
 
+/** A pull that failed at the registry: `registry` is the host part of `image`. */
+class CriRegistryError extends CriError {
+  constructor(
+    kind: CriErrorKind,
+    grpcCode: number,
+    method: string,
+    readonly image: string,
+    readonly registry: string,
+    summary: string,
+    runtimeMessage: string,
+  ) {
+    super(kind, grpcCode, method, summary, runtimeMessage);
+  }
+}
+
 /** The registry refused the pull: no or wrong credentials (401/403). */
-export class CriAuthenticationFailedError extends CriError {
+export class CriAuthenticationFailedError extends CriRegistryError {
   override readonly name = 'CriAuthenticationFailedError';
-  constructor(
-    grpcCode: number,
-    method: string,
-    readonly image: string,
-    readonly registry: string,
-    withCredentials: boolean,
-    runtimeMessage: string,
-  ) {
-    const how = withCredentials ? 'rejected the given credentials' : 'requires credentials and none were given';
-    super('AuthenticationFailed', grpcCode, method, `registry ${registry} ${how} for ${image}`, runtimeMessage);
-  }
 }
-
 /** The registry has no such repository, tag or digest. */
-export class CriImageNotFoundError extends CriError {
+export class CriImageNotFoundError extends CriRegistryError {
   override readonly name = 'CriImageNotFoundError';
-  constructor(
-    grpcCode: number,
-    method: string,
-    readonly image: string,
-    readonly registry: string,
-    runtimeMessage: string,
-  ) {
-    super('ImageNotFound', grpcCode, method, `image ${image} not found in registry ${registry}`, runtimeMessage);
-  }
 }
-
 /** The runtime could not reach the registry (connection refused, DNS, TLS). */
-export class CriRegistryUnreachableError extends CriError {
+export class CriRegistryUnreachableError extends CriRegistryError {
   override readonly name = 'CriRegistryUnreachableError';
-  constructor(
-    grpcCode: number,
-    method: string,
-    readonly image: string,
-    readonly registry: string,
-    runtimeMessage: string,
-  ) {
-    super('RegistryUnreachable', grpcCode, method, `registry ${registry} unreachable for ${image}`, runtimeMessage);
-  }
 }
 
 const AUTH_FAILURE =
@@ -160,13 +144,17 @@ export function toCriError(err: unknown, ctx: CriErrorContext): CriError {
       return new CriInvalidArgumentError('InvalidArgument', code, method, `invalid image reference ${image}`, details);
     }
     if (AUTH_FAILURE.test(details) || code === GrpcStatus.UNAUTHENTICATED) {
-      return new CriAuthenticationFailedError(code, method, image, registry, ctx.withCredentials ?? false, details);
+      const how = ctx.withCredentials ? 'rejected the given credentials' : 'requires credentials and none were given';
+      const summary = `registry ${registry} ${how} for ${image}`;
+      return new CriAuthenticationFailedError('AuthenticationFailed', code, method, image, registry, summary, details);
     }
     if (code === GrpcStatus.NOT_FOUND || IMAGE_MISSING.test(details)) {
-      return new CriImageNotFoundError(code, method, image, registry, details);
+      const summary = `image ${image} not found in registry ${registry}`;
+      return new CriImageNotFoundError('ImageNotFound', code, method, image, registry, summary, details);
     }
     if (REGISTRY_UNREACHABLE.test(details)) {
-      return new CriRegistryUnreachableError(code, method, image, registry, details);
+      const summary = `registry ${registry} unreachable for ${image}`;
+      return new CriRegistryUnreachableError('RegistryUnreachable', code, method, image, registry, summary, details);
     }
   }
 

@@ -3,11 +3,9 @@
 import type { Registry } from 'prom-client';
 import { silentLogger, type Logger } from '../observability/logger.js';
 import { CriClient, socketPathOf } from './client.js';
-import type { CriMethod } from './methods.js';
 import { checkExplicitSocket, discoverRuntime } from './discovery.js';
 
-export { CriClient, MAX_MESSAGE_BYTES, socketPathOf } from './client.js';
-export type { CriCallOptions, CriClientOptions, CriMethodTypes, CriRequest, CriResponse } from './client.js';
+export { CriClient } from './client.js';
 export {
   CriError,
   CriAuthenticationFailedError,
@@ -18,35 +16,11 @@ export {
   CriRegistryUnreachableError,
   CriUnavailableError,
   CriUnimplementedError,
-  grpcCodeName,
   isCriError,
-  toCriError,
 } from './errors.js';
-export type { CriErrorKind, CriErrorContext } from './errors.js';
-export { CRI_METHODS, CRI_METHOD_NAMES, defaultDeadlineMs } from './methods.js';
-export type { CriMethod, MethodSpec, RetryPolicy } from './methods.js';
-export { CRI_REQUESTS_TOTAL, CRI_REQUEST_DURATION } from './metrics.js';
-export {
-  CANDIDATE_SOCKETS,
-  CriDiscoveryError,
-  DEFAULT_HOST_RUN_DIR,
-  DEFAULT_PROBE_TIMEOUT_MS,
-  checkExplicitSocket,
-  discoverRuntime,
-} from './discovery.js';
-export type { DiscoveredRuntime } from './discovery.js';
-export type { ProbeOutcome, ProbeStatus } from './socket-probe.js';
-export { registryOf } from '../api/image-reference.js';
+export type { CriErrorKind } from './errors.js';
+export { CANDIDATE_SOCKETS, CriDiscoveryError, discoverRuntime } from './discovery.js';
 export type * from './types.js';
-export {
-  ContainerState,
-  MountPropagation,
-  NamespaceMode,
-  PodSandboxState,
-  Protocol,
-  SecurityProfileType,
-  SupplementalGroupsPolicy,
-} from './types.js';
 
 export interface ConnectRuntimeOptions {
   /** Explicit runtime socket (path or unix:// URL); default RUNTIME_SOCKET from `env`, else discovery. */
@@ -57,8 +31,6 @@ export interface ConnectRuntimeOptions {
   timeoutMs?: number | undefined;
   /** Default deadline of the returned client's calls (ms), replacing the per-method defaults. */
   callTimeoutMs?: number | undefined;
-  /** Per-method default deadlines of the returned client (ms). */
-  deadlines?: Partial<Record<CriMethod, number>> | undefined;
   registry?: Registry | undefined;
   logger?: Logger | undefined;
   /** Environment read for RUNTIME_SOCKET (default process.env). */
@@ -93,6 +65,5 @@ export async function connectRuntime(options: ConnectRuntimeOptions = {}): Promi
     registry: options.registry,
     logger: options.logger,
     timeoutMs: options.callTimeoutMs,
-    deadlines: options.deadlines,
   });
 }

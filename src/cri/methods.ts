@@ -70,8 +70,6 @@ export const CRI_METHODS: Readonly<Record<CriMethod, MethodSpec>> = Object.freez
   ImageFsInfo: { service: 'image', deadlineMs: READ, retry: 'idempotent' },
 });
 
-export const CRI_METHOD_NAMES = Object.freeze(Object.keys(CRI_METHODS) as CriMethod[]);
-
 /**
  * Default deadline of a call: the method's, plus the request's own timeout (seconds) for the calls that carry
  * one (StopContainer grace period, ExecSync command timeout), so the runtime can honour it.

@@ -43,8 +43,6 @@ export interface AgentDependencies<C extends RuntimeHandle> {
   connectRuntime: () => Promise<C>;
   clock?: Clock;
   modules?: ReadonlyArray<AgentModule<C>>;
-  /** Per-check timeout of the health checks (default 3 s). */
-  healthCheckTimeoutMs?: number;
   /** Makes the Kubernetes API client (loads credentials); called at most once, on first use. */
   kube?: () => Promise<KubeClient>;
 }
@@ -62,9 +60,8 @@ export async function startAgent<C extends RuntimeHandle>(
 ): Promise<RunningAgent<C>> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger;
-  const healthOptions = { clock, timeoutMs: deps.healthCheckTimeoutMs };
-  const liveness = new HealthRegistry(healthOptions);
-  const readiness = new HealthRegistry(healthOptions);
+  const liveness = new HealthRegistry({ clock });
+  const readiness = new HealthRegistry({ clock });
   const shutdown = new ShutdownHooks(clock);
 
   readiness.add('shutdown', () => {

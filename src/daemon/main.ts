@@ -4,7 +4,7 @@ import { connectRuntime, type CriClient } from '../cri/index.js';
 import { KubeClient, kubeMetrics, loadConnection } from '../kube/index.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { createRegistry } from '../observability/metrics.js';
-import { startAgent, type AgentContext, type AgentModule, type RunningAgent } from './agent.js';
+import { startAgent, type AgentModule, type RunningAgent } from './agent.js';
 import type { CommandIo } from './command-io.js';
 import { containerMetaModule } from './containermeta/module.js';
 import { containerRecreateModule } from './containerrecreate/module.js';
@@ -13,13 +13,10 @@ import { ipReservationModule } from './ipreservation/module.js';
 import { launchPriorityModule } from './launchpriority/module.js';
 import { ConfigError, DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
 import { errorMessage } from '../util/error-message.js';
+import { firstSignal } from '../util/first-signal.js';
 
-/** The agent's context as its controllers see it: a real CRI client. */
-export type DaemonContext = AgentContext<CriClient>;
-export type DaemonModule = AgentModule<CriClient>;
-
-/** The controllers the agent runs; later issues add theirs here. */
-export const DAEMON_MODULES: readonly DaemonModule[] = [
+/** The controllers the agent runs, on a real CRI client; later issues add theirs here. */
+export const DAEMON_MODULES: readonly AgentModule<CriClient>[] = [
   imagePullerModule,
   ipReservationModule,
   containerRecreateModule,
@@ -100,25 +97,6 @@ export async function runDaemon(argv: string[], io: CommandIo, commandsHelp = ''
   }
   logger.error({ failed: outcome.failed }, 'stopped, but some parts did not stop cleanly');
   return 1;
-}
-
-/** Resolves with the first SIGTERM/SIGINT; a second one while stopping exits at once (status 1). */
-function firstSignal(logger: Logger): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    let received: NodeJS.Signals | undefined;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (received === undefined) {
-        received = signal;
-        resolve(signal);
-        return;
-      }
-      logger.warn({ signal }, 'second signal while stopping: exiting now');
-      logger.flush();
-      process.exit(1);
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
 }
 
 /** An error nobody caught ends the process with a fatal log line, not a bare stack trace. */

@@ -17,9 +17,6 @@ import { errorMessage } from '../util/error-message.js';
 /** Liveness check name registered by the shared informer. */
 export const NODE_PODS_SYNCED_CHECK = 'nodePodsInformerSynced';
 
-/** Index of the node's pods by uid (CRI labels name a pod by its uid). */
-export const POD_UID_INDEX = 'uid';
-
 export interface NodePodsOptions {
   nodeName: string;
   /** A KubeClient in production; a fake list/watch in unit tests. */
@@ -41,7 +38,6 @@ export class NodePods {
       clock: options.clock,
       logger: options.logger,
       metrics: options.metrics,
-      indexers: { [POD_UID_INDEX]: (pod) => (pod.metadata?.uid ? [pod.metadata.uid] : []) },
     });
   }
 
@@ -64,14 +60,6 @@ export class NodePods {
   /** The cached pod "namespace/name", or undefined. */
   get(key: string): WirePod | undefined {
     return this.informer.get(key);
-  }
-
-  byUid(uid: string): WirePod | undefined {
-    return this.informer.store.byIndex(POD_UID_INDEX, uid)[0];
-  }
-
-  list(): WirePod[] {
-    return this.informer.list();
   }
 
   addHandlers(handlers: InformerHandlers<WirePod>): () => void {

@@ -20,7 +20,6 @@ export interface RuntimeConnectionOptions<C extends RuntimeHandle> {
   connect: () => Promise<C>;
   logger: Logger;
   clock?: Clock;
-  backoff?: BackoffPolicy;
   random?: () => number;
   /** Gets the gauge kruise_daemon_runtime_connected. */
   registry?: Registry;
@@ -39,7 +38,6 @@ export class RuntimeConnection<C extends RuntimeHandle> {
   private state: State<C> = { kind: 'idle' };
   private readonly stop = new AbortController();
   private readonly clock: Clock;
-  private readonly backoff: BackoffPolicy;
   private readonly random: () => number;
   private readonly connectedGauge: Gauge | undefined;
   private readonly waiters: Array<{ resolve: (client: C) => void; reject: (err: Error) => void }> = [];
@@ -47,7 +45,6 @@ export class RuntimeConnection<C extends RuntimeHandle> {
 
   constructor(private readonly options: RuntimeConnectionOptions<C>) {
     this.clock = options.clock ?? systemClock;
-    this.backoff = options.backoff ?? RUNTIME_CONNECT_BACKOFF;
     this.random = options.random ?? Math.random;
     this.connectedGauge = options.registry
       ? new Gauge({
@@ -127,7 +124,7 @@ export class RuntimeConnection<C extends RuntimeHandle> {
       } catch (err) {
         if (this.stop.signal.aborted) return;
         failures++;
-        const delay = backoffDelay(this.backoff, failures, this.random);
+        const delay = backoffDelay(RUNTIME_CONNECT_BACKOFF, failures, this.random);
         const lastError = messageOf(err);
         this.state = { kind: 'connecting', failures, lastError, nextAttemptAt: this.clock.now() + delay };
         logger.warn({ failures, retryInMs: delay, err: lastError }, 'container runtime not reachable; will retry');

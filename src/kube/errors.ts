@@ -157,12 +157,3 @@ export function isInvalid(err: unknown): boolean {
 export function isForbidden(err: unknown): boolean {
   return asApiError(err)?.code === 403;
 }
-
-export function isUnauthorized(err: unknown): boolean {
-  return asApiError(err)?.code === 401;
-}
-
-/** Throttled or the server is busy: worth retrying after a while. */
-export function isTooManyRequests(err: unknown): boolean {
-  return asApiError(err)?.code === 429;
-}

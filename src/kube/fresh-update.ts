@@ -12,15 +12,16 @@ export interface FreshUpdateResult<T> {
   written: boolean;
 }
 
+/** Reads and writes before a run of conflicts is given up (thrown). */
+const ATTEMPTS = 5;
+
 export async function updateFromFresh<T extends KubeObject>(
   client: KubeClient,
   rt: ResourceType,
   name: string,
   namespace: string | undefined,
   mutate: (draft: T) => boolean,
-  options: { attempts?: number; subresource?: 'status' } = {},
 ): Promise<FreshUpdateResult<T>> {
-  const attempts = options.attempts ?? 5;
   for (let attempt = 1; ; attempt++) {
     let current: T;
     try {
@@ -32,11 +33,11 @@ export async function updateFromFresh<T extends KubeObject>(
     const draft = structuredClone(current);
     if (!mutate(draft)) return { object: current, written: false };
     try {
-      const stored = await client.update<T>(rt, draft, { namespace, subresource: options.subresource });
+      const stored = await client.update<T>(rt, draft, { namespace });
       return { object: stored, written: true };
     } catch (err) {
       if (isNotFound(err)) return { written: false };
-      if (!isConflict(err) || attempt >= attempts) throw err;
+      if (!isConflict(err) || attempt >= ATTEMPTS) throw err;
     }
   }
 }

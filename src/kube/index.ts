@@ -8,7 +8,6 @@ export * from './credentials/connection.js';
 export * from './credentials/kubeconfig.js';
 export * from './credentials/in-cluster.js';
 export * from './credentials/load.js';
-export { toClientNodeKubeConfig } from './credentials/client-node-config.js';
 export * from './transport.js';
 export * from './watch-stream.js';
 export * from './client.js';

@@ -150,11 +150,6 @@ export class LeaderElector {
     return this.leading;
   }
 
-  /** The holder last seen on the lease. */
-  leader(): string | undefined {
-    return this.observed?.holderIdentity || undefined;
-  }
-
   /**
    * Campaign, lead, and resolve when leading is lost or stop() is called. Call once; to campaign again after a
    * loss, make a new LeaderElector (a process that lost leadership usually exits).

@@ -11,14 +11,6 @@ import type { ResourceType } from './resource.js';
 export interface PatchStatusOptions {
   /** Tries in all (first + retries after conflicts); default 5. */
   attempts?: number;
-  /**
-   * Send metadata.resourceVersion with the patch so a concurrent write answers 409 and the mutation is re-applied
-   * to the fresh object (default true). Without it the patch is merged blindly (last writer wins per field).
-   */
-  optimisticLock?: boolean;
-  /** Patch the status subresource (default true); false for kinds whose status is part of the main resource. */
-  subresource?: boolean;
-  fieldManager?: string;
   logger?: Logger;
 }
 
@@ -44,8 +36,6 @@ export async function patchStatus<T extends StatusObject>(
   options: PatchStatusOptions = {},
 ): Promise<PatchStatusResult<T>> {
   const attempts = options.attempts ?? 5;
-  const lock = options.optimisticLock ?? true;
-  const subresource = options.subresource === false ? undefined : 'status';
   const logger = options.logger ?? silentLogger;
   const name = obj.metadata?.name;
   if (!name) throw new Error(`patchStatus ${rt.resource}: the object has no metadata.name`);
@@ -61,15 +51,10 @@ export async function patchStatus<T extends StatusObject>(
     );
     if (statusPatch === undefined) return { object: current, patched: false, attempts: attempt };
     const body: Record<string, unknown> = { ...(statusPatch as Record<string, unknown>) };
-    if (lock && current.metadata?.resourceVersion)
-      body.metadata = { resourceVersion: current.metadata.resourceVersion };
+    // with the resourceVersion, a concurrent write answers 409 and the mutation is re-applied to the fresh object
+    if (current.metadata?.resourceVersion) body.metadata = { resourceVersion: current.metadata.resourceVersion };
     try {
-      const object = await client.patch<T>(rt, name, body, {
-        type: 'merge',
-        namespace,
-        subresource,
-        fieldManager: options.fieldManager,
-      });
+      const object = await client.patch<T>(rt, name, body, { type: 'merge', namespace, subresource: 'status' });
       return { object, patched: true, attempts: attempt };
     } catch (err) {
       if (!isConflict(err) || attempt >= attempts) throw err;

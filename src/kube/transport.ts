@@ -40,8 +40,6 @@ export interface HttpTransportOptions {
   userAgent?: string;
   /** Default request timeout (ms), 30 s. */
   timeoutMs?: number;
-  /** Most sockets open at once (default: no limit; every watch holds one). Idle sockets kept: 4. */
-  maxSockets?: number;
 }
 
 export class RequestTimeoutError extends Error {
@@ -75,8 +73,8 @@ export class HttpTransport implements Transport {
     this.userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     const common = {
       keepAlive: true,
-      // No cap by default: each open watch holds a socket, and requests must never queue behind watches.
-      maxSockets: options.maxSockets ?? Infinity,
+      // No cap: each open watch holds a socket, and requests must never queue behind watches.
+      maxSockets: Infinity,
       maxFreeSockets: 4,
       scheduling: 'lifo' as const,
     };

@@ -23,6 +23,7 @@ import type { Clock } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
 import type { NodePods } from '../node-pods.js';
 import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
+import { LateRuntime } from '../podruntime/late-runtime.js';
 import {
   listPodContainers,
   newestByName,
@@ -62,7 +63,6 @@ export interface ContainerMetaControllerOptions {
   clock: Clock;
   logger: Logger;
   kubeMetrics?: KubeMetrics;
-  workers?: number;
   events?: EventSink & { close?(): Promise<void> | void };
   /** How long new values wait for kubelet before a restart (default KUBELET_SETTLE_MS). */
   kubeletSettleMs?: number | undefined;
@@ -95,14 +95,14 @@ export class ContainerMetaController {
   private readonly stopping = new AbortController();
   /** Per pod uid: the runtime ids this agent stopped, the restarts it made, the new values it noticed. */
   private readonly memory = new Map<string, PodMemory>();
-  private runtimeHandle?: ContainerRuntime;
+  private readonly runtime: LateRuntime;
   private removeHandlers?: () => void;
 
   constructor(private readonly options: ContainerMetaControllerOptions) {
     this.loop = new ControllerLoop(
       'containermeta',
       {
-        workers: options.workers ?? 4,
+        workers: 4,
         clock: options.clock,
         logger: options.logger,
         kubeMetrics: options.kubeMetrics,
@@ -119,18 +119,13 @@ export class ContainerMetaController {
         logger: options.logger,
         metrics: options.kubeMetrics,
       });
-    const runtime: ContainerRuntime = {
-      listContainers: (...a) => this.rt().listContainers(...a),
-      containerStatus: (...a) => this.rt().containerStatus(...a),
-      stopContainer: (...a) => this.rt().stopContainer(...a),
-      execSync: (...a) => this.rt().execSync(...a),
-    };
-    this.killer = new ContainerKiller({ runtime, events: this.events, clock: options.clock, logger: options.logger });
-  }
-
-  private rt(): ContainerRuntime {
-    if (!this.runtimeHandle) throw new Error('the container runtime is not connected yet');
-    return this.runtimeHandle;
+    this.runtime = new LateRuntime(options.runtime);
+    this.killer = new ContainerKiller({
+      runtime: this.runtime,
+      events: this.events,
+      clock: options.clock,
+      logger: options.logger,
+    });
   }
 
   start(): void {
@@ -168,10 +163,10 @@ export class ContainerMetaController {
     const pod = pods.get(key);
     if (!pod || !wantsMeta(pod) || !pod.metadata?.uid) return;
     if (!this.expectations.isFresh(uidOf(pod), pod.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
-    this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
+    await this.runtime.ready(this.stopping.signal);
     const log = this.options.logger.child({ pod: key });
 
-    const runtime = newestByName(await listPodContainers(this.rt(), pod.metadata.uid));
+    const runtime = newestByName(await listPodContainers(this.runtime, pod.metadata.uid));
     const readEnvHashes = new Map<string, number>();
     let envUnread = false;
     for (const { spec, instance } of envToRead(pod, runtime)) {
@@ -266,7 +261,7 @@ export class ContainerMetaController {
   /** The env hash of what the container was started with; no exec when no env comes from metadata. */
   private async runningEnvHash(spec: WireContainer, rc: RuntimeContainer): Promise<number> {
     if (envFromMetadata(spec).length === 0) return envHash([]);
-    const res = await this.rt().execSync(
+    const res = await this.runtime.execSync(
       { container_id: rc.id, cmd: ['env'], timeout: ENV_EXEC_TIMEOUT_MS / 1000 },
       { timeoutMs: ENV_EXEC_TIMEOUT_MS + 2000 },
     );

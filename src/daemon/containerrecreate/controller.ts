@@ -38,6 +38,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import type { NodePods } from '../node-pods.js';
 import { ContainerKiller, type EventSink } from '../podruntime/container-killer.js';
+import { LateRuntime } from '../podruntime/late-runtime.js';
 import {
   listPodContainers,
   newestByName,
@@ -106,7 +107,7 @@ export class CrrController {
   private readonly arrivals = new Map<string, number>();
   private readonly stopping = new AbortController();
   private removePodHandlers?: () => void;
-  private runtimeHandle?: ContainerRuntime;
+  private readonly runtime: LateRuntime;
 
   constructor(private readonly options: CrrControllerOptions) {
     const { nodeName, clock, logger, kubeMetrics } = options;
@@ -143,18 +144,8 @@ export class CrrController {
         logger,
         metrics: kubeMetrics,
       });
-    const runtime: ContainerRuntime = {
-      listContainers: (...a) => this.rt().listContainers(...a),
-      containerStatus: (...a) => this.rt().containerStatus(...a),
-      stopContainer: (...a) => this.rt().stopContainer(...a),
-      execSync: (...a) => this.rt().execSync(...a),
-    };
-    this.killer = new ContainerKiller({ runtime, events: this.events, clock, logger });
-  }
-
-  private rt(): ContainerRuntime {
-    if (!this.runtimeHandle) throw new Error('the container runtime is not connected yet');
-    return this.runtimeHandle;
+    this.runtime = new LateRuntime(options.runtime);
+    this.killer = new ContainerKiller({ runtime: this.runtime, events: this.events, clock, logger });
   }
 
   start(): void {
@@ -250,13 +241,13 @@ export class CrrController {
       }
     }
 
-    this.runtimeHandle ??= await this.options.runtime(this.stopping.signal);
+    await this.runtime.ready(this.stopping.signal);
     // start times matter only for instances that replaced the one the CRR was made for
     const contextIds = new Map(
       picked.spec.containers.map((c) => [c.name, parseContainerId(c.statusContext?.containerID)?.id]),
     );
     const containers = await listPodContainers(
-      this.rt(),
+      this.runtime,
       podUid,
       (c) => contextIds.has(c.name) && contextIds.get(c.name) !== c.id,
     );

@@ -55,8 +55,6 @@ export interface ImagePullControllerOptions {
   metrics: ImagePullMetrics;
   kubeMetrics?: KubeMetrics;
   maxParallelPulls?: number;
-  statusMinIntervalMs?: number;
-  secretCacheMs?: number;
 }
 
 /** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
@@ -105,12 +103,11 @@ export class ImagePullController {
       () => this.reconcile(),
     );
     this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
-    this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock, options.secretCacheMs);
+    this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock);
     this.writer = new StatusWriter({
       clock: options.clock,
       logger: options.logger,
       write: () => this.writeStatus(),
-      minIntervalMs: options.statusMinIntervalMs,
     });
     this.events = new EventRecorder(options.client, {
       component: EVENT_SOURCE_IMAGE_PULLER,
@@ -148,11 +145,6 @@ export class ImagePullController {
     await Promise.all([...this.pulls.values()].map((p) => p.done));
     await this.writer.close().catch(() => undefined);
     await this.events.close();
-  }
-
-  /** Tags per phase right now (for tests and figures). */
-  snapshot(): NodeImageStatus {
-    return buildNodeImageStatus(this.current()?.spec, (name, tag) => this.tagStatus(name, tag));
   }
 
   private current(): NodeImage | undefined {

@@ -25,11 +25,6 @@ export class PullSlots {
     return this.used;
   }
 
-  /** Tags waiting for a slot. */
-  get waiting(): number {
-    return this.waiters.length;
-  }
-
   /**
    * Resolves with a release function once a slot is free and `reference` is not being pulled; rejects with the
    * signal's reason if aborted first. Call the release exactly once (extra calls are ignored).

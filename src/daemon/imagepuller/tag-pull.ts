@@ -95,7 +95,6 @@ class PermanentPullError extends Error {}
 export class TagPull {
   private current: ImageTagStatus;
   private readonly stop = new AbortController();
-  private finished = false;
   private readonly log: Logger;
   /** Missing pull secrets the last attempt went without (named in the status message). */
   private skippedSecrets: string[] = [];
@@ -122,14 +121,6 @@ export class TagPull {
   /** The status to report for this tag now. */
   get status(): ImageTagStatus {
     return this.current;
-  }
-
-  get aborted(): boolean {
-    return this.stop.signal.aborted;
-  }
-
-  get isFinished(): boolean {
-    return this.finished;
   }
 
   /** Stop: cancel the CRI call, release the slot, report nothing more. */
@@ -350,7 +341,6 @@ export class TagPull {
   private succeed(imageId: string, startedAt: number, present: boolean): void {
     if (this.stop.signal.aborted) return;
     const now = this.deps.clock.now();
-    this.finished = true;
     this.update({
       tag: this.spec.tag,
       phase: 'Succeeded',
@@ -367,7 +357,6 @@ export class TagPull {
 
   private fail(message: string, seconds: number, startedAt?: number): void {
     if (this.stop.signal.aborted) return;
-    this.finished = true;
     const now = this.deps.clock.now();
     const skipped = this.skippedSecrets.length > 0 ? `; ${skippedSecretsMessage(this.skippedSecrets)}` : '';
     this.update({

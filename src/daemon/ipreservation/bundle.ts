@@ -29,10 +29,8 @@ function load(root: string, rel: string): ModuleSource {
   return { path: rel, text, deps };
 }
 
-export const PLUGIN_ENTRY = 'src/cli/kruise-ipam.js';
-
-/** The entry and every module it imports by relative path, each once, dependencies first. */
-function loadTree(root: string, entry: string): { modules: Map<string, ModuleSource>; order: string[] } {
+/** The plugin's entry and every module it imports by relative path, each once, dependencies first. */
+function loadTree(root: string): { modules: Map<string, ModuleSource>; order: string[] } {
   const modules = new Map<string, ModuleSource>();
   const order: string[] = [];
   const visiting = new Set<string>();
@@ -46,18 +44,18 @@ function loadTree(root: string, entry: string): { modules: Map<string, ModuleSou
     modules.set(rel, m);
     order.push(rel);
   };
-  visit(entry);
+  visit('src/cli/kruise-ipam.js');
   return { modules, order };
 }
 
 /** The plugin's compiled modules (paths relative to `root`, the outDir), dependencies first. */
-export function pluginModuleTree(root: string, entry = PLUGIN_ENTRY): string[] {
-  return loadTree(root, entry).order;
+export function pluginModuleTree(root: string): string[] {
+  return loadTree(root).order;
 }
 
 /** Build the single-file plugin from a compiled tree (`root` = the outDir). */
-export function bundlePlugin(root: string, entry = PLUGIN_ENTRY): string {
-  const { modules, order } = loadTree(root, entry);
+export function bundlePlugin(root: string): string {
+  const { modules, order } = loadTree(root);
 
   const nodeImports = new Map<string, Set<string>>();
   const declared = new Map<string, string>();

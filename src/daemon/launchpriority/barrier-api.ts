@@ -14,49 +14,21 @@ export interface PodOwner {
   uid: string;
 }
 
-/** A JSON patch operation (RFC 6902), the subset used here. */
-export type JsonPatchOp =
-  | { op: 'test'; path: string; value: unknown }
-  | { op: 'add'; path: string; value: unknown }
-  | { op: 'replace'; path: string; value: unknown }
-  | { op: 'remove'; path: string };
-
-export interface BarrierApi {
-  /** The ConfigMap, or undefined when it does not exist. */
-  get(namespace: string, name: string): Promise<ConfigMapObject | undefined>;
-  /** Create it owned by the pod with these keys; throws AlreadyExists when it exists. */
-  create(namespace: string, name: string, owner: PodOwner, keys: readonly string[]): Promise<ConfigMapObject>;
-  /** Add keys (merge patch); throws NotFound when it does not exist. */
-  addKeys(namespace: string, name: string, keys: readonly string[]): Promise<ConfigMapObject>;
-  /** Replace data and owner of the ConfigMap with this uid (left by an earlier pod of the same name). */
-  reset(
-    namespace: string,
-    name: string,
-    uid: string,
-    owner: PodOwner,
-    keys: readonly string[],
-  ): Promise<ConfigMapObject>;
-  /**
-   * Set annotations on the pod with this uid (JSON patch: test uid, then add each key). When the cached pod has no
-   * annotations, pass its resourceVersion: the map is added whole, only if the pod is still at that version.
-   */
-  annotatePod(
-    namespace: string,
-    name: string,
-    uid: string,
-    annotations: Record<string, string>,
-    absentAtResourceVersion?: string,
-  ): Promise<void>;
+/** A JSON patch operation (RFC 6902), the two used here. */
+interface JsonPatchOp {
+  op: 'test' | 'add';
+  path: string;
+  value: unknown;
 }
 
 export const BARRIER_VALUE = 'true';
 
-export function podOwnerReference(owner: PodOwner): OwnerReference {
+function podOwnerReference(owner: PodOwner): OwnerReference {
   return { apiVersion: 'v1', kind: 'Pod', name: owner.name, uid: owner.uid };
 }
 
 /** `/` and `~` escaped for a JSON pointer (RFC 6901). */
-export function pointerSegment(key: string): string {
+function pointerSegment(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
@@ -69,7 +41,7 @@ export function keysData(keys: readonly string[]): Record<string, string> {
  * resourceVersion the cache saw: if annotations were added meanwhile, the patch fails (and is retried from a
  * fresher cache) instead of replacing them.
  */
-export function podAnnotationPatch(
+function podAnnotationPatch(
   uid: string,
   annotations: Record<string, string>,
   absentAtResourceVersion?: string,
@@ -86,9 +58,13 @@ export function podAnnotationPatch(
   return ops;
 }
 
-export class KubeBarrierApi implements BarrierApi {
+/** What the controller needs of the API server (tests give it a fake). */
+export type BarrierApi = Pick<KubeBarrierApi, keyof KubeBarrierApi>;
+
+export class KubeBarrierApi {
   constructor(private readonly client: Pick<KubeClient, 'get' | 'create' | 'patch'>) {}
 
+  /** The ConfigMap, or undefined when it does not exist. */
   async get(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
     try {
       return await this.client.get<ConfigMapObject>(CoreResources.configMaps, name, { namespace });
@@ -98,6 +74,7 @@ export class KubeBarrierApi implements BarrierApi {
     }
   }
 
+  /** Create it owned by the pod with these keys; throws AlreadyExists when it exists. */
   create(namespace: string, name: string, owner: PodOwner, keys: readonly string[]): Promise<ConfigMapObject> {
     return this.client.create<ConfigMapObject>(
       CoreResources.configMaps,
@@ -106,6 +83,7 @@ export class KubeBarrierApi implements BarrierApi {
     );
   }
 
+  /** Add keys (merge patch); throws NotFound when it does not exist. */
   addKeys(namespace: string, name: string, keys: readonly string[]): Promise<ConfigMapObject> {
     return this.client.patch<ConfigMapObject>(
       CoreResources.configMaps,
@@ -118,6 +96,7 @@ export class KubeBarrierApi implements BarrierApi {
     );
   }
 
+  /** Replace data and owner of the ConfigMap with this uid (left by an earlier pod of the same name). */
   reset(
     namespace: string,
     name: string,
@@ -133,6 +112,10 @@ export class KubeBarrierApi implements BarrierApi {
     return this.client.patch<ConfigMapObject>(CoreResources.configMaps, name, ops, { type: 'json', namespace });
   }
 
+  /**
+   * Set annotations on the pod with this uid (JSON patch: test uid, then add each key). When the cached pod has no
+   * annotations, pass its resourceVersion: the map is added whole, only if the pod is still at that version.
+   */
   async annotatePod(
     namespace: string,
     name: string,

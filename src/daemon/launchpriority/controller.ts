@@ -57,7 +57,6 @@ export interface LaunchPriorityControllerOptions {
   logger: Logger;
   metrics: LaunchPriorityMetrics;
   kubeMetrics?: KubeMetrics;
-  workers?: number;
 }
 
 /** What the agent remembers about a pod between reconciles (all of it can be rebuilt from the API). */
@@ -89,7 +88,7 @@ export class LaunchPriorityController {
     this.loop = new ControllerLoop(
       'launchpriority',
       {
-        workers: options.workers ?? 4,
+        workers: 4,
         clock: options.clock,
         logger: options.logger,
         kubeMetrics: options.kubeMetrics,

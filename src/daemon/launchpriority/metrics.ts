@@ -77,12 +77,3 @@ export function launchPriorityMetrics(registry: Registry): LaunchPriorityMetrics
     setPodsWaiting: (n) => waiting.set(n),
   };
 }
-
-/** Metrics that record nothing (tests that do not look at them). */
-export const noLaunchPriorityMetrics: LaunchPriorityMetrics = {
-  observeReleaseDelay: () => undefined,
-  released: () => undefined,
-  touched: () => undefined,
-  barrierRecreated: () => undefined,
-  setPodsWaiting: () => undefined,
-};

@@ -70,10 +70,6 @@ export class RuntimePoller {
     this.views.delete(podUid);
   }
 
-  isWatching(podUid: string): boolean {
-    return this.watched.has(podUid);
-  }
-
   watchedCount(): number {
     return this.watched.size;
   }

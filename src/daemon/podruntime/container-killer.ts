@@ -46,8 +46,6 @@ export interface ContainerKillerOptions {
   events: EventSink;
   clock: Clock;
   logger: Logger;
-  /** Called right before StopContainer goes out (for the bench's latency figure). */
-  onStopIssued?: (req: KillRequest) => void;
 }
 
 export class ContainerKiller {
@@ -97,7 +95,6 @@ export class ContainerKiller {
       grace -= Math.floor((clock.now() - started) / 1000);
     }
     const stopTimeoutSeconds = Math.max(grace, MIN_STOP_GRACE_SECONDS);
-    this.options.onStopIssued?.(req);
     await runtime.stopContainer(
       { container_id: req.containerId, timeout: stopTimeoutSeconds },
       { timeoutMs: (stopTimeoutSeconds + 30) * 1000 },

@@ -18,8 +18,6 @@ export interface InClusterOptions {
   /** Where the service-account files are mounted (token, ca.crt, namespace). */
   dir?: string | undefined;
   clock?: Clock | undefined;
-  /** How often the token file is re-read (default 60 s, as client-go). */
-  tokenRefreshMs?: number;
 }
 
 /** True when the process looks like it runs in a pod (the service env variables are set). */
@@ -41,7 +39,7 @@ export async function loadInCluster(options: InClusterOptions = {}): Promise<Con
     throw new InClusterError(`KUBERNETES_SERVICE_PORT=${JSON.stringify(port)} is not a port number`);
   }
   if (/[/\s@?#]/.test(host)) throw new InClusterError(`KUBERNETES_SERVICE_HOST=${JSON.stringify(host)} is not a host`);
-  const tokenSource = new FileTokenSource(join(dir, 'token'), options.clock ?? systemClock, options.tokenRefreshMs);
+  const tokenSource = new FileTokenSource(join(dir, 'token'), options.clock ?? systemClock);
   // Read once now so a missing mount is reported at start, not at the first request.
   try {
     await tokenSource.token();

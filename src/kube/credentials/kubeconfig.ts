@@ -38,8 +38,6 @@ export interface KubeconfigOptions {
   /** Context to use instead of current-context. */
   context?: string | undefined;
   clock?: Clock | undefined;
-  /** How often a tokenFile is re-read (default 60 s). */
-  tokenRefreshMs?: number;
 }
 
 /**
@@ -229,11 +227,7 @@ function authOf(user: Named, where: string, options: KubeconfigOptions): Authent
   if (tokenFile) {
     return {
       kind: 'token',
-      source: new FileTokenSource(
-        resolvePath(user.dir, tokenFile),
-        options.clock ?? systemClock,
-        options.tokenRefreshMs,
-      ),
+      source: new FileTokenSource(resolvePath(user.dir, tokenFile), options.clock ?? systemClock),
     };
   }
   if (username || password) {

@@ -54,16 +54,17 @@ export interface InformerOptions<T extends KubeObject> extends Selection {
   indexers?: Record<string, IndexFunc<T>>;
   /** A stream with no event or bookmark for this long is taken as dead and reopened (default 5 min). */
   idleTimeoutMs?: number;
-  /** The server ends each watch after a random time in this range (seconds; default 300-600, as client-go). */
-  watchTimeoutSeconds?: [number, number];
   /** Backoff after failures (default 1 s → 30 s, jittered). */
   backoff?: BackoffOptions;
-  /** Page size of lists (default 500). */
-  pageSize?: number;
   random?: () => number;
 }
 
 type RelistReason = 'initial' | 'gone';
+
+/** The server ends each watch after a random time in this range (seconds, as client-go). */
+const WATCH_TIMEOUT_SECONDS = [300, 600] as const;
+/** Page size of lists. */
+const PAGE_SIZE = 500;
 
 export class Informer<T extends KubeObject> {
   readonly store: Store<T>;
@@ -74,8 +75,6 @@ export class Informer<T extends KubeObject> {
   private readonly metrics?: KubeMetrics | undefined;
   private readonly backoff: Backoff;
   private readonly idleTimeoutMs: number;
-  private readonly watchTimeout: [number, number];
-  private readonly pageSize: number;
   private readonly random: () => number;
   private readonly handlers = new Set<InformerHandlers<T>>();
   private rv = '';
@@ -101,13 +100,8 @@ export class Informer<T extends KubeObject> {
     this.store = new Store<T>(options.indexers);
     this.backoff = new Backoff({ random: options.random, ...options.backoff });
     this.idleTimeoutMs = options.idleTimeoutMs ?? 300_000;
-    this.watchTimeout = options.watchTimeoutSeconds ?? [300, 600];
-    this.pageSize = options.pageSize ?? 500;
     this.random = options.random ?? Math.random;
     if (!(this.idleTimeoutMs > 0)) throw new Error('idleTimeoutMs must be positive');
-    if (!(this.watchTimeout[0] >= 1 && this.watchTimeout[1] >= this.watchTimeout[0])) {
-      throw new Error('watchTimeoutSeconds must be [min, max] with 1 <= min <= max');
-    }
     this.synced = new Promise<void>((resolve, reject) => {
       this.resolveSynced = resolve;
       this.rejectSynced = reject;
@@ -154,11 +148,6 @@ export class Informer<T extends KubeObject> {
   /** The resourceVersion the next watch resumes from. */
   get resourceVersion(): string {
     return this.rv;
-  }
-
-  /** Milliseconds since the last event or bookmark (or since the last list). */
-  lastEventAgeMs(): number {
-    return this.clock.now() - this.lastEventAt;
   }
 
   /** Lists and watches opened so far (for tests and figures). */
@@ -229,7 +218,7 @@ export class Informer<T extends KubeObject> {
     do {
       const page = await this.lw.list({
         resourceVersion: cont || reason === 'gone' ? undefined : '0',
-        limit: this.pageSize,
+        limit: PAGE_SIZE,
         continue: cont,
       });
       if (this.stopped) return;
@@ -276,7 +265,7 @@ export class Informer<T extends KubeObject> {
     healthy: boolean;
     error?: string;
   }> {
-    const [min, max] = this.watchTimeout;
+    const [min, max] = WATCH_TIMEOUT_SECONDS;
     const timeoutSeconds = Math.floor(min + this.random() * (max - min + 1));
     const openedAt = this.clock.now();
     let events = 0;

@@ -3,13 +3,12 @@
 // with per-key backoff and forget(); shutdown that stops accepting and lets in-flight work drain.
 import { systemClock, type Clock, type TimerHandle } from '../../util/clock.js';
 import type { KubeMetrics } from '../metrics.js';
-import { controllerRateLimiter, type RateLimiter } from './rate-limiter.js';
+import { ExponentialFailureRateLimiter } from './rate-limiter.js';
 
-export interface WorkQueueOptions<K> {
+export interface WorkQueueOptions {
   /** For metrics and logs. */
   name: string;
   clock?: Clock;
-  rateLimiter?: RateLimiter<K>;
   metrics?: KubeMetrics | undefined;
 }
 
@@ -21,7 +20,7 @@ interface Delayed {
 export class WorkQueue<K = string> {
   readonly name: string;
   private readonly clock: Clock;
-  private readonly rateLimiter: RateLimiter<K>;
+  private readonly rateLimiter = new ExponentialFailureRateLimiter<K>();
   private readonly metrics?: KubeMetrics | undefined;
   /** Keys ready, in order. */
   private queue: K[] = [];
@@ -34,10 +33,9 @@ export class WorkQueue<K = string> {
   private drainWaiters: (() => void)[] = [];
   private shuttingDown = false;
 
-  constructor(options: WorkQueueOptions<K>) {
+  constructor(options: WorkQueueOptions) {
     this.name = options.name;
     this.clock = options.clock ?? systemClock;
-    this.rateLimiter = options.rateLimiter ?? controllerRateLimiter<K>(this.clock);
     this.metrics = options.metrics;
   }
 
@@ -119,10 +117,6 @@ export class WorkQueue<K = string> {
 
   inFlight(): number {
     return this.processing.size;
-  }
-
-  isShuttingDown(): boolean {
-    return this.shuttingDown;
   }
 
   /** Stop accepting keys and drop delayed ones; idle workers get undefined; queued keys are still handed out. */

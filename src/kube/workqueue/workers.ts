@@ -9,8 +9,6 @@ import type { WorkQueue } from './queue.js';
 export interface ReconcileResult {
   /** Process the key again after this many ms (waiting for something that is not watched). */
   requeueAfter?: number;
-  /** Process the key again with its backoff, without counting an error. */
-  requeue?: boolean;
 }
 
 export type Reconcile<K> = (key: K) => Promise<ReconcileResult | void> | ReconcileResult | void;
@@ -40,8 +38,6 @@ export async function runWorkers<K>(
         if (result?.requeueAfter !== undefined && result.requeueAfter > 0) {
           queue.forget(key);
           queue.addAfter(key, result.requeueAfter);
-        } else if (result?.requeue) {
-          queue.addRateLimited(key);
         } else {
           queue.forget(key);
         }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { loadSync } from '@grpc/proto-loader';
-import { CRI_METHODS, CRI_METHOD_NAMES } from '../../../src/cri/methods.js';
+import { CRI_METHODS, type CriMethod } from '../../../src/cri/methods.js';
 import { criProtoPath, criServices, PROTO_LOADER_OPTIONS } from '../../../src/cri/proto.js';
 
 interface FieldDescriptor {
@@ -15,7 +15,7 @@ describe('cri proto', () => {
 
   it('declares every RPC the client calls, in the right service, under /runtime.v1.<Service>/<Method>', () => {
     const services = criServices();
-    for (const method of CRI_METHOD_NAMES) {
+    for (const method of Object.keys(CRI_METHODS) as CriMethod[]) {
       const spec = CRI_METHODS[method];
       const def = spec.service === 'runtime' ? services.runtime[method] : services.image[method];
       assert.ok(def, `${method} missing`);

@@ -223,25 +223,3 @@ describe('in-cluster credentials', () => {
     await assert.rejects(loadConnection({ env: {}, home: join(sa, 'nohome') }), /no Kubernetes credentials found/);
   });
 });
-
-describe('client-node KubeConfig for the controller', () => {
-  it('carries server, CA, client certificate and token over', async () => {
-    const { toClientNodeKubeConfig } = await import('../../../src/kube/credentials/client-node-config.js');
-    const { StaticTokenSource } = await import('../../../src/kube/credentials/connection.js');
-    const kc = await toClientNodeKubeConfig({
-      server: 'https://api.example:6443',
-      ca: Buffer.from(CA),
-      cert: Buffer.from(CERT),
-      key: Buffer.from(KEY),
-      insecureSkipTLSVerify: false,
-      auth: { kind: 'token', source: new StaticTokenSource('tok') },
-      namespace: 'ns1',
-      origin: 'test',
-    });
-    assert.equal(kc.getCurrentCluster()?.server, 'https://api.example:6443');
-    assert.equal(Buffer.from(kc.getCurrentCluster()!.caData!, 'base64').toString(), CA);
-    assert.equal(kc.getCurrentUser()?.token, 'tok');
-    assert.equal(Buffer.from(kc.getCurrentUser()!.certData!, 'base64').toString(), CERT);
-    assert.equal(kc.getContextObject(kc.getCurrentContext())?.namespace, 'ns1');
-  });
-});

@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
 import { WorkQueue } from '../../../src/kube/workqueue/queue.js';
-import {
-  ExponentialFailureRateLimiter,
-  MaxOfRateLimiter,
-  TokenBucketRateLimiter,
-  controllerRateLimiter,
-} from '../../../src/kube/workqueue/rate-limiter.js';
+import { ExponentialFailureRateLimiter } from '../../../src/kube/workqueue/rate-limiter.js';
 import { runWorkers } from '../../../src/kube/workqueue/workers.js';
 import { FakeClock } from '../../../src/util/clock.js';
 import { until } from '../../support/wait.js';
@@ -145,28 +140,12 @@ describe('runWorkers', () => {
   });
 });
 
-describe('rate limiters and backoff', () => {
+describe('rate limiter', () => {
   it('exponential failure limiter caps at max', () => {
     const l = new ExponentialFailureRateLimiter<string>(5, 1000);
     const ds = Array.from({ length: 10 }, () => l.when('a'));
     assert.deepEqual(ds, [5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000]);
     assert.equal(l.when('b'), 5, 'per key');
     assert.equal(new ExponentialFailureRateLimiter<string>().maxMs, 1_000_000);
-  });
-
-  it('token bucket allows a burst then spaces requests by 1/qps', async () => {
-    const clock = new FakeClock(0);
-    const l = new TokenBucketRateLimiter<string>(clock, 10, 3);
-    assert.deepEqual([l.when('a'), l.when('b'), l.when('c'), l.when('d'), l.when('e')], [0, 0, 0, 100, 200]);
-    await clock.advance(1000);
-    assert.equal(l.when('f'), 0);
-  });
-
-  it('controller limiter takes the larger of per-key backoff and the bucket', () => {
-    const clock = new FakeClock(0);
-    const l = controllerRateLimiter<string>(clock, { bucket: { qps: 1, burst: 1 } });
-    assert.ok(l instanceof MaxOfRateLimiter);
-    assert.equal(l.when('a'), 5);
-    assert.equal(l.when('b'), 1000);
   });
 });

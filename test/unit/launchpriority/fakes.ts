@@ -1,6 +1,7 @@
 // Fakes for the launch-priority unit tests: the node's pods (handlers fired like an informer), an API that keeps
 // ConfigMaps and pods in memory (and feeds pod changes back to the pod source, as the watch would), a runtime whose
 // containers the test sets, and an event sink.
+import { Registry } from 'prom-client';
 import { ApiError } from '../../../src/kube/errors.js';
 import type { InformerHandlers, KubeObject } from '../../../src/kube/index.js';
 import {
@@ -16,7 +17,7 @@ import {
   type PodSource,
 } from '../../../src/daemon/launchpriority/controller.js';
 import type { WirePod } from '../../../src/api/wire.js';
-import { noLaunchPriorityMetrics, type LaunchPriorityMetrics } from '../../../src/daemon/launchpriority/metrics.js';
+import { launchPriorityMetrics, type LaunchPriorityMetrics } from '../../../src/daemon/launchpriority/metrics.js';
 import {
   CONTAINER_NAME_LABEL,
   POD_UID_LABEL,
@@ -282,7 +283,7 @@ export function harness(
     events,
     clock,
     logger: options.logger ?? silentLogger,
-    metrics: options.metrics ?? noLaunchPriorityMetrics,
+    metrics: options.metrics ?? launchPriorityMetrics(new Registry()),
   });
   sink.controller = controller;
   controller.start();
