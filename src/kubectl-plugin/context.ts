@@ -33,6 +33,13 @@ export function printJson(ctx: PluginIo, value: unknown): void {
   ctx.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
+/** After a create: say so in `line` (with `-o json`, print the object instead unless following); true to follow. */
+export function announceCreated(ctx: PluginContext, created: unknown, line: string, following: boolean): boolean {
+  if (ctx.global.output !== 'json') ctx.stdout.write(`${line}\n`);
+  else if (!following) printJson(ctx, created);
+  return following;
+}
+
 /** Re-read with `read` every interval until `done` says so or the deadline passes (then `finished` is false).
  * Each new `progress` line is printed as it changes; with `-o json` nothing is, and the last object read is printed
  * at the end instead. */

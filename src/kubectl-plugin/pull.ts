@@ -6,7 +6,7 @@ import { NODE_IMAGES, type NodeImage } from '../api/nodeimage.js';
 import { isNotFound } from '../kube/errors.js';
 import { errorMessage } from '../util/error-message.js';
 import { apiVersionOf, CoreResources } from '../kube/resource.js';
-import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
+import { announceCreated, follow, namespaceOf, type PluginContext } from './context.js';
 import { nodeImageRows } from './nodeimages.js';
 
 export interface PullRequest {
@@ -106,13 +106,8 @@ export async function runPull(
   });
   const name = created.metadata.name ?? '';
   const where = command.nodes.length > 0 ? `nodes ${command.nodes.join(', ')}` : 'every node';
-  if (ctx.global.output !== 'json') {
-    ctx.stdout.write(`imagepulljob ${namespace}/${name} created: pulling ${command.image} on ${where}\n`);
-  }
-  if (!command.follow) {
-    if (ctx.global.output === 'json') printJson(ctx, created);
-    return 0;
-  }
+  const line = `imagepulljob ${namespace}/${name} created: pulling ${command.image} on ${where}`;
+  if (!announceCreated(ctx, created, line, command.follow)) return 0;
   const { last, finished } = await follow(
     ctx,
     command.timeoutMs,

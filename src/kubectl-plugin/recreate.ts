@@ -4,7 +4,7 @@ import { CONTAINER_RECREATE_REQUESTS, type ContainerRecreateRequest } from '../a
 import type { WirePod } from '../api/wire.js';
 import { isNotFound } from '../kube/errors.js';
 import { apiVersionOf, CoreResources } from '../kube/resource.js';
-import { follow, namespaceOf, printJson, type PluginContext } from './context.js';
+import { announceCreated, follow, namespaceOf, type PluginContext } from './context.js';
 
 /** A problem with the pod or the containers asked for, said in one line; undefined when the CRR can be made. */
 export function recreateProblem(pod: WirePod, containers: readonly string[]): string | undefined {
@@ -77,16 +77,10 @@ export async function runRecreate(
     { namespace },
   );
   const name = created.metadata.name ?? '';
-  if (ctx.global.output !== 'json') {
-    ctx.stdout.write(
-      `containerrecreaterequest ${namespace}/${name} created: recreating ${command.containers.join(', ')} of pod ${command.pod}` +
-        `${command.ordered ? ' in order' : ''} on node ${pod.spec?.nodeName ?? '?'}\n`,
-    );
-  }
-  if (!command.follow) {
-    if (ctx.global.output === 'json') printJson(ctx, created);
-    return 0;
-  }
+  const line =
+    `containerrecreaterequest ${namespace}/${name} created: recreating ${command.containers.join(', ')} of pod ${command.pod}` +
+    `${command.ordered ? ' in order' : ''} on node ${pod.spec?.nodeName ?? '?'}`;
+  if (!announceCreated(ctx, created, line, command.follow)) return 0;
   const { last, finished } = await follow(
     ctx,
     command.timeoutMs,

@@ -230,14 +230,7 @@ export class CrrHousekeeper {
           { type: 'merge', namespace: ns },
         );
       }
-      await patchStatus(client, CoreResources.pods, pod, (draft) => {
-        const conditions = addNotReadyKey(
-          draft,
-          { userAgent: CRR_USER_AGENT, key: `${ns}/${name}` },
-          rfc3339(clock.now()),
-        );
-        if (conditions) draft.status = { ...(draft.status ?? {}), conditions };
-      });
+      await this.changeNotReadyKey(pod, `${ns}/${name}`, addNotReadyKey);
     } else {
       this.options.logger.info(
         { crr: `${ns}/${name}` },
@@ -256,18 +249,11 @@ export class CrrHousekeeper {
   }
 
   private async releasePodNotReady(crr: ContainerRecreateRequest, pod: WirePod | undefined): Promise<void> {
-    const { client, clock } = this.options;
+    const { client } = this.options;
     const ns = crr.metadata?.namespace ?? '';
     const name = crr.metadata.name!;
     if (pod) {
-      await patchStatus(client, CoreResources.pods, pod, (draft) => {
-        const conditions = removeNotReadyKey(
-          draft,
-          { userAgent: CRR_USER_AGENT, key: `${ns}/${name}` },
-          rfc3339(clock.now()),
-        );
-        if (conditions) draft.status = { ...(draft.status ?? {}), conditions };
-      });
+      await this.changeNotReadyKey(pod, `${ns}/${name}`, removeNotReadyKey);
     }
     await client.patch(
       CONTAINER_RECREATE_REQUESTS,
@@ -280,5 +266,18 @@ export class CrrHousekeeper {
       },
       { type: 'merge', namespace: ns },
     );
+  }
+
+  /** Add or remove this CRR's key in the pod's KruisePodReady condition (a status patch conditional on the read). */
+  private async changeNotReadyKey(
+    pod: WirePod,
+    key: string,
+    change: typeof addNotReadyKey | typeof removeNotReadyKey,
+  ): Promise<void> {
+    const { client, clock } = this.options;
+    await patchStatus(client, CoreResources.pods, pod, (draft) => {
+      const conditions = change(draft, { userAgent: CRR_USER_AGENT, key }, rfc3339(clock.now()));
+      if (conditions) draft.status = { ...(draft.status ?? {}), conditions };
+    });
   }
 }
