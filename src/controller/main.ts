@@ -14,14 +14,10 @@ import { createRegistry } from '../observability/metrics.js';
 import { systemClock } from '../util/clock.js';
 import { firstSignal } from '../util/first-signal.js';
 import { startControllers, type RunningControllers } from './controllers.js';
-import {
-  CONTROLLER_USAGE,
-  ControllerConfigError,
-  parseControllerCommandLine,
-  type ControllerOptions,
-} from './options.js';
+import { CONTROLLER_USAGE, parseControllerCommandLine, type ControllerOptions } from './options.js';
 import { controllerMetrics } from './shared/metrics.js';
 import { startWebhooks, type RunningWebhooks } from './admission/start.js';
+import { ConfigError } from '../util/config-error.js';
 
 export const CONTROLLER_USER_AGENT = 'kruise-controller/0.1.0';
 const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -42,7 +38,7 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
     }
     options = parsed.options;
   } catch (err) {
-    if (err instanceof ControllerConfigError) {
+    if (err instanceof ConfigError) {
       io.stderr.write(`kruise-controller: ${err.message}\n`);
       return 2;
     }

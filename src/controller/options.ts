@@ -3,10 +3,7 @@
 import { parseArgs } from 'node:util';
 import { KRUISE_SYSTEM_NAMESPACE } from '../api/constants.js';
 import { logLevelFromEnv } from '../observability/logger.js';
-
-export class ControllerConfigError extends Error {
-  override readonly name = 'ControllerConfigError';
-}
+import { ConfigError } from '../util/config-error.js';
 
 export interface ControllerOptions {
   kubeconfig?: string | undefined;
@@ -106,7 +103,7 @@ const FLAGS = {
 
 export function parseDuration(text: string, flag: string): number {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new ControllerConfigError(`--${flag}: ${JSON.stringify(text)} is not a duration (500ms, 30s, 10m, 1h)`);
+  if (!m) throw new ConfigError(`--${flag}: ${JSON.stringify(text)} is not a duration (500ms, 30s, 10m, 1h)`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] ?? 's'] ?? 1000;
   return Math.round(Number(m[1]) * unit);
 }
@@ -114,7 +111,7 @@ export function parseDuration(text: string, flag: string): number {
 function integer(text: string | undefined, flag: string, fallback: number, min: number, max: number): number {
   if (text === undefined) return fallback;
   if (!/^\d+$/.test(text) || Number(text) < min || Number(text) > max) {
-    throw new ControllerConfigError(`--${flag}: ${JSON.stringify(text)} must be an integer from ${min} to ${max}`);
+    throw new ConfigError(`--${flag}: ${JSON.stringify(text)} must be an integer from ${min} to ${max}`);
   }
   return Number(text);
 }
@@ -123,12 +120,12 @@ function boolean(text: string | undefined, flag: string, fallback: boolean): boo
   if (text === undefined) return fallback;
   if (text === 'true') return true;
   if (text === 'false') return false;
-  throw new ControllerConfigError(`--${flag}: ${JSON.stringify(text)} must be true or false`);
+  throw new ConfigError(`--${flag}: ${JSON.stringify(text)} must be true or false`);
 }
 
 export function parseAddr(text: string, flag: string): { host: string | undefined; port: number } {
   const i = text.lastIndexOf(':');
-  if (i < 0) throw new ControllerConfigError(`--${flag}: ${JSON.stringify(text)} must be [HOST]:PORT`);
+  if (i < 0) throw new ConfigError(`--${flag}: ${JSON.stringify(text)} must be [HOST]:PORT`);
   const host = text.slice(0, i).replace(/^\[|\]$/g, '') || undefined;
   return { host, port: integer(text.slice(i + 1), flag, 0, 0, 65535) };
 }
@@ -138,26 +135,26 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
   try {
     ({ values } = parseArgs({ args: argv, options: FLAGS, allowPositionals: false, strict: true }));
   } catch (err) {
-    throw new ControllerConfigError((err as Error).message);
+    throw new ConfigError((err as Error).message);
   }
   if (values.help) return { kind: 'help' };
   let logLevel: string;
   try {
     logLevel = logLevelFromEnv(env);
   } catch (err) {
-    throw new ControllerConfigError((err as Error).message);
+    throw new ConfigError((err as Error).message);
   }
   const urlBase = values['webhook-url-base'] ?? env.WEBHOOK_URL_BASE;
   if (urlBase !== undefined && !/^https:\/\/[^/]+/.test(urlBase)) {
-    throw new ControllerConfigError(`--webhook-url-base: ${JSON.stringify(urlBase)} must be an https:// URL`);
+    throw new ConfigError(`--webhook-url-base: ${JSON.stringify(urlBase)} must be an https:// URL`);
   }
   const leaseDurationMs = parseDuration(values['lease-duration'] ?? '15s', 'lease-duration');
   const renewDeadlineMs = parseDuration(values['renew-deadline'] ?? '10s', 'renew-deadline');
   const retryPeriodMs = parseDuration(values['retry-period'] ?? '2s', 'retry-period');
   const crrResponseTimeoutMs = parseDuration(values['crr-response-timeout'] ?? '1m', 'crr-response-timeout');
-  if (crrResponseTimeoutMs < 1000) throw new ControllerConfigError('--crr-response-timeout: must be at least 1s');
+  if (crrResponseTimeoutMs < 1000) throw new ConfigError('--crr-response-timeout: must be at least 1s');
   if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > 1.2 * retryPeriodMs && retryPeriodMs > 0)) {
-    throw new ControllerConfigError('--lease-duration > --renew-deadline > 1.2 x --retry-period > 0 must hold');
+    throw new ConfigError('--lease-duration > --renew-deadline > 1.2 x --retry-period > 0 must hold');
   }
   return {
     kind: 'run',

@@ -11,7 +11,8 @@ import { containerRecreateModule } from './containerrecreate/module.js';
 import { imagePullerModule } from './imagepuller/module.js';
 import { ipReservationModule } from './ipreservation/module.js';
 import { launchPriorityModule } from './launchpriority/module.js';
-import { ConfigError, DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
+import { DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
+import { ConfigError } from '../util/config-error.js';
 import { errorMessage } from '../util/error-message.js';
 import { firstSignal } from '../util/first-signal.js';
 

@@ -8,17 +8,13 @@ import { IPAM_FLAGS, IPAM_USAGE, IpamFlagError, parseIpamFlags, type IpamOptions
 import { logLevelFromEnv } from '../observability/logger.js';
 import { errorMessage } from '../util/error-message.js';
 import type { ListenAddress } from '../observability/status-server.js';
+import { ConfigError } from '../util/config-error.js';
 
 export const DEFAULT_ADDR = ':10221';
 export const DEFAULT_HOST_RUN_DIR = '/hostvarrun';
 /** Image pulls the agent runs at once on its node (kubelet's own pull limits do not cover them). */
 export const DEFAULT_MAX_PARALLEL_PULLS = 2;
 export const MAX_PARALLEL_PULLS_LIMIT = 64;
-
-/** A configuration the agent cannot start with. `message` is one line meant for a human. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
 
 export interface DaemonOptions {
   /** The node this agent serves (NODE_NAME, from the pod's spec.nodeName). */

@@ -4,7 +4,8 @@ import {
   templateHash,
   FAILED_IMAGE_MESSAGE,
 } from '../../../src/controller/imagelistpulljob/controller.js';
-import { parseControllerCommandLine, parseDuration, ControllerConfigError } from '../../../src/controller/options.js';
+import { parseControllerCommandLine, parseDuration } from '../../../src/controller/options.js';
+import { ConfigError } from '../../../src/util/config-error.js';
 import { copyNameFor } from '../../../src/controller/pullsecrets/secret-sync.js';
 import type { ImageListPullJob } from '../../../src/api/imagelistpulljob.js';
 import type { ImagePullJob } from '../../../src/api/imagepulljob.js';
@@ -77,9 +78,9 @@ describe('controller options', () => {
     );
     assert.equal(parseDuration('10m', 'x'), 600_000);
     assert.throws(() => parseControllerCommandLine(['--imagepulljob-workers', '0'], {}), /--imagepulljob-workers/);
-    assert.throws(() => parseControllerCommandLine(['--webhook-url-base', 'http://x'], {}), ControllerConfigError);
+    assert.throws(() => parseControllerCommandLine(['--webhook-url-base', 'http://x'], {}), ConfigError);
     assert.throws(() => parseControllerCommandLine(['--lease-duration', '1s'], {}), /--lease-duration/);
-    assert.throws(() => parseControllerCommandLine(['--nope'], {}), ControllerConfigError);
+    assert.throws(() => parseControllerCommandLine(['--nope'], {}), ConfigError);
   });
 });
 

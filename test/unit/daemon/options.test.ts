@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import {
-  ConfigError,
   parseDaemonCommandLine,
   parseListenAddress,
   readableFileProblem,
   type FileCheck,
 } from '../../../src/daemon/options.js';
+import { ConfigError } from '../../../src/util/config-error.js';
 
 const env = { NODE_NAME: 'node-1' };
 const allReadable: FileCheck = () => undefined;

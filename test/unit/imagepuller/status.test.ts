@@ -4,7 +4,8 @@ import { buildNodeImageStatus } from '../../../src/daemon/imagepuller/nodeimage-
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
 import { StatusWriter } from '../../../src/daemon/imagepuller/status-writer.js';
 import { tagSpecProblem } from '../../../src/daemon/imagepuller/tag-spec-check.js';
-import { ConfigError, parseDaemonCommandLine } from '../../../src/daemon/options.js';
+import { parseDaemonCommandLine } from '../../../src/daemon/options.js';
+import { ConfigError } from '../../../src/util/config-error.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { FakeClock } from '../../../src/util/clock.js';
 import { dockerConfigSecret, secretReader } from './fakes.js';
