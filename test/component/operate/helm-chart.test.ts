@@ -6,13 +6,12 @@
 // featureGates IPRetention renders what deploy/overlays/ip-retention renders; each value lands where it should and
 // nowhere else (the default objects, changed by hand as the value says, equal the chart's rendering with it).
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { load, loadAll } from 'js-yaml';
 import { packageRoot } from '../../../src/util/repo-root.js';
-import { helmBinary } from '../../cluster/k8s/binaries.js';
+import { CHART_DIR as CHART, useHelm, type Helm } from '../../support/helm.js';
 
 type Tree = any;
 interface Manifest {
@@ -22,7 +21,6 @@ interface Manifest {
   [field: string]: Tree;
 }
 
-const CHART = join(packageRoot(), 'deploy', 'chart');
 const OVERLAYS = join(packageRoot(), 'deploy', 'overlays');
 
 function parse(text: string): Manifest[] {
@@ -60,31 +58,17 @@ function find(manifests: readonly Manifest[], kind: string, name: string): Tree 
 describe('deploy/chart (helm lint, helm template)', function () {
   // the first run builds helm (about 2 minutes on 2 cores); later ones find it in the cache
   this.timeout(600_000);
-  let helm: string;
-  let home: string;
+  let helm: Helm;
 
   before(async () => {
-    helm = await helmBinary((line) => process.stderr.write(`    ${line}\n`));
-    home = mkdtempSync(join(tmpdir(), 'kd-helm-'));
+    helm = await useHelm();
   });
 
-  after(() => rmSync(home, { recursive: true, force: true }));
+  after(() => helm?.close());
 
-  /** helm with its cache, config and data under a temporary HOME of its own; returns [exit code, stdout, stderr]. */
   function runHelm(args: string[]): [number | null, string, string] {
-    const result = spawnSync(helm, args, {
-      cwd: packageRoot(),
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        HELM_CACHE_HOME: join(home, 'cache'),
-        HELM_CONFIG_HOME: join(home, 'config'),
-        HELM_DATA_HOME: join(home, 'data'),
-      },
-    });
-    return [result.status, result.stdout, result.stderr];
+    const { code, out, err } = helm.run(args);
+    return [code, out, err];
   }
 
   function template(...sets: string[]): Manifest[] {
