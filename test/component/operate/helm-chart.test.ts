@@ -145,6 +145,16 @@ describe('deploy/chart (helm lint, helm template)', function () {
     assert.match(templateFails('featureGates=IPRetention=yes'), /IPRetention=yes: the value must be true or false/);
   });
 
+  it('values.schema.json: a misspelled value or a wrong type fails instead of being ignored', () => {
+    assert.match(
+      templateFails('daemon.extraEnv[0].name=A'),
+      /at '\/daemon': additional properties 'extraEnv' not allowed/,
+    );
+    assert.match(templateFails('manager.log.level=verbose'), /at '\/manager\/log\/level': value must be one of/);
+    assert.match(templateFails('manager.replicas=two'), /at '\/manager\/replicas': got string, want integer/);
+    assert.match(templateFails('daemon.socketLocation=var/run'), /at '\/daemon\/socketLocation'/);
+  });
+
   it('each value lands where it should, and nowhere else', () => {
     const cases: { sets: string[]; change: (objects: Manifest[]) => void }[] = [
       {
