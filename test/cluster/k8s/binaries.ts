@@ -71,10 +71,17 @@ export function missingBinaries(binaries: K8sBinaries): string[] {
   return wanted.filter((path) => !existsSync(path));
 }
 
-/** Run build.sh, passing each progress line to `log`; fails with the script's last lines. */
-export function runBuild(log: (message: string) => void, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+/**
+ * Run build.sh (its default components, or those named), passing each progress line to `log`; fails with the
+ * script's last lines.
+ */
+export function runBuild(
+  log: (message: string) => void,
+  env: NodeJS.ProcessEnv = process.env,
+  components: readonly string[] = [],
+): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn('bash', [join(sourceDir(), 'build.sh')], {
+    const child = spawn('bash', [join(sourceDir(), 'build.sh'), ...components], {
       env: { ...env, KD_CACHE: cacheDir(env) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -95,6 +102,25 @@ export function runBuild(log: (message: string) => void, env: NodeJS.ProcessEnv 
       else reject(new ClusterError(`build.sh exited ${String(code)}:\n${tail.slice(-12).join('\n')}`));
     });
   });
+}
+
+/** helm at versions.env's HELM_VERSION: $KD_CACHE/bin/helm-<version>/helm (the chart's tests use it). */
+export function helmPath(cache = cacheDir()): string {
+  const text = readFileSync(join(sourceDir(), 'versions.env'), 'utf8');
+  const version = /^HELM_VERSION=(v[0-9.]+)$/m.exec(text)?.[1];
+  if (!version) throw new ClusterError('versions.env has no HELM_VERSION');
+  return join(cache, 'bin', `helm-${version}`, 'helm');
+}
+
+/** The helm binary, built by build.sh on first use (about 2 minutes; nothing when cached). */
+export async function helmBinary(log: (message: string) => void): Promise<string> {
+  const path = helmPath();
+  if (!existsSync(path)) {
+    log(`helm: building ${path} from Go modules (first run only)`);
+    await runBuild(log, process.env, ['helm']);
+    if (!existsSync(path)) throw new ClusterError(`build.sh succeeded but ${path} is missing`);
+  }
+  return path;
 }
 
 export function k8sBinaries(): ClusterComponent {

@@ -3,7 +3,8 @@
 # version: $KD_CACHE/bin/<component>-<version>/<binary>. A component whose binary is already there is skipped, so a
 # warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
 #
-# usage: build.sh [component...]   components: kubernetes etcd crictl holder (default: all)
+# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm (default: the cluster's four;
+#        helm, which only the chart's tests use, is built when named)
 # env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon)
 #
 # Only helper modules (a go.mod with versions and replace lines, written here) and this script are ours; no upstream
@@ -112,10 +113,36 @@ build_holder() {
   say "holder $sum: built"
 }
 
+# helm: the chart's tests (deploy/chart) run `helm lint`, `helm template` and `helm install --dry-run=server` with it.
+# The version ldflags are the ones helm's Makefile sets (so `helm version` says HELM_VERSION), and the Kubernetes
+# version helm's lint and template assume is the minor of the client-go helm is built with, as its Makefile computes.
+build_helm() {
+  local v=$HELM_VERSION out=$KD_CACHE/bin/helm-$HELM_VERSION
+  [ -x "$out/helm" ] && { say "helm $v: cached in $out"; return; }
+  need_go
+  local log=$KD_CACHE/logs/helm-$v.log t0=$SECONDS
+  mkdir -p "$out.tmp"; : >"$log"
+  say "helm $v: first build (about 2 minutes; log: $log)"
+  local gomod
+  gomod=$(cd "$KD_CACHE/mod" && go mod download -json "helm.sh/helm/v3@$v" 2>>"$log" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -f "$gomod" ] || { say "FAILED: go mod download helm.sh/helm/v3@$v"; tail -n 25 "$log" >&2; exit 1; }
+  local kminor
+  kminor=$(sed -n 's/^\s*k8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod")
+  [ -n "$kminor" ] || { say "FAILED: no k8s.io/client-go in helm $v's go.mod"; exit 1; }
+  local ld="-s -w -X helm.sh/helm/v3/internal/version.version=$v -X helm.sh/helm/v3/internal/version.metadata="
+  ld="$ld -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+  for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+    ld="$ld -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$kminor"
+  done
+  GOBIN=$out.tmp CGO_ENABLED=0 run "$log" go install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$v"
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+  say "helm $v: built in $((SECONDS - t0)) s"
+}
+
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
 for c in "${want[@]}"; do
   case $c in
-    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;;
-    *) say "unknown component '$c' (kubernetes etcd crictl holder)"; exit 2 ;;
+    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;;
+    *) say "unknown component '$c' (kubernetes etcd crictl holder helm)"; exit 2 ;;
   esac
 done
