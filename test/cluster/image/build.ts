@@ -16,7 +16,6 @@ import {
   chown,
   copyFile,
   cp,
-  lutimes,
   mkdir,
   readdir,
   readFile,
@@ -37,7 +36,7 @@ import { readTextIfExists } from '../runtime/files.js';
 import { APP_DIR, IMAGE_COMMANDS, IMAGE_CONFIG } from './spec.js';
 
 /** Bump when the recipe below changes in a way its inputs do not show: every cached image is rebuilt. */
-const RECIPE_VERSION = 1;
+const RECIPE_VERSION = 2;
 /** Every file and history entry gets this time, so the same inputs give the same layers. */
 const CREATED = '2026-01-01T00:00:00Z';
 /** Whole packages of the base layer: what `ldd node` names (libc6, libstdc++6, libgcc-s1) and their dependency. */
@@ -317,12 +316,30 @@ async function assembleApp(stage: string, files: readonly AppFile[]): Promise<vo
   }
 }
 
-/** Give every entry below `dir` (and `dir`) the same times, so the layer's tar is the same for the same content. */
-async function fixTimes(dir: string): Promise<void> {
-  const when = new Date(CREATED);
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  for (const entry of entries) await lutimes(join(entry.parentPath, entry.name), when, when);
-  await lutimes(dir, when, when);
+/**
+ * One layer: a tar of `dir`, made by GNU tar (sorted names, every time set to CREATED, numeric owners), so the same
+ * content gives the same layer. (Not `umoci insert`: Debian's umoci 0.4.7 leaves the tar footer out of the layers it
+ * inserts, umoci#436, fixed in 0.4.8: Go readers accept that, GNU tar and scanners do not.)
+ */
+async function layerTar(dir: string, tarFile: string): Promise<void> {
+  const top = (await readdir(dir)).sort();
+  await runChecked(
+    'tar',
+    [
+      '--create',
+      '--file',
+      tarFile,
+      '--directory',
+      dir,
+      '--format=gnu',
+      '--sort=name',
+      `--mtime=${CREATED}`,
+      '--numeric-owner',
+      '--',
+      ...top,
+    ],
+    { timeoutMs: 300_000 },
+  );
 }
 
 async function umoci(args: string[]): Promise<void> {
@@ -344,7 +361,6 @@ async function buildLayout(
   version: string,
 ): Promise<void> {
   const image = `${layout}:build`;
-  const rootless = process.getuid?.() === 0 ? [] : ['--rootless'];
   await umoci(['init', '--layout', layout]);
   await umoci(['new', '--image', image]);
   const layers: [string, string][] = [
@@ -354,10 +370,11 @@ async function buildLayout(
     [stages.app, 'app: dist/src, proto, the commands in /usr/local/bin'],
   ];
   for (const [dir, comment] of layers) {
-    await fixTimes(dir);
+    const tarFile = `${dir}.tar`;
+    await layerTar(dir, tarFile);
     await umoci([
-      'insert',
-      ...rootless,
+      'raw',
+      'add-layer',
       '--image',
       image,
       '--history.created',
@@ -366,9 +383,9 @@ async function buildLayout(
       'test/cluster/image/build.ts',
       '--history.comment',
       comment,
-      dir,
-      '/',
+      tarFile,
     ]);
+    await rm(tarFile);
   }
   const config = [
     ...IMAGE_CONFIG.entrypoint.flatMap((part) => ['--config.entrypoint', part]),
