@@ -4,19 +4,17 @@
 // DaemonSet runs it, until /healthz answers and says the runtime (the mounted CRI socket) is ok. Prints the sizes and
 // the cold-start times (pull, first --help output, /healthz answering) on stderr.
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectRuntime, type ContainerConfig, type CriClient, type PodSandboxConfig } from '../../../src/cri/index.js';
+import { connectRuntime, type CriClient } from '../../../src/cri/index.js';
 import { pluginModules } from '../../../src/daemon/ipreservation/install.js';
 import { ensureImage, imageSizes, type BuiltImage, type ImageSizes } from '../../cluster/image/build.js';
 import { pushImage } from '../../cluster/image/component.js';
 import { APP_DIR, IMAGE_COMMANDS, IMAGE_CONFIG } from '../../cluster/image/spec.js';
-import { removeCgroupTree } from '../../cluster/runtime/cgroups.js';
 import { runChecked } from '../../cluster/runtime/exec.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
-import { waitFor } from '../../support/wait.js';
+import { ImagePod, waitForAnswer, waitForBody } from '../../support/image-run.js';
 
 const DEV_ONLY = ['typescript', 'mocha', 'eslint', 'prettier', 'fast-check', 'node', 'pino-pretty', '@types/mocha'];
 
@@ -37,16 +35,6 @@ function blob(layout: string, digest: string): string {
   return join(layout, 'blobs', ...digest.split(':'));
 }
 
-/** The text a container wrote, from its CRI log file (`<time> <stream> <tag> <text>` lines). */
-async function logText(path: string): Promise<string> {
-  const raw = await readFile(path, 'utf8').catch(() => '');
-  return raw
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.split(' ').slice(3).join(' '))
-    .join('\n');
-}
-
 describe('the kruise-daemon image (umoci, no Docker engine) run through containerd', function () {
   this.timeout(300_000);
   let env: ClusterEnv;
@@ -54,13 +42,8 @@ describe('the kruise-daemon image (umoci, no Docker engine) run through containe
   let ref = '';
   let client: CriClient;
   let sizes: ImageSizes;
-  const uid = randomUUID();
   const figures: Record<string, number> = {};
-  let sandboxConfig: PodSandboxConfig;
-  let sandboxId = '';
-  let podIp = '';
-  let logDir = '';
-  let hostDir = '';
+  let pod: ImagePod | undefined;
   let layerFiles: string[][] = [];
   let config: OciConfig;
 
@@ -83,34 +66,14 @@ describe('the kruise-daemon image (umoci, no Docker engine) run through containe
       layerFiles.push(listing.split('\n').map((p) => p.replace(/^\.?\//, '').replace(/\/$/, '')));
     }
     client = await connectRuntime({ socket: env.runtimeSocket, env: {} });
-    logDir = join(env.podLogDir, `image-test_kruise_${uid}`);
-    hostDir = join(env.dir, 'image-test', uid);
-    await mkdir(logDir, { recursive: true });
-    await mkdir(hostDir, { recursive: true });
-    sandboxConfig = {
-      metadata: { name: 'kruise', namespace: 'image-test', uid, attempt: 0 },
-      hostname: 'kruise',
-      log_directory: logDir,
-      labels: { 'io.kubernetes.pod.name': 'kruise', 'io.kubernetes.pod.namespace': 'image-test' },
-      linux: {
-        cgroup_parent: `${env.podCgroupParent}/pod${uid}`,
-        security_context: { namespace_options: { network: 'POD', pid: 'CONTAINER', ipc: 'POD' } },
-      },
-    };
   });
 
   after(async function () {
+    await pod?.close();
     if (client) {
-      if (sandboxId) {
-        await client.stopPodSandbox({ pod_sandbox_id: sandboxId }).catch(() => undefined);
-        await client.removePodSandbox({ pod_sandbox_id: sandboxId }).catch(() => undefined);
-      }
       if (ref) await client.removeImage({ image: { image: ref } }).catch(() => undefined);
       client.close();
     }
-    if (env) await removeCgroupTree(`${env.podCgroupParent}/pod${uid}`).catch(() => undefined);
-    if (logDir) await rm(logDir, { recursive: true, force: true });
-    if (hostDir) await rm(hostDir, { recursive: true, force: true });
     if (sizes) {
       process.stderr.write(
         `      image ${image.tag}: ${(sizes.compressedBytes / 1e6).toFixed(1)} MB compressed, ` +
@@ -162,45 +125,18 @@ describe('the kruise-daemon image (umoci, no Docker engine) run through containe
     const pulled = await client.pullImage({ image: { image: ref } });
     figures.coldPullMs = Date.now() - started;
     assert.match(pulled.image_ref, /^sha256:[0-9a-f]{64}$/);
-    const sandbox = await client.runPodSandbox({ config: sandboxConfig });
-    sandboxId = sandbox.pod_sandbox_id;
-    podIp = (await client.podSandboxStatus({ pod_sandbox_id: sandboxId })).status?.network?.ip ?? '';
-    assert.ok(podIp, 'the sandbox has an IP');
+    pod = await ImagePod.open(client, env, ref, 'kruise');
+    assert.ok(pod.ip, 'the sandbox has an IP');
   });
 
-  /** Create and start a container in the sandbox; resolves with its id and the time StartContainer was called. */
-  async function start(name: string, extra: Partial<ContainerConfig>): Promise<{ id: string; startedAt: number }> {
-    const config: ContainerConfig = {
-      metadata: { name, attempt: 0 },
-      image: { image: ref },
-      labels: { 'io.kubernetes.container.name': name },
-      log_path: `${name}/0.log`,
-      ...extra,
-    };
-    const { container_id: id } = await client.createContainer({
-      pod_sandbox_id: sandboxId,
-      config,
-      sandbox_config: sandboxConfig,
-    });
-    const startedAt = Date.now();
-    await client.startContainer({ container_id: id });
-    return { id, startedAt };
-  }
-
-  async function runToExit(name: string, extra: Partial<ContainerConfig>): Promise<{ out: string; ms: number }> {
-    const { id, startedAt } = await start(name, extra);
-    const status = await waitFor(
-      async () => {
-        const { status: s } = await client.containerStatus({ container_id: id });
-        return s?.state === 'CONTAINER_EXITED' && s;
-      },
-      { timeoutMs: 60_000, intervalMs: 20, message: `${name} to exit` },
-    );
-    const ms = Date.now() - startedAt;
-    const out = await logText(join(logDir, name, '0.log'));
-    assert.equal(status.exit_code, 0, `${name} exit code; output:\n${out}`);
-    await client.removeContainer({ container_id: id });
-    return { out, ms };
+  async function runToExit(
+    name: string,
+    extra: Parameters<ImagePod['runToExit']>[1],
+  ): Promise<{ out: string; ms: number }> {
+    assert.ok(pod, 'the pod of the previous test');
+    const result = await pod.runToExit(name, extra);
+    assert.equal(result.exitCode, 0, `${name} exit code; output:\n${result.out}`);
+    return result;
   }
 
   it('runs kruise-daemon --help from the entry point, as the non-root image user, with production env', async function () {
@@ -221,54 +157,12 @@ describe('the kruise-daemon image (umoci, no Docker engine) run through containe
   });
 
   it('runs the agent as the DaemonSet does (root, read-only root fs): /healthz answers and the runtime is ok', async function () {
-    const kubeconfig = join(hostDir, 'kubeconfig');
-    // no API server here: the agent's informers wait (and /healthz says so); the runtime check does not need one
-    await writeFile(
-      kubeconfig,
-      [
-        'apiVersion: v1',
-        'kind: Config',
-        'clusters: [{name: none, cluster: {server: "https://127.0.0.1:1"}}]',
-        'users: [{name: none, user: {token: none}}]',
-        'contexts: [{name: none, context: {cluster: none, user: none}}]',
-        'current-context: none',
-        '',
-      ].join('\n'),
-    );
-    const { id, startedAt } = await start('agent', {
-      args: ['--addr=:10221', '--host-run-dir=/hostvarrun', '--kubeconfig=/etc/kruise/kubeconfig'],
-      envs: [
-        { key: 'NODE_NAME', value: 'image-test-node' },
-        { key: 'NODE_OPTIONS', value: '--max-semi-space-size=1 --max-old-space-size=64' },
-      ],
-      mounts: [
-        { container_path: '/hostvarrun/containerd/containerd.sock', host_path: env.runtimeSocket },
-        { container_path: '/etc/kruise/kubeconfig', host_path: kubeconfig, readonly: true },
-      ],
-      linux: { security_context: { run_as_user: { value: 0 }, readonly_rootfs: true } },
-    });
-    const url = `http://${podIp}:10221/healthz?verbose`;
-    await waitFor(
-      async () => {
-        const response = await fetch(url, { signal: AbortSignal.timeout(1_000) });
-        await response.body?.cancel();
-        return true;
-      },
-      { timeoutMs: 60_000, intervalMs: 20, message: `${url} to answer` },
-    );
-    figures.agentHealthzAnswersMs = Date.now() - startedAt;
-    const body = await waitFor(
-      async () => {
-        const text = await (await fetch(url, { signal: AbortSignal.timeout(1_000) })).text();
-        return text.includes('[+]runtime ok') && text;
-      },
-      { timeoutMs: 30_000, intervalMs: 50, message: 'the agent to reach the runtime through the mounted socket' },
-    );
-    figures.agentRuntimeOkMs = Date.now() - startedAt;
+    assert.ok(pod, 'the pod of the previous test');
+    const agent = await pod.startAgent();
+    figures.agentHealthzAnswersMs = await waitForAnswer(agent.healthz, agent.startedAt);
+    const body = await waitForBody(agent.healthz, '[+]runtime ok');
+    figures.agentRuntimeOkMs = Date.now() - agent.startedAt;
     assert.match(body, /\[-\]nodeImageInformerSynced failed/, 'no API server: the informers are reported as waiting');
-    await client.stopContainer({ container_id: id, timeout: 10 });
-    const { status } = await client.containerStatus({ container_id: id });
-    assert.equal(status?.exit_code, 0, 'SIGTERM stops the agent cleanly');
-    await client.removeContainer({ container_id: id });
+    assert.equal(await pod.stop(agent.id), 0, 'SIGTERM stops the agent cleanly');
   });
 });
