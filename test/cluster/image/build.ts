@@ -23,6 +23,7 @@ import {
   rm,
   stat,
   symlink,
+  utimes,
   writeFile,
 } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
@@ -287,8 +288,11 @@ async function productionDependencies(
       env: { PATH: `${dirname(nodeBinary)}:${process.env.PATH ?? ''}`, NODE_ENV: 'production' },
       timeoutMs: 600_000,
     });
-    await rm(dir, { recursive: true, force: true });
-    await rename(work, dir);
+    // another build may have made the same directory meanwhile (and be copying from it): keep that one
+    if (!existsSync(join(dir, 'node_modules', '.package-lock.json'))) {
+      await rm(dir, { recursive: true, force: true });
+      await rename(work, dir);
+    }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -453,7 +457,11 @@ export async function ensureImage(options: ImageBuildOptions): Promise<BuiltImag
   const layout = join(imageCache, `oci-${key.slice(0, 16)}`);
 
   const cached = await layoutManifestDigest(layout, tag);
-  if (cached !== undefined) return { layout, tag, key, manifestDigest: cached, built: false };
+  if (cached !== undefined) {
+    const now = new Date();
+    await utimes(layout, now, now); // in use: pruneOldLayouts goes by this time
+    return { layout, tag, key, manifestDigest: cached, built: false };
+  }
 
   const started = Date.now();
   log(`image: building ${tag} (umoci, base from Debian .debs, Node ${nodeBinary})`);
