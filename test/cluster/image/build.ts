@@ -3,7 +3,8 @@
 // coreutils' `env` for the commands' `#!/usr/bin/env node`), the Node 24 binary of the npm package `node` (the
 // devDependency), `npm ci --omit=dev` and the compiled src/ with proto/, made into an OCI image with umoci. The same
 // image as the Dockerfile describes (spec.ts holds what both must agree on), in four layers, least changing first:
-//   1 base   Debian's libc6, libgcc-s1, libstdc++6, gcc-12-base, /usr/bin/env; passwd/group with nonroot 65532
+//   1 base   Debian's libc6, libgcc-s1, libstdc++6, gcc-12-base, /usr/bin/env, the release files, dpkg status
+//            entries of those packages; passwd/group with nonroot 65532
 //   2 node   /usr/local/bin/node (the npm package's binary, unmodified) and its LICENSE
 //   3 deps   /opt/kruise-daemon/{package.json,package-lock.json,node_modules} (production dependencies only)
 //   4 app    /opt/kruise-daemon/{proto,dist/src} and the commands in /usr/local/bin
@@ -37,13 +38,19 @@ import { readTextIfExists } from '../runtime/files.js';
 import { APP_DIR, IMAGE_COMMANDS, IMAGE_CONFIG } from './spec.js';
 
 /** Bump when the recipe below changes in a way its inputs do not show: every cached image is rebuilt. */
-const RECIPE_VERSION = 2;
+const RECIPE_VERSION = 3;
 /** Every file and history entry gets this time, so the same inputs give the same layers. */
 const CREATED = '2026-01-01T00:00:00Z';
 /** Whole packages of the base layer: what `ldd node` names (libc6, libstdc++6, libgcc-s1) and their dependency. */
 export const BASE_PACKAGES = ['libc6', 'libgcc-s1', 'libstdc++6', 'gcc-12-base'] as const;
-/** Packages of which only some files are taken: coreutils for `env`, which every command's shebang runs. */
-export const PARTIAL_PACKAGES: Readonly<Record<string, readonly string[]>> = { coreutils: ['./usr/bin/env'] };
+/**
+ * Packages of which only some files are taken: coreutils for `env`, which every command's shebang runs; base-files
+ * for the release files that say which Debian this is (image scanners read them).
+ */
+export const PARTIAL_PACKAGES: Readonly<Record<string, readonly string[]>> = {
+  coreutils: ['./usr/bin/env'],
+  'base-files': ['./etc/debian_version', './etc/os-release', './usr/lib/os-release'],
+};
 /** Left out of the base: documentation (each package's copyright stays), translations, iconv modules (Node has ICU). */
 const PRUNED = ['usr/share/man', 'usr/share/info', 'usr/share/locale', 'usr/share/lintian', 'usr/share/gcc'];
 const PRUNED_LIBDIRS = ['gconv'];
@@ -209,8 +216,16 @@ async function fetchDebs(refs: readonly DebRef[], debDir: string, log: (message:
 /** Extract the .debs (the partial ones: only their listed files and copyright) and trim what nothing runs. */
 async function assembleBase(root: string, refs: readonly DebRef[], debDir: string): Promise<void> {
   await mkdir(root, { recursive: true });
+  // what is in the image, for scanners: one dpkg status entry per package files were taken from (as distroless does)
+  const statusDir = join(root, 'var', 'lib', 'dpkg', 'status.d');
+  await mkdir(statusDir, { recursive: true });
   for (const ref of refs) {
     const deb = join(debDir, ref.file);
+    const control = await runChecked('dpkg-deb', ['--field', deb]);
+    await writeFile(
+      join(statusDir, ref.package),
+      control.replace(/^(Package: .*\n)/, '$1Status: install ok installed\n').replace(/\n*$/, '\n'),
+    );
     const only = PARTIAL_PACKAGES[ref.package];
     if (only === undefined) {
       await runChecked('dpkg-deb', ['-x', deb, root]);
