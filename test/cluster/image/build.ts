@@ -1,8 +1,9 @@
 // The kruise-daemon image, built on this machine without a Docker engine (docs/adr/0005-image-without-an-engine.md):
-// a root filesystem assembled from Debian .debs (`apt-get download`, only the libraries Node links against and
-// coreutils' `env` for the commands' `#!/usr/bin/env node`), the Node 24 binary of the npm package `node` (the
-// devDependency), `npm ci --omit=dev` and the compiled src/ with proto/, made into an OCI image with umoci. The same
-// image as the Dockerfile describes (spec.ts holds what both must agree on), in four layers, least changing first:
+// a root filesystem assembled from Debian .debs (`apt-get download`, only the libraries Node links against,
+// coreutils' `env` for the commands' `#!/usr/bin/env node` and base-files' release files), the Node 24 binary of the
+// npm package `node` (the devDependency), `npm ci --omit=dev` and the compiled src/ with proto/, made into an OCI
+// image with umoci. The Dockerfile's application on a smaller base (no shell, no npm; spec.ts holds what both must
+// agree on), in four layers, least changing first:
 //   1 base   Debian's libc6, libgcc-s1, libstdc++6, gcc-12-base, /usr/bin/env, the release files, dpkg status
 //            entries of those packages; passwd/group with nonroot 65532
 //   2 node   /usr/local/bin/node (the npm package's binary, unmodified) and its LICENSE
