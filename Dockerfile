@@ -1,6 +1,11 @@
 # One image, both binaries: kruise-daemon (the node agent, DaemonSet) and kruise-controller (Deployment), plus the
 # kruise-ipam CNI plugin the agent installs on its node and the kubectl-kruise-node plugin.
 #   docker build -t kruise-daemon:dev .
+# This is the recipe for a Docker engine (or buildah/kaniko). The local cluster builds the same image without one:
+# test/cluster/image/build.ts assembles it with umoci from Debian's libraries, the Node 24 binary of the npm package
+# `node` and `npm ci --omit=dev` (docs/adr/0005-image-without-an-engine.md). What both must agree on (commands,
+# ENTRYPOINT, USER, ENV, WORKDIR, EXPOSE) is in test/cluster/image/spec.ts; test/unit/operate/dockerfile.test.ts
+# keeps this file and that one in step: change both together.
 # The DaemonSet runs the default entry point (kruise-daemon) as root, because the CRI socket is root-owned; the
 # Deployment runs `kruise-controller` as the image's non-root user. See docs/install.md.
 

@@ -5,6 +5,7 @@ import { crrSuite } from './crr.js';
 import { criLatencySuite } from './cri-latency.js';
 import { kubeMemorySuite } from './kube-memory.js';
 import type { BenchSuite } from './framework.js';
+import { imageSuite } from './image.js';
 import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
@@ -23,4 +24,5 @@ export const SUITES: readonly BenchSuite[] = [
   scaleSuite,
   crrSuite,
   pullSecretsSuite,
+  imageSuite,
 ];

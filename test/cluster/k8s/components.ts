@@ -1,7 +1,9 @@
 // The real local Kubernetes cluster (CLUSTER_KIND=real) as an ordered list of components: the same registries and
-// test images as the emulator-based cluster, then Kubernetes built from Go modules, its PKI, the control plane and
+// test images as the emulator-based cluster, the kruise-daemon image (built here, pushed to the open registry for
+// every node to pull), then Kubernetes built from Go modules, its PKI, the control plane and
 // N nodes, and a last check that the cluster serves workloads (every Node Ready, the default ServiceAccount made).
 import type { ClusterComponent, ClusterContext } from '../component.js';
+import { kruiseImage } from '../image/component.js';
 import { hostPackages } from '../runtime/host-packages.js';
 import { registries } from '../runtime/registries.js';
 import { testImages } from '../runtime/test-images.js';
@@ -43,6 +45,7 @@ export function realClusterComponents(): ClusterComponent[] {
     hostNetwork(),
     registries(),
     testImages(),
+    kruiseImage(),
     pki(),
     ...controlPlane(),
     nodes(),

@@ -76,6 +76,9 @@ function apiServerSpec(layout: K8sLayout): ProcessSpec {
       '--kubelet-preferred-address-types=InternalIP',
       '--profiling=false',
       '--event-ttl=1h',
+      // The API server runs on the host, which has no kube-proxy (each node has its own): a webhook or aggregated
+      // API behind a Service is called at its endpoints' pod IPs (routed to the nodes), not at its ClusterIP.
+      '--enable-aggregator-routing=true',
       '-v=1',
     ],
     marker: join(layout.k8sDir, 'apiserver-certs'),

@@ -1,7 +1,7 @@
 // The real local Kubernetes cluster (test/cluster/k8s): real kubelets of the pinned version Ready, pods placed by
-// kube-scheduler on both nodes reaching each other and the API server through the `kubernetes` Service, the usual
-// paths inside a node, and deploy/'s RBAC enforced by the real API server on the agent's and the controller's
-// ServiceAccount tokens.
+// kube-scheduler on both nodes reaching each other and the API server through the `kubernetes` Service, the
+// kruise-daemon image pulled from its registry by every node, the usual paths inside a node, and deploy/'s RBAC
+// enforced by the real API server on the agent's and the controller's ServiceAccount tokens.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { pinnedVersions } from '../../cluster/k8s/binaries.js';
@@ -128,6 +128,41 @@ describe('real cluster', function () {
     ]);
     assert.equal(api.status, 0, api.out);
     assert.match(api.out, /"kind": ?"APIVersions"/);
+  });
+
+  it('has the kruise-daemon image in its registry: every node pulls it and runs its commands', async () => {
+    const image = cluster.vars.KRUISE_IMAGE;
+    assert.match(image ?? '', /\/kruise-daemon:\d+\.\d+\.\d+-[0-9a-f]{12}$/, 'KRUISE_IMAGE in the env file');
+    const names = cluster.nodes.map((node) => `image-${node.name}`);
+    for (const [i, node] of cluster.nodes.entries()) {
+      await cluster.admin.create<Pod>(
+        CoreResources.pods,
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name: names[i]!, namespace: NAMESPACE },
+          spec: {
+            nodeName: node.name,
+            restartPolicy: 'Never',
+            containers: [{ name: 'c', image: image!, command: ['kruise-controller'], args: ['--help'] }],
+          },
+        },
+        { namespace: NAMESPACE },
+      );
+    }
+    for (const name of names) {
+      const phase = await waitFor(
+        async () => {
+          const pod = await cluster.admin.get<Pod>(CoreResources.pods, name, { namespace: NAMESPACE });
+          const now = pod.status?.phase;
+          return (now === 'Succeeded' || now === 'Failed') && now;
+        },
+        { timeoutMs: 120_000, message: `${name} to finish` },
+      );
+      const logs = kubectl(cluster.adminKubeconfig, ['logs', '-n', NAMESPACE, name]);
+      assert.equal(phase, 'Succeeded', logs.out);
+      assert.match(logs.stdout, /^Usage: kruise-controller/m);
+    }
   });
 
   it('gives each node the usual paths in its own mount namespace', async () => {

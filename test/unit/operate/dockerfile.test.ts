@@ -1,13 +1,16 @@
-// The Dockerfile cannot be built here (no docker), so what can be checked by reading it is: the base image is Node
+// The Dockerfile cannot be built here (no Docker engine: test/cluster/image builds the same image with umoci, and
+// test/component/cluster/image.test.ts runs it), so what can be checked by reading it is: the base image is Node
 // 24 slim (the engines range), production install with `npm ci --omit=dev`, every file it copies from the context
 // exists and is not excluded by .dockerignore, every package.json bin and every command a deploy/ workload runs is
-// a command on the image's PATH that points at a compiled src/cli entry, and the image's user is not root.
+// a command on the image's PATH that points at a compiled src/cli entry, the image's user is not root, and it says
+// what the engine-less build's spec.ts says.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { packageRoot } from '../../../src/util/repo-root.js';
+import { APP_DIR, IMAGE_COMMANDS, IMAGE_CONFIG } from '../../cluster/image/spec.js';
 
 const root = packageRoot();
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
@@ -114,5 +117,21 @@ describe('Dockerfile', () => {
     assert.ok(user, 'a USER');
     assert.notEqual(user.split(':')[0], '0');
     assert.notEqual(user.split(':')[0], 'root');
+  });
+
+  it('says what the engine-less build (test/cluster/image/spec.ts) makes: commands, entry point, user, env, ports', () => {
+    assert.deepEqual(
+      Object.fromEntries(linkedCommands()),
+      Object.fromEntries(Object.entries(IMAGE_COMMANDS).map(([command, entry]) => [command, `${APP_DIR}/${entry}`])),
+    );
+    assert.deepEqual(JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(finalStage)?.[1] ?? 'null'), IMAGE_CONFIG.entrypoint);
+    assert.equal(/^USER (\S+)$/m.exec(finalStage)?.[1], IMAGE_CONFIG.user);
+    assert.equal(/^WORKDIR (\S+)$/m.exec(finalStage)?.[1], IMAGE_CONFIG.workingDir);
+    const exposed = (/^EXPOSE (.+)$/m.exec(finalStage)?.[1] ?? '').split(/\s+/).map((port) => `${port}/tcp`);
+    assert.deepEqual(exposed.sort(), [...IMAGE_CONFIG.exposedPorts].sort());
+    for (const m of finalStage.matchAll(/^ENV (\w+)=(\S+)$/gm)) {
+      assert.equal((IMAGE_CONFIG.env as Record<string, string>)[m[1]!], m[2], `ENV ${m[1]!}`);
+    }
+    assert.ok(/^ENV NODE_ENV=production$/m.test(finalStage));
   });
 });
