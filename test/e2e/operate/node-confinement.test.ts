@@ -255,6 +255,41 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     );
   });
 
+  it('lets the first agent take over a barrier a user made beforehand, only by adding keys p_<n>', async () => {
+    await cluster.admin.create(
+      CoreResources.configMaps,
+      { metadata: { name: 'made-by-user-barrier', namespace: NS, labels: { team: 'a' } }, data: { other: 'y' } },
+      { namespace: NS },
+    );
+    const label = { [BARRIER_NODE_NAME_LABEL]: nodeA.name };
+    await denied(
+      agent.patch(
+        CoreResources.configMaps,
+        'made-by-user-barrier',
+        { metadata: { labels: label }, data: { other: 'z' } },
+        { type: 'merge', namespace: NS },
+      ),
+      /may write only launch barriers/,
+    );
+    await denied(
+      agent.patch(
+        CoreResources.configMaps,
+        'made-by-user-barrier',
+        { metadata: { labels: { ...label, team: 'b' } }, data: { p_1: 'true' } },
+        { type: 'merge', namespace: NS },
+      ),
+      /may write only launch barriers/,
+    );
+    const taken = await agent.patch<KubeObject & { data?: Record<string, string> }>(
+      CoreResources.configMaps,
+      'made-by-user-barrier',
+      { metadata: { labels: label }, data: { p_1: 'true' } },
+      { type: 'merge', namespace: NS },
+    );
+    assert.deepEqual(taken.data, { other: 'y', p_1: 'true' });
+    assert.deepEqual(taken.metadata?.labels, { team: 'a', ...label });
+  });
+
   it('refuses every write with a token that names no node (unbound, as `kubectl create token` makes)', async () => {
     await denied(
       unbound.patch(
