@@ -94,6 +94,11 @@ export const CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION = 'apps.kruise.io/co
 /** Barrier ConfigMap of a pod: `<pod>-barrier`, one key `p_<priority>` per released priority. */
 export const BARRIER_CONFIGMAP_SUFFIX = '-barrier';
 export const BARRIER_KEY_PREFIX = 'p_';
+/**
+ * Ours (not OpenKruise's): label the agent puts on the barriers it writes, naming its node, so that the API server's
+ * node-confinement policy (deploy/node-confinement) can refuse an agent the barriers of another node's pods.
+ */
+export const BARRIER_NODE_NAME_LABEL = 'kruise-daemon.io/node-name';
 
 // ---- PersistentPodState and IP retention -------------------------------------------------------
 

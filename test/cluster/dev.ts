@@ -21,6 +21,7 @@ import { devGuide, prepareDevFiles, removeDevFiles, writeDevFiles, type DevSetup
 import { layoutFromContext } from './k8s/context.js';
 import {
   agentLaunch,
+  agentTokenPod,
   agentUrl,
   controllerLaunch,
   installApiObjects,
@@ -202,12 +203,6 @@ async function main(): Promise<number> {
     installApiObjects(layout, renderOverlay(layout));
     removeWebhookConfigurations(layout);
     log("applied deploy/'s CRDs, namespaces, ServiceAccounts and RBAC");
-    const agentKubeconfig = serviceAccountKubeconfig(
-      layout,
-      SYSTEM_NAMESPACE,
-      'kruise-daemon',
-      join(paths.stateDir, 'kruise-daemon.kubeconfig'),
-    );
     const controllerKubeconfig = serviceAccountKubeconfig(
       layout,
       SYSTEM_NAMESPACE,
@@ -215,10 +210,21 @@ async function main(): Promise<number> {
       join(paths.stateDir, 'kruise-controller.kubeconfig'),
     );
 
+    const sandboxImage = env.SANDBOX_IMAGE;
+    if (!sandboxImage) throw new Error('the cluster env lacks SANDBOX_IMAGE');
     const agentUrls = new Map<string, string>();
     for (const node of layout.nodes) {
       const holderPid = await runningPid(node.holderPidFile, node.dir);
       if (holderPid === undefined) throw new Error(`${node.name}: its holder process is not running`);
+      // a token bound to a pod on the node: deploy/node-confinement lets an agent write its own node's objects only
+      const agentKubeconfig = serviceAccountKubeconfig(
+        layout,
+        SYSTEM_NAMESPACE,
+        'kruise-daemon',
+        join(paths.stateDir, `kruise-daemon-${node.name}.kubeconfig`),
+        24,
+        agentTokenPod(layout, node, sandboxImage),
+      );
       const launch = agentLaunch(node, {
         holderPid,
         kubeconfig: agentKubeconfig,

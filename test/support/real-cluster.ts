@@ -1,8 +1,8 @@
 // The real local Kubernetes cluster for tests: useRealCluster() brings it up once per process (2 nodes, pods on
 // kruise-ipam, deploy/'s CRDs, namespaces, ServiceAccounts and RBAC applied) in REAL_CLUSTER_DIR (default
 // <repo>/.cluster-real). If this run started it, it is stopped at the end of the run; one already up is left running.
-// startSystem() runs our agent on each node (inside the node's namespaces, with the kruise-daemon ServiceAccount's
-// token) and the controller on the host (kruise-controller's token), as deploy/ runs them: one system at a time.
+// startSystem() runs our agent on each node (inside the node's namespaces, with a kruise-daemon ServiceAccount token
+// bound to a placeholder pod on that node, as deploy/node-confinement requires) and the controller on the host (kruise-controller's token), as deploy/ runs them: one system at a time.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +14,7 @@ import { layoutFromContext } from '../cluster/k8s/context.js';
 import type { K8sLayout, NodeLayout } from '../cluster/k8s/layout.js';
 import { daemonSetNodeOptions } from '../cluster/deployed-agent.js';
 import {
+  agentTokenPod,
   installApiObjects,
   removeWebhookConfigurations,
   renderOverlay,
@@ -45,8 +46,14 @@ export interface RealCluster {
   nodes: NodeLayout[];
   /** The agent's heap flags from deploy/'s DaemonSet. */
   agentNodeOptions: string;
-  /** Kubeconfigs of the kruise-daemon and kruise-controller ServiceAccounts (bound tokens). */
+  /**
+   * Kubeconfigs of the kruise-daemon ServiceAccount per node name, each with a token bound to a pod on that node
+   * (test/cluster/k8s/system.ts agentTokenPod): an agent may write only its own node's objects (deploy/node-confinement).
+   */
+  agentKubeconfigs: Readonly<Record<string, string>>;
+  /** agentKubeconfigs of the first node. */
   agentKubeconfig: string;
+  /** Kubeconfig of the kruise-controller ServiceAccount (bound token). */
   controllerKubeconfig: string;
 }
 
@@ -111,6 +118,19 @@ async function startOnce(): Promise<RealCluster> {
     if (!value) throw new Error(`real cluster env lacks ${key}`);
     return value;
   };
+  const agentKubeconfigs: Record<string, string> = {};
+  for (const node of layout.nodes) {
+    agentKubeconfigs[node.name] = serviceAccountKubeconfig(
+      layout,
+      SYSTEM_NAMESPACE,
+      'kruise-daemon',
+      join(credentials, `kruise-daemon-${node.name}.kubeconfig`),
+      24,
+      agentTokenPod(layout, node, need('SANDBOX_IMAGE')),
+    );
+  }
+  const firstNode = layout.nodes[0];
+  if (!firstNode) throw new Error(`real cluster in ${dir}: no nodes`);
   return {
     dir,
     layout,
@@ -128,12 +148,8 @@ async function startOnce(): Promise<RealCluster> {
     },
     nodes: layout.nodes,
     agentNodeOptions: daemonSetNodeOptions(),
-    agentKubeconfig: serviceAccountKubeconfig(
-      layout,
-      SYSTEM_NAMESPACE,
-      'kruise-daemon',
-      join(credentials, 'kruise-daemon.kubeconfig'),
-    ),
+    agentKubeconfigs: Object.freeze(agentKubeconfigs),
+    agentKubeconfig: agentKubeconfigs[firstNode.name]!,
     controllerKubeconfig: serviceAccountKubeconfig(
       layout,
       SYSTEM_NAMESPACE,
@@ -141,6 +157,13 @@ async function startOnce(): Promise<RealCluster> {
       join(credentials, 'kruise-controller.kubeconfig'),
     ),
   };
+}
+
+/** The kubeconfig of the agent of `node` (its token bound to a pod on that node). */
+export function agentKubeconfigOf(cluster: RealCluster, node: NodeLayout): string {
+  const file = cluster.agentKubeconfigs[node.name];
+  if (!file) throw new Error(`no agent kubeconfig for ${node.name}`);
+  return file;
 }
 
 /** `nsenter` into a node's mount and network namespaces (through its holder process). */
@@ -201,7 +224,7 @@ export async function startAgentOn(
     ],
     env: {
       NODE_NAME: node.name,
-      KUBECONFIG: cluster.agentKubeconfig,
+      KUBECONFIG: agentKubeconfigOf(cluster, node),
       NODE_OPTIONS: cluster.agentNodeOptions,
       LOG_LEVEL: 'info',
       ...options.agentEnv,

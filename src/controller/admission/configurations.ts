@@ -1,6 +1,8 @@
 // The controller's Mutating/ValidatingWebhookConfigurations: which requests reach which handler path. The controller
 // keeps them current: creates them when missing, and points every webhook it knows at itself (Service, or a URL
-// when running outside the cluster) with the CA it created as caBundle. Webhooks others added are left alone.
+// when running outside the cluster) with the CA it created as caBundle, and keeps the failurePolicy and
+// matchConditions of each its own (the pod webhooks' decide which pods an outage of the controller may block:
+// docs/install.md). Webhooks others added are left alone.
 import { V1ALPHA1, V1BETA1 } from '../../api/constants.js';
 import { CONTAINER_RECREATE_REQUESTS } from '../../api/containerrecreaterequest.js';
 import { IMAGE_LIST_PULL_JOBS } from '../../api/imagelistpulljob.js';
@@ -34,11 +36,18 @@ export interface WebhookRule {
   scope?: string;
 }
 
+/** A CEL condition the API server checks before calling the webhook (admissionregistration.k8s.io/v1, 1.30+). */
+export interface MatchCondition {
+  name: string;
+  expression: string;
+}
+
 export interface Webhook {
   name: string;
   clientConfig: WebhookClientConfig;
   rules: WebhookRule[];
   failurePolicy: 'Fail' | 'Ignore';
+  matchConditions?: MatchCondition[];
   sideEffects: 'None';
   admissionReviewVersions: string[];
   timeoutSeconds: number;
@@ -61,6 +70,10 @@ export interface WebhookDefinition {
   rules?: WebhookRule[];
   namespaceSelector?: unknown;
   objectSelector?: unknown;
+  /** Only requests meeting every condition are sent (default: all the rules match). */
+  matchConditions?: MatchCondition[];
+  /** What the API server does when the controller cannot answer (default Fail). */
+  failurePolicy?: 'Fail' | 'Ignore';
 }
 
 const kruiseRule = (resource: ResourceType): WebhookRule => ({
@@ -109,13 +122,14 @@ export function webhookFor(def: WebhookDefinition, target: WebhookTarget, mutati
     name: def.name,
     clientConfig: clientConfigFor(def.path, target),
     rules: def.rules ?? [kruiseRule(def.resource)],
-    failurePolicy: 'Fail',
+    failurePolicy: def.failurePolicy ?? 'Fail',
     sideEffects: 'None',
     admissionReviewVersions: ['v1'],
     timeoutSeconds: 10,
   };
   if (def.namespaceSelector) hook.namespaceSelector = def.namespaceSelector;
   if (def.objectSelector) hook.objectSelector = def.objectSelector;
+  if (def.matchConditions) hook.matchConditions = def.matchConditions;
   if (mutating) hook.reinvocationPolicy = 'Never';
   return hook;
 }
@@ -137,9 +151,22 @@ export async function ensureWebhookConfigurations(client: KubeClient, target: We
         if (!have) {
           hooks.push(webhookFor(def, target, mutating));
           changed = true;
-        } else if (JSON.stringify(have.clientConfig) !== JSON.stringify(want)) {
-          have.clientConfig = want;
-          changed = true;
+        } else {
+          if (JSON.stringify(have.clientConfig) !== JSON.stringify(want)) {
+            have.clientConfig = want;
+            changed = true;
+          }
+          // an older configuration (or one without the conditions) would send, and block on, every pod
+          const failurePolicy = def.failurePolicy ?? 'Fail';
+          if (have.failurePolicy !== failurePolicy) {
+            have.failurePolicy = failurePolicy;
+            changed = true;
+          }
+          if (JSON.stringify(have.matchConditions ?? []) !== JSON.stringify(def.matchConditions ?? [])) {
+            if (def.matchConditions) have.matchConditions = def.matchConditions;
+            else delete have.matchConditions;
+            changed = true;
+          }
         }
       }
       return changed;

@@ -1,7 +1,10 @@
 // The launch-priority agent's writes to the API server, as the few operations it needs: read, create, add keys to
 // and reset a barrier ConfigMap, and touch a pod's annotations. Every write is guarded by the object's uid
 // (a JSON-patch `test`), so a pod or ConfigMap deleted and recreated under the same name is never written by mistake.
+// Every barrier it writes carries BARRIER_NODE_NAME_LABEL with the agent's node: the API server's node-confinement
+// policy (deploy/node-confinement) lets an agent write only barriers labelled with its own node.
 // Needs configmaps get/create/patch and pods patch (deploy/base/daemon RBAC).
+import { BARRIER_NODE_NAME_LABEL } from '../../api/constants.js';
 import { CoreResources, type KubeClient, type KubeObject, type OwnerReference } from '../../kube/index.js';
 import { isNotFound } from '../../kube/errors.js';
 
@@ -62,7 +65,15 @@ function podAnnotationPatch(
 export type BarrierApi = Pick<KubeBarrierApi, keyof KubeBarrierApi>;
 
 export class KubeBarrierApi {
-  constructor(private readonly client: Pick<KubeClient, 'get' | 'create' | 'patch'>) {}
+  /** `nodeName`: the agent's node, written into every barrier's BARRIER_NODE_NAME_LABEL. */
+  constructor(
+    private readonly client: Pick<KubeClient, 'get' | 'create' | 'patch'>,
+    private readonly nodeName: string,
+  ) {}
+
+  private labels(): Record<string, string> {
+    return { [BARRIER_NODE_NAME_LABEL]: this.nodeName };
+  }
 
   /** The ConfigMap, or undefined when it does not exist. */
   async get(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
@@ -78,17 +89,23 @@ export class KubeBarrierApi {
   create(namespace: string, name: string, owner: PodOwner, keys: readonly string[]): Promise<ConfigMapObject> {
     return this.client.create<ConfigMapObject>(
       CoreResources.configMaps,
-      { metadata: { name, namespace, ownerReferences: [podOwnerReference(owner)] }, data: keysData(keys) },
+      {
+        metadata: { name, namespace, labels: this.labels(), ownerReferences: [podOwnerReference(owner)] },
+        data: keysData(keys),
+      },
       { namespace },
     );
   }
 
-  /** Add keys (merge patch); throws NotFound when it does not exist. */
+  /**
+   * Add keys (merge patch, which also labels a barrier written before the label existed); throws NotFound when it
+   * does not exist.
+   */
   addKeys(namespace: string, name: string, keys: readonly string[]): Promise<ConfigMapObject> {
     return this.client.patch<ConfigMapObject>(
       CoreResources.configMaps,
       name,
-      { data: keysData(keys) },
+      { metadata: { labels: this.labels() }, data: keysData(keys) },
       {
         type: 'merge',
         namespace,
@@ -96,7 +113,10 @@ export class KubeBarrierApi {
     );
   }
 
-  /** Replace data and owner of the ConfigMap with this uid (left by an earlier pod of the same name). */
+  /**
+   * Replace data, owner and labels of the ConfigMap with this uid (left by an earlier pod of the same name; a barrier
+   * has no labels but ours).
+   */
   reset(
     namespace: string,
     name: string,
@@ -106,6 +126,7 @@ export class KubeBarrierApi {
   ): Promise<ConfigMapObject> {
     const ops: JsonPatchOp[] = [
       { op: 'test', path: '/metadata/uid', value: uid },
+      { op: 'add', path: '/metadata/labels', value: this.labels() },
       { op: 'add', path: '/metadata/ownerReferences', value: [podOwnerReference(owner)] },
       { op: 'add', path: '/data', value: keysData(keys) },
     ];

@@ -36,7 +36,7 @@ export const launchPriorityModule = controllerModule<CriClient>({
     });
     const controller = new LaunchPriorityController({
       pods,
-      api: new KubeBarrierApi(client),
+      api: new KubeBarrierApi(client, ctx.nodeName),
       poller,
       events,
       clock: ctx.clock,

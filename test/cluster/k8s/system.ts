@@ -1,6 +1,7 @@
 // Our system on the real local cluster, as deployed: deploy/'s CRDs, namespaces, ServiceAccounts and RBAC applied
 // to the real API server (so RBAC is enforced on the agent and the controller), a kubeconfig per ServiceAccount
-// (a bound token from the TokenRequest API), and the command lines that run kruise-daemon inside a node (its network
+// (a bound token from the TokenRequest API; the agent's is bound to a placeholder pod on its node, so the API server's
+// node-confinement policy sees its node as it sees a DaemonSet pod's), and the command lines that run kruise-daemon inside a node (its network
 // and mount namespaces, the node's own CRI socket, the DaemonSet's heap flags) and kruise-controller on the host
 // (its admission webhooks reached by URL at the host's node-network address). The workloads that deploy/ runs as a
 // DaemonSet and a Deployment run here as processes, so a change to the code needs no image.
@@ -27,6 +28,8 @@ const API_KINDS = new Set([
   'ClusterRole',
   'RoleBinding',
   'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
 ]);
 
 interface Manifest {
@@ -55,7 +58,10 @@ export function renderOverlay(layout: K8sLayout, overlay = 'default'): Manifest[
     .filter((doc): doc is Manifest => doc !== null && typeof doc === 'object');
 }
 
-/** Apply deploy/'s API objects (CRDs, namespaces, ServiceAccounts, RBAC) and wait until the CRDs are served. */
+/**
+ * Apply deploy/'s API objects (CRDs, namespaces, ServiceAccounts, RBAC, the node-confinement policy) and wait until
+ * the CRDs are served.
+ */
 export function installApiObjects(layout: K8sLayout, manifests: Manifest[]): void {
   const objects = manifests.filter((m) => m.kind !== undefined && API_KINDS.has(m.kind));
   const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects });
@@ -81,9 +87,53 @@ export function removeWebhookConfigurations(layout: K8sLayout): void {
   if (!result.ok) throw new Error(`removing the webhook configurations failed: ${result.out}`);
 }
 
+/** The placeholder pod whose bound token the agent of `node` uses (see agentTokenPod). */
+export function agentTokenPodName(node: NodeLayout): string {
+  return `kruise-daemon-token-${node.name}`;
+}
+
+/**
+ * A pod of the kruise-daemon ServiceAccount on `node` (kruise-system, host network, no token mounted, `image`: the
+ * pause image every node has), created unless it is there already. Our agent runs as a process here, not as the
+ * DaemonSet's pod; a token bound to this pod carries the node's name (user extra
+ * authentication.kubernetes.io/node-name) as a DaemonSet pod's token does, which deploy/node-confinement requires.
+ * Deleting the pod invalidates the token.
+ */
+export function agentTokenPod(layout: K8sLayout, node: NodeLayout, image: string): string {
+  const name = agentTokenPodName(node);
+  const existing = kubectl(layout, ['get', 'pod', name, '-n', SYSTEM_NAMESPACE, '-o', 'jsonpath={.spec.nodeName}']);
+  if (existing.ok && existing.out === node.name) return name;
+  if (existing.ok) {
+    const removed = kubectl(layout, ['delete', 'pod', name, '-n', SYSTEM_NAMESPACE, '--wait=true']);
+    if (!removed.ok) throw new Error(`deleting pod ${SYSTEM_NAMESPACE}/${name} failed: ${removed.out}`);
+  }
+  const pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: SYSTEM_NAMESPACE,
+      labels: { 'app.kubernetes.io/name': 'kruise-daemon-token', 'app.kubernetes.io/part-of': 'kruise-daemon-test' },
+    },
+    spec: {
+      nodeName: node.name,
+      serviceAccountName: 'kruise-daemon',
+      automountServiceAccountToken: false,
+      hostNetwork: true,
+      tolerations: [{ operator: 'Exists' }],
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'placeholder', image, imagePullPolicy: 'IfNotPresent' }],
+    },
+  };
+  const created = kubectl(layout, ['create', '-f', '-'], JSON.stringify(pod));
+  if (!created.ok) throw new Error(`creating pod ${SYSTEM_NAMESPACE}/${name} failed: ${created.out}`);
+  return name;
+}
+
 /**
  * A kubeconfig (0600) for ServiceAccount namespace/name with a bound token from the TokenRequest API, valid for
- * `hours`: the agent and the controller reach the API with exactly the rights deploy/ grants them.
+ * `hours`, bound to pod `boundPod` (of the same namespace) when given: the agent and the controller reach the API
+ * with exactly the rights deploy/ grants them.
  */
 export function serviceAccountKubeconfig(
   layout: K8sLayout,
@@ -91,8 +141,10 @@ export function serviceAccountKubeconfig(
   name: string,
   file: string,
   hours = 24,
+  boundPod?: string,
 ): string {
-  const token = kubectl(layout, ['create', 'token', name, '-n', namespace, `--duration=${hours}h`]);
+  const bound = boundPod === undefined ? [] : ['--bound-object-kind', 'Pod', '--bound-object-name', boundPod];
+  const token = kubectl(layout, ['create', 'token', name, '-n', namespace, `--duration=${hours}h`, ...bound]);
   if (!token.ok) throw new Error(`kubectl create token ${name} -n ${namespace} failed: ${token.out}`);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(

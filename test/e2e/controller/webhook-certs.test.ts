@@ -144,4 +144,30 @@ describe('kruise-controller: webhook certificates on the real API server', funct
       }
     }
   });
+
+  it("brings an older install's pod webhooks (every pod sent, Fail) up to date: conditions and failure policy", async () => {
+    const m = manager(['127.0.0.1'], join(dir, 'f'));
+    await m.ensure();
+    const target = {
+      urlBase: 'https://127.0.0.1:9443',
+      service: { namespace: 'kruise-system', name: 'svc', port: 443 },
+      caBundlePem: m.certificates!.ca.certPem,
+    };
+    await ensureWebhookConfigurations(client, target);
+    const config = await client.get<WebhookConfiguration>(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_CONFIGURATION_NAME);
+    const older = (config.webhooks ?? []).map((h) => {
+      const { matchConditions: _dropped, ...rest } = h;
+      return { ...rest, failurePolicy: 'Fail' as const };
+    });
+    await client.update(MUTATING_WEBHOOK_CONFIGURATIONS, { ...config, webhooks: older } as KubeObject);
+    assert.equal(await ensureWebhookConfigurations(client, target), 1, 'the mutating configuration rewritten');
+    const after = await client.get<WebhookConfiguration>(MUTATING_WEBHOOK_CONFIGURATIONS, MUTATING_CONFIGURATION_NAME);
+    const hook = (name: string) => after.webhooks?.find((h) => h.name === name);
+    assert.ok(hook('mpod.kb.io')?.matchConditions?.length, 'mpod.kb.io has its conditions again');
+    assert.equal(hook('mpod.kb.io')?.failurePolicy, 'Fail');
+    assert.ok(hook('mpod-persistentpodstate.kb.io')?.matchConditions?.length);
+    assert.equal(hook('mpod-persistentpodstate.kb.io')?.failurePolicy, 'Ignore');
+    assert.equal(hook('mnodeimage.kb.io')?.matchConditions, undefined, 'no conditions where none are defined');
+    assert.equal(await ensureWebhookConfigurations(client, target), 0, 'then up to date');
+  });
 });

@@ -169,6 +169,12 @@ describe('deploy/overlays', function () {
         `${m.kind} ${m.metadata.name} in the default overlay`,
       );
     }
+    const policy = find(manifests, 'ValidatingAdmissionPolicy', 'kruise-daemon-node-confinement');
+    assert.deepEqual(
+      policy.spec.matchConditions.map((c: Tree) => c.expression),
+      ["request.userInfo.username == 'system:serviceaccount:kruise-system:kruise-daemon'"],
+    );
+    assert.equal(policy.metadata.namespace, undefined, 'cluster-scoped');
     const ns = find(manifests, 'Namespace', 'kruise-system');
     assert.equal(ns.metadata.labels['pod-security.kubernetes.io/enforce'], 'privileged', 'the agent pods are admitted');
     const pdb = find(manifests, 'PodDisruptionBudget', 'kruise-controller');
@@ -240,6 +246,13 @@ describe('deploy/overlays', function () {
     }
     const ds = find(manifests, 'DaemonSet');
     assert.equal(ds.spec.template.spec.serviceAccountName, accounts[0]);
+    // node confinement (deploy/node-confinement) of our agent's ServiceAccount, not of OpenKruise's kruise-daemon
+    const policy = find(manifests, 'ValidatingAdmissionPolicy');
+    assert.deepEqual(
+      policy.spec.matchConditions.map((c: Tree) => c.expression),
+      [`request.userInfo.username == 'system:serviceaccount:kruise-system:${accounts[0]}'`],
+    );
+    assert.equal(find(manifests, 'ValidatingAdmissionPolicyBinding').spec.policyName, policy.metadata.name);
     assert.equal(
       ds.spec.selector.matchLabels['app.kubernetes.io/instance'],
       'kruise-daemon-ts',

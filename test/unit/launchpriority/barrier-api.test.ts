@@ -1,0 +1,66 @@
+// KubeBarrierApi labels every barrier it writes with the agent's node (create, add keys, reset): the API server's
+// node-confinement policy (deploy/node-confinement) lets an agent write only barriers labelled with its own node.
+import assert from 'node:assert/strict';
+import { BARRIER_NODE_NAME_LABEL } from '../../../src/api/constants.js';
+import { KubeBarrierApi } from '../../../src/daemon/launchpriority/barrier-api.js';
+import type { KubeClient } from '../../../src/kube/index.js';
+
+interface Call {
+  verb: 'create' | 'patch';
+  name: string;
+  body: unknown;
+  options: unknown;
+}
+
+function recordingClient(calls: Call[]): Pick<KubeClient, 'get' | 'create' | 'patch'> {
+  return {
+    get: () => Promise.reject(new Error('not used')),
+    create: (_rt, body, options) => {
+      calls.push({ verb: 'create', name: body.metadata?.name ?? '', body, options });
+      return Promise.resolve(body as never);
+    },
+    patch: (_rt, name, body, options) => {
+      calls.push({ verb: 'patch', name, body, options });
+      return Promise.resolve({ metadata: { name } } as never);
+    },
+  };
+}
+
+describe('launch priority: KubeBarrierApi labels barriers with its node', () => {
+  const owner = { name: 'web-0', uid: 'uid-1' };
+
+  it('creates a barrier labelled with the node, owned by its pod', async () => {
+    const calls: Call[] = [];
+    await new KubeBarrierApi(recordingClient(calls), 'node-a').create('ns', 'web-0-barrier', owner, ['p_1']);
+    assert.deepEqual(calls[0]?.body, {
+      metadata: {
+        name: 'web-0-barrier',
+        namespace: 'ns',
+        labels: { [BARRIER_NODE_NAME_LABEL]: 'node-a' },
+        ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'web-0', uid: 'uid-1' }],
+      },
+      data: { p_1: 'true' },
+    });
+  });
+
+  it('labels it again when adding keys (a barrier written before the label gets it)', async () => {
+    const calls: Call[] = [];
+    await new KubeBarrierApi(recordingClient(calls), 'node-a').addKeys('ns', 'web-0-barrier', ['p_2']);
+    assert.deepEqual(calls[0]?.body, {
+      metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: 'node-a' } },
+      data: { p_2: 'true' },
+    });
+    assert.deepEqual(calls[0]?.options, { type: 'merge', namespace: 'ns' });
+  });
+
+  it('replaces the labels with its own when resetting a barrier left by an earlier pod', async () => {
+    const calls: Call[] = [];
+    await new KubeBarrierApi(recordingClient(calls), 'node-b').reset('ns', 'web-0-barrier', 'old-uid', owner, ['p_1']);
+    assert.deepEqual(calls[0]?.body, [
+      { op: 'test', path: '/metadata/uid', value: 'old-uid' },
+      { op: 'add', path: '/metadata/labels', value: { [BARRIER_NODE_NAME_LABEL]: 'node-b' } },
+      { op: 'add', path: '/metadata/ownerReferences', value: [{ apiVersion: 'v1', kind: 'Pod', ...owner }] },
+      { op: 'add', path: '/data', value: { p_1: 'true' } },
+    ]);
+  });
+});
