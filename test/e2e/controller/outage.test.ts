@@ -19,6 +19,7 @@ import {
 } from '../../../src/controller/admission/configurations.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../../support/real-cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../../support/test-namespace.js';
+import { waitFor } from '../../support/wait.js';
 
 interface Container {
   name: string;
@@ -124,7 +125,14 @@ describe('controller outage: only pods that use our features wait for it (webhoo
 
   it('admits it, with its barriers, once the controller is back', async () => {
     await system!.startController();
-    assert.equal(barrierEnvs(await admit(ordered('ordered'))), 2);
-    assert.equal(barrierEnvs(await admit(byEnv('by-env'))), 2);
+    // the new controller serves on a new address and writes it (and its CA) into the webhook configurations as it
+    // starts; until that write reaches the API server's webhook cache, calls still go to the dead one
+    const admitted = (p: Pod): Promise<Pod> =>
+      waitFor(() => admit(p), {
+        timeoutMs: 30_000,
+        message: `${p.metadata?.name} admitted by the restarted controller`,
+      });
+    assert.equal(barrierEnvs(await admitted(ordered('ordered'))), 2);
+    assert.equal(barrierEnvs(await admitted(byEnv('by-env'))), 2);
   });
 });
