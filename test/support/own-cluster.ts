@@ -4,7 +4,7 @@
 // only the cluster itself (2 nodes, pods on kruise-ipam, KRUISE_IMAGE in the registry). It is taken down and
 // purged by stop(), and at the end of the run if the test did not get that far.
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../src/util/repo-root.js';
@@ -12,10 +12,12 @@ import { errorMessage } from '../../src/util/error-message.js';
 import { downCluster, upCluster } from '../cluster/components.js';
 import { pluginWrapper, renderExamples } from '../cluster/dev-guide.js';
 import { layoutFromContext } from '../cluster/k8s/context.js';
-import type { K8sLayout } from '../cluster/k8s/layout.js';
+import type { K8sLayout, NodeLayout } from '../cluster/k8s/layout.js';
 import { kubectl } from '../cluster/k8s/system.js';
 import { validateClusterDir } from '../cluster/paths.js';
+import { startDaemon, stopDaemon } from '../cluster/runtime/processes.js';
 import { atRunEnd } from './fixtures.js';
+import { waitFor } from './wait.js';
 
 const PLUGIN_ENTRY = fileURLToPath(new URL('../../src/cli/kubectl-kruise-node.js', import.meta.url));
 
@@ -117,4 +119,30 @@ export function runScript(script: string): Promise<{ code: number | null; out: s
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, out }));
   });
+}
+
+/**
+ * Restart `node`'s kubelet with `extraArgs` after the cluster's own arguments (none: as the cluster runs it) and wait
+ * until the new one serves /configz through the API server; returns its KubeletConfiguration. The command line the
+ * cluster recorded is left as it was, so a later `up` restarts a kubelet running with extra arguments.
+ */
+export async function restartKubelet(
+  cluster: OwnCluster,
+  node: NodeLayout,
+  extraArgs: string[],
+): Promise<Record<string, unknown>> {
+  const pidFile = join(node.runDir, 'kubelet.pid');
+  const recorded = JSON.parse(readFileSync(`${pidFile}.cmdline`, 'utf8')) as unknown[];
+  const command = recorded[0] as string;
+  const args = recorded.slice(1, -1) as string[];
+  await stopDaemon(pidFile, node.kubeletConfig, 10_000);
+  await startDaemon({ command, args: [...args, ...extraArgs], logFile: join(node.logDir, 'kubelet.log'), pidFile });
+  // the old kubelet is gone: /configz answers once the new one serves
+  return waitFor(
+    () => {
+      const got = cluster.kubectl(['get', '--raw', `/api/v1/nodes/${node.name}/proxy/configz`]);
+      return got.ok ? (JSON.parse(got.out) as { kubeletconfig: Record<string, unknown> }).kubeletconfig : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 250, message: `the restarted kubelet of ${node.name} to serve /configz` },
+  );
 }

@@ -7,6 +7,7 @@
 // labelled kruise-daemon.io/agent=true, pulling that node's NodeImage, nothing of ours on the other node; deleted
 // again. Figures (install to Ready, upgrade roll) are printed for docs/install.md.
 import assert from 'node:assert/strict';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { load } from 'js-yaml';
 import { join } from 'node:path';
 import { packageRoot } from '../../../src/util/repo-root.js';
@@ -14,7 +15,13 @@ import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { CHART_DIR, useHelm, type Helm } from '../../support/helm.js';
 import { setNodeImageSpec, waitForStatus } from '../../support/nodeimages.js';
-import { startOwnCluster, runScript, writeTryItEnv, type OwnCluster } from '../../support/own-cluster.js';
+import {
+  restartKubelet,
+  startOwnCluster,
+  runScript,
+  writeTryItEnv,
+  type OwnCluster,
+} from '../../support/own-cluster.js';
 import { readmeBlock } from '../../support/readme.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -131,6 +138,134 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
     // the plugin found the agents' pods itself (no KRUISE_NODE_AGENTS) and read their reservations
     assert.match(out, new RegExp(`${web0[1]!}\\s+\\S+\\s+\\d+\\s+\\d+\\s+[1-9]\\d*\\s+\\d+`), 'ips shows a reuse');
     assert.match(out, /^\S+\s+\d+\.\d+\.\d+\.\d+\s+\S+\s+default\/web-[01]\s/m, 'ipam ls lists a web pod');
+  });
+
+  it('a private image pre-pulled by the agent, and kubelet with KubeletEnsureSecretPulledImages off and on', async () => {
+    const [node1, node2] = cluster.layout.nodes;
+    assert.ok(node1 && node2);
+    const v = cluster.vars;
+    const ref = v.TEST_IMAGE_AUTH_BUSYBOX_1!;
+    const name = ref.slice(0, ref.lastIndexOf(':'));
+    cluster.must([
+      'create',
+      'secret',
+      'docker-registry',
+      'regcred',
+      `--docker-server=${v.AUTH_REGISTRY!}`,
+      `--docker-username=${v.AUTH_USER!}`,
+      `--docker-password=${v.AUTH_PASSWORD!}`,
+    ]);
+    cluster.must([
+      'create',
+      'rolebinding',
+      'kruise-controller-pull-secret-reader',
+      '--clusterrole=kruise-controller-pull-secret-reader',
+      '--serviceaccount=kruise-system:kruise-controller',
+    ]);
+    const job = {
+      apiVersion: 'apps.kruise.io/v1beta1',
+      kind: 'ImagePullJob',
+      metadata: { name: 'private', namespace: 'default' },
+      spec: {
+        image: ref,
+        pullSecrets: ['regcred'],
+        selector: { names: [node1.name] },
+        completionPolicy: { type: 'Always' },
+      },
+    };
+    cluster.must(['apply', '-f', '-'], JSON.stringify(job));
+    await waitForStatus(
+      admin,
+      node1.name,
+      (status) => status.imageStatuses?.[name]?.tags.some((t) => t.tag === '1.0' && t.phase === 'Succeeded') === true,
+      { timeoutMs: 120_000, intervalMs: 500, message: `${ref} pre-pulled on ${node1.name} with regcred` },
+    );
+
+    /** A pod of `ref` on `node` (IfNotPresent), with or without the secret: Running, or kubelet's pull error. */
+    const outcome = async (pod: string, node: string, secret: boolean): Promise<string> => {
+      const manifest = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: pod, namespace: 'default' },
+        spec: {
+          nodeName: node,
+          terminationGracePeriodSeconds: 0,
+          ...(secret ? { imagePullSecrets: [{ name: 'regcred' }] } : {}),
+          containers: [{ name: 'c', image: ref, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+        },
+      };
+      cluster.must(['apply', '-f', '-'], JSON.stringify(manifest));
+      const result = await waitFor(
+        () => {
+          const got = JSON.parse(cluster.must(['get', 'pod', pod, '-o', 'json'])) as {
+            status: {
+              containerStatuses?: { state: { running?: object; waiting?: { reason?: string; message?: string } } }[];
+            };
+          };
+          const state = got.status.containerStatuses?.[0]?.state;
+          if (state?.running) {
+            // kubelet's own word on the image: "already present on machine" or "Successfully pulled"
+            const pulled = cluster.must([
+              'get',
+              'events',
+              '--field-selector',
+              `involvedObject.name=${pod},reason=Pulled`,
+              '-o',
+              'jsonpath={.items[*].message}',
+            ]);
+            return pulled
+              ? `Running (${pulled.replace(/ in [\d.]+m?s.*$/, '').replace(/"[^"]*"/, 'IMAGE')})`
+              : undefined;
+          }
+          const reason = state?.waiting?.reason;
+          return reason === 'ErrImagePull' || reason === 'ImagePullBackOff'
+            ? `${reason}: ${state?.waiting?.message ?? ''}`
+            : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 250, message: `pod ${pod} running or failing to pull` },
+      );
+      cluster.must(['delete', 'pod', pod, '--wait=true', '--timeout=60s']);
+      process.stderr.write(`      [kubelet] ${pod} on ${node}${secret ? ' with the secret' : ''}: ${result}\n`);
+      return result;
+    };
+
+    const unauthorized = /^(ErrImagePull|ImagePullBackOff): .*401 Unauthorized/;
+    const present = 'Running (Container image IMAGE already present on machine)';
+    // the image is private: a node without it cannot pull it without the secret
+    assert.match(await outcome('private-elsewhere', node2.name, false), unauthorized);
+    // gate off (1.33's default): the pre-pulled image is used by any pod on the node, with or without the secret
+    assert.equal(await outcome('private-gate-off', node1.name, false), present);
+
+    const dropIn = join(cluster.dir, 'kubelet-config.d');
+    mkdirSync(dropIn, { recursive: true });
+    try {
+      // gate on, its default policy NeverVerifyPreloadedImages: an image kubelet has no pull record of (ours pulled
+      // it) counts as preloaded and is never verified
+      const on = await restartKubelet(cluster, node1, ['--feature-gates=KubeletEnsureSecretPulledImages=true']);
+      assert.equal(on.imagePullCredentialsVerificationPolicy, 'NeverVerifyPreloadedImages');
+      assert.equal(await outcome('private-gate-on', node1.name, false), present);
+      // gate on, AlwaysVerify: kubelet checks the pod's own credentials against the registry
+      writeFileSync(
+        join(dropIn, '50-verify.conf'),
+        'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nimagePullCredentialsVerificationPolicy: AlwaysVerify\n',
+      );
+      const always = await restartKubelet(cluster, node1, [
+        '--feature-gates=KubeletEnsureSecretPulledImages=true',
+        `--config-dir=${dropIn}`,
+      ]);
+      assert.equal(always.imagePullCredentialsVerificationPolicy, 'AlwaysVerify');
+      assert.match(await outcome('private-always-verify', node1.name, false), unauthorized);
+      const withSecret = await outcome('private-always-verify-secret', node1.name, true);
+      assert.match(withSecret, /^Running /);
+      // kubelet now records that regcred pulled it: a pod without the secret is still refused
+      assert.match(await outcome('private-always-verify-again', node1.name, false), unauthorized);
+    } finally {
+      await restartKubelet(cluster, node1, []);
+      rmSync(dropIn, { recursive: true, force: true });
+      cluster.kubectl(['delete', 'imagepulljob', 'private', '--ignore-not-found']);
+      cluster.kubectl(['delete', 'secret', 'regcred', '--ignore-not-found']);
+      cluster.kubectl(['delete', 'rolebinding', 'kruise-controller-pull-secret-reader', '--ignore-not-found']);
+    }
   });
 
   it('helm upgrade --set daemon.log.level=debug rolls the DaemonSet: new pods, new generation observed', () => {
