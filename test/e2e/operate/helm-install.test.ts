@@ -243,7 +243,11 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
       // it) counts as preloaded and is never verified
       const on = await restartKubelet(cluster, node1, ['--feature-gates=KubeletEnsureSecretPulledImages=true']);
       assert.equal(on.imagePullCredentialsVerificationPolicy, 'NeverVerifyPreloadedImages');
-      assert.equal(await outcome('private-gate-on', node1.name, false), present);
+      // (kubelet's message says so now: "... already present on machine and can be accessed by the pod")
+      assert.equal(
+        await outcome('private-gate-on', node1.name, false),
+        `${present.slice(0, -1)} and can be accessed by the pod)`,
+      );
       // gate on, AlwaysVerify: kubelet checks the pod's own credentials against the registry
       writeFileSync(
         join(dropIn, '50-verify.conf'),
