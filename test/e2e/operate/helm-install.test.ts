@@ -2,8 +2,9 @@
 // applied beforehand; the shared cluster's deploy/ objects hold other tests' tokens): `helm install` with the image
 // the cluster built (KRUISE_IMAGE) and IPRetention on (the cluster's pods are on kruise-ipam), the DaemonSet and
 // Deployment rolled out, README's "Try it" block run against the pods (as readme-examples.test.ts runs it against
-// `npm run dev`), `helm upgrade --set daemon.log.level=debug` rolling the DaemonSet, `helm uninstall` leaving nothing
-// but the CRDs. Then, on the same cluster, deploy/overlays/agent-only: our agent (kruise-daemon-ts) only on the node
+// `npm run dev`), a private image pre-pulled by the agent and what kubelet does with it, KubeletEnsureSecretPulledImages
+// off and on (docs/image-pull.md), `helm upgrade --set daemon.log.level=debug` rolling the DaemonSet, `helm uninstall`
+// leaving nothing but the CRDs (and what they keep). Then, on the same cluster, deploy/overlays/agent-only: our agent (kruise-daemon-ts) only on the node
 // labelled kruise-daemon.io/agent=true, pulling that node's NodeImage, nothing of ours on the other node; deleted
 // again. Figures (install to Ready, upgrade roll) are printed for docs/install.md.
 import assert from 'node:assert/strict';
@@ -74,7 +75,23 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
     (JSON.parse(cluster.must(['get', 'pods', '-n', NS, '-l', selector, '-o', 'json'])) as { items: Pod[] }).items;
   const rollout = (what: string): void => void cluster.must(['rollout', 'status', '-n', NS, what, '--timeout=240s']);
 
+  /** Every cluster-scoped object (kind/name) but those that come and go by themselves (leases, events, reviews). */
+  const clusterScoped = (): Set<string> => {
+    const types = cluster
+      .must(['api-resources', '--namespaced=false', '--verbs=list', '-o', 'name'])
+      .split(/\s+/)
+      .filter((t) => t && !/^(leases|events|componentstatuses)\b/.test(t));
+    return new Set(
+      cluster
+        .must(['get', types.join(','), '-o', 'name'])
+        .split(/\s+/)
+        .filter(Boolean),
+    );
+  };
+  let beforeInstall = new Set<string>();
+
   it('helm install: the DaemonSet on every node and the controller Ready, NodeImages created', async () => {
+    beforeInstall = clusterScoped();
     const started = Date.now();
     helmRun([
       'install',
@@ -344,6 +361,19 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
     assert.deepEqual(
       left,
       CRDS.map((c) => `crd ${c}`),
+    );
+    // every cluster-scoped object that was not there before the install: the CRDs, their API groups' APIServices and
+    // the custom resources the CRDs keep (the NodeImages)
+    const added = [...clusterScoped()].filter((o) => !beforeInstall.has(o)).sort();
+    assert.deepEqual(
+      added,
+      [
+        'apiservice.apiregistration.k8s.io/v1alpha1.apps.kruise.io',
+        'apiservice.apiregistration.k8s.io/v1beta1.apps.kruise.io',
+        ...CRDS.map((c) => `customresourcedefinition.apiextensions.k8s.io/${c}`),
+        ...cluster.layout.nodes.map((n) => `nodeimage.apps.kruise.io/${n.name}`),
+      ],
+      'nothing else cluster-scoped is left (no namespace, ClusterRole, binding, webhook configuration or policy)',
     );
     // the custom resources stay with their CRDs
     const nodeImages = cluster.must(['get', 'nodeimages', '-o', 'jsonpath={.items[*].metadata.name}']);
