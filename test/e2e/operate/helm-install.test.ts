@@ -294,6 +294,9 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
       metadata: { generation: number };
     };
     const oldPods = new Set(pods('app.kubernetes.io/name=kruise-daemon').map((p) => p.metadata.uid));
+    const controllerPods = pods('control-plane=controller')
+      .map((p) => p.metadata.uid)
+      .sort();
     const started = Date.now();
     helmRun(['upgrade', 'kruise-daemon', CHART_DIR, '--reuse-values', '--set', 'daemon.log.level=debug']);
     rollout('ds/kruise-daemon');
@@ -313,7 +316,13 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
       const level = pod.spec.containers[0]!.env?.find((e) => e.name === 'LOG_LEVEL')?.value;
       assert.equal(level, 'debug', `${pod.metadata.name} runs with LOG_LEVEL=debug`);
     }
-    // the controller's pods are untouched by an agent value
+    // an agent value leaves the controller's pods alone
+    assert.deepEqual(
+      pods('control-plane=controller')
+        .map((p) => p.metadata.uid)
+        .sort(),
+      controllerPods,
+    );
     const revisions = helmRun(['history', 'kruise-daemon', '-o', 'json']);
     assert.deepEqual(
       (JSON.parse(revisions) as { revision: number; status: string }[]).map((r) => `${r.revision} ${r.status}`),
