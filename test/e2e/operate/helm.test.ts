@@ -4,7 +4,7 @@
 // `kubectl apply --dry-run=server` of the chart's rendering with non-default values (admitted, defaulted and
 // validated by the API server, nothing stored). The cluster holds deploy/'s namespaces, ServiceAccounts and RBAC,
 // applied by kubectl: helm must refuse to adopt them unless told to (--take-ownership).
-// Not here yet: a real install, upgrade and uninstall (the pods need the image on the nodes).
+// A real install, upgrade and uninstall, on a cluster of its own: helm-install.test.ts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
