@@ -5,7 +5,8 @@
 // bound to a placeholder pod on that node, as deploy/node-confinement requires) and the controller on the host (kruise-controller's token), as deploy/ runs them: one system at a time.
 // startInClusterSystem() instead installs deploy/overlays/ip-retention with the cluster's image: the DaemonSet and the
 // Deployment, nothing on the host.
-import { appendFileSync, mkdirSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/util/repo-root.js';
@@ -315,6 +316,13 @@ export interface InClusterSystem {
   /** The Ready agent pod on `node` that is not being deleted (throws if none). */
   agentPod(node: NodeLayout): PodRow;
   controllerPods(): PodRow[];
+  /**
+   * SIGKILL the process of pod `pod` whose command line names `command` (found in /proc: a node shares the host's
+   * PID namespace): a crash, nothing cleaned up, kubelet restarts the container. Returns the PID killed.
+   */
+  killPodProcess(pod: string, command: string): number;
+  /** A file as seen inside `node`'s mount namespace (e.g. a projected volume, a tmpfs the host does not see). */
+  readNodeFile(node: NodeLayout, path: string): Promise<string>;
   /** Remove the workloads, the Service, the PDB and the webhooks; the nodes' kruise-ipam points at this checkout again. */
   stop(): void;
 }
@@ -344,6 +352,35 @@ export function startInClusterSystem(cluster: RealCluster): InClusterSystem {
       return pod;
     },
     controllerPods: () => systemPods(cluster.layout, 'controller'),
+    killPodProcess(pod, command) {
+      const pid = podProcess(pod, command);
+      process.kill(pid, 'SIGKILL');
+      return pid;
+    },
+    async readNodeFile(node, path) {
+      const [cmd, ...args] = await nodeLauncher(node);
+      const read = spawnSync(cmd!, [...args, 'cat', path], { encoding: 'utf8' });
+      if (read.status !== 0) throw new Error(`reading ${path} on ${node.name}: ${read.stderr}`);
+      return read.stdout;
+    },
     stop: () => removeInCluster(cluster.layout, cluster.dir, true),
   };
+}
+
+/** The PID of the process of pod `pod` (its environment's POD_NAME or HOSTNAME) running `command`. */
+function podProcess(pod: string, command: string): number {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!argv.some((a) => a.endsWith(command))) continue;
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (env.includes(`POD_NAME=${pod}`) || env.includes(`HOSTNAME=${pod}`)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  if (found.length !== 1)
+    throw new Error(`expected one ${command} process of pod ${pod}, found ${found.join(', ') || 'none'}`);
+  return found[0]!;
 }
