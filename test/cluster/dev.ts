@@ -249,6 +249,8 @@ async function main(): Promise<number> {
       const envFile = writeDevFiles(setup);
       process.stdout.write(devGuide(setup, envFile));
       log(`ready: source ${envFile}`);
+      // no child keeps the event loop alive here: a timer does, until a signal
+      setInterval(() => undefined, 1 << 30);
       await new Promise<never>(() => {
         /* runs until a signal */
       });
