@@ -317,10 +317,10 @@ export interface InClusterSystem {
   agentPod(node: NodeLayout): PodRow;
   controllerPods(): PodRow[];
   /**
-   * SIGKILL the process of pod `pod` whose command line names `command` (found in /proc: a node shares the host's
-   * PID namespace): a crash, nothing cleaned up, kubelet restarts the container. Returns the PID killed.
+   * Send `signal` to the process of pod `pod` whose command line names `command` (found in /proc: a node shares the
+   * host's PID namespace), e.g. SIGSTOP: a replica that hangs, never to renew or release anything. Returns the PID.
    */
-  killPodProcess(pod: string, command: string): number;
+  signalPodProcess(pod: string, command: string, signal: NodeJS.Signals): number;
   /** A file as seen inside `node`'s mount namespace (e.g. a projected volume, a tmpfs the host does not see). */
   readNodeFile(node: NodeLayout, path: string): Promise<string>;
   /** Remove the workloads, the Service, the PDB and the webhooks; the nodes' kruise-ipam points at this checkout again. */
@@ -352,9 +352,9 @@ export function startInClusterSystem(cluster: RealCluster): InClusterSystem {
       return pod;
     },
     controllerPods: () => systemPods(cluster.layout, 'controller'),
-    killPodProcess(pod, command) {
+    signalPodProcess(pod, command, signal) {
       const pid = podProcess(pod, command);
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
       return pid;
     },
     async readNodeFile(node, path) {

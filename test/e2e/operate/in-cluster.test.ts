@@ -218,7 +218,7 @@ users: [{name: u, user: {token: ${token}}}]
     assert.equal(after.metadata?.uid, before.metadata?.uid);
   });
 
-  it('hands leadership over within the lease time when the leading replica is killed (SIGKILL, pod deleted with grace 0) mid-ImagePullJob, and loses no NodeImage write', async () => {
+  it('hands leadership over within the lease time when the leading replica dies (frozen, pod deleted with grace 0) mid-ImagePullJob, and loses no NodeImage write', async () => {
     const ref = cluster.images.busybox2;
     const { image, tag } = splitReference(ref);
     // not on the nodes, so the job is still pulling when the leader goes
@@ -250,10 +250,11 @@ users: [{name: u, user: {token: ${token}}}]
       .map((p) => p.name)
       .filter((name) => name !== leader);
     const killed = Date.now();
-    // a crash and the pod gone (as when its node dies): SIGKILL, so the leader neither releases the Lease nor stops
-    // cleanly, then the pod deleted with grace 0, so kubelet does not restart it (its restarted container would hold
-    // the Lease again at once: the identity is the pod's name)
-    system!.killPodProcess(leader, '/kruise-controller');
+    // The leader dies without a word, as when its node goes: frozen (SIGSTOP: it neither renews nor releases the
+    // Lease, and kubelet sees no exit to restart), then its pod deleted with grace 0, so kubelet SIGKILLs it. (A
+    // SIGKILL alone lets kubelet restart the container, which holds the Lease again at once: the identity is the pod
+    // name; a forced delete alone sends SIGTERM first, and the leader releases the Lease.)
+    system!.signalPodProcess(leader, '/kruise-controller', 'SIGSTOP');
     must(cluster, ['delete', 'pod', '-n', SYSTEM_NAMESPACE, leader, '--grace-period=0', '--force']);
     const taken = await waitFor(
       async () => {
@@ -266,12 +267,19 @@ users: [{name: u, user: {token: ${token}}}]
     process.stderr.write(
       `      [in-cluster] Lease taken by ${taken.spec?.holderIdentity} ${handover} ms after the kill\n`,
     );
-    // the survivor acquires once the lease expired (at most leaseDuration after the last renewal), at its next retry
-    // (2 s): within the lease time plus that retry period
-    assert.ok(handover <= leaseMs + 2_000 + 500, `handover in ${handover} ms, lease ${leaseMs} ms`);
+    // The survivor takes the Lease once it has seen the record unchanged for leaseDuration: it sees each renewal at
+    // its next try (every retry period, 2 s), so it acquires at most leaseDuration + 2 retry periods after the kill.
+    // The Deployment's new pod (started a few seconds after the kill) campaigns too and, seeing the record only from
+    // its start, can win the same race; either way it is a replica that was not the leader.
+    const RETRY_MS = 2_000;
+    assert.ok(handover <= leaseMs + 2 * RETRY_MS + 1_000, `handover in ${handover} ms, lease ${leaseMs} ms`);
+    const holder = taken.spec?.holderIdentity ?? '';
     assert.ok(
-      survivors.includes(taken.spec?.holderIdentity ?? ''),
-      `the new holder ${taken.spec?.holderIdentity} is the surviving replica (${survivors.join(', ')}); pods now: ${JSON.stringify(system!.controllerPods())}`,
+      system!.controllerPods().some((p) => p.name === holder && !p.deleting),
+      `the new holder ${holder} is a running replica: ${JSON.stringify(system!.controllerPods())}`,
+    );
+    process.stderr.write(
+      `      [in-cluster] the new leader is ${survivors.includes(holder) ? 'the surviving replica' : "the Deployment's new pod"}\n`,
     );
     const done = await waitForJob(cluster.admin, NS, 'failover', (j) => !!j.status?.completionTime, 120_000);
     assert.equal(done.status?.succeeded, cluster.nodes.length);
