@@ -65,6 +65,11 @@ export interface DevSetup {
   examplesDir: string;
   registry: string;
   firstNode: string;
+  /**
+   * `npm run dev -- --in-cluster`: the agents are deploy/'s DaemonSet and the controller its Deployment (no host
+   * process): `ips` finds the agents through the API server (no KRUISE_NODE_AGENTS).
+   */
+  inCluster?: boolean;
 }
 
 /** An example with `${REGISTRY}` and `${NODE_NAME}` filled in (what `envsubst '$REGISTRY $NODE_NAME'` does). */
@@ -113,7 +118,7 @@ export function devEnvFile(setup: DevSetup): string {
     `. ${shellQuote(join(setup.clusterDir, 'env'))}`,
     `export KUBECACHEDIR=${shellQuote(paths.kubectlCacheDir)}`,
     `export PATH=${shellQuote(paths.binDir)}:"$PATH"`,
-    `export KRUISE_NODE_AGENTS=${shellQuote(agentList(setup))}`,
+    ...(setup.inCluster ? [] : [`export KRUISE_NODE_AGENTS=${shellQuote(agentList(setup))}`]),
     `export EXAMPLES=${shellQuote(paths.examplesDir)}`,
     ...(setup.controllerUrl ? [`export KRUISE_CONTROLLER_URL=${shellQuote(setup.controllerUrl)}`] : []),
     '',
@@ -147,7 +152,9 @@ export function devGuide(setup: DevSetup, envFile: string): string {
   return [
     '',
     `The local cluster is up: ${n} node${n === 1 ? '' : 's'} (${setup.nodes.join(', ')}), one kruise-daemon each,`,
-    `${setup.controllerUrl ? 'kruise-controller with its webhooks' : 'no kruise-controller (not built)'}, pod IPAM ${setup.podIpam}.`,
+    setup.inCluster
+      ? `installed in the cluster (kubectl apply -k ${setup.clusterDir}/in-cluster: DaemonSet kruise-daemon, Deployment kruise-controller), pod IPAM ${setup.podIpam}.`
+      : `${setup.controllerUrl ? 'kruise-controller with its webhooks' : 'no kruise-controller (not built)'}, pod IPAM ${setup.podIpam}.`,
     '',
     'In another shell, from this directory:',
     `  source ${envFile}   # KUBECONFIG, REGISTRY, NODE_NAME, EXAMPLES, the kubectl plugin on PATH`,
@@ -158,7 +165,9 @@ export function devGuide(setup: DevSetup, envFile: string): string {
     '  kubectl kruise-node recreate crr-demo -c app             # a container recreated in place',
     '  kubectl apply -f $EXAMPLES/launch-priority-pod.yaml      # a launch order enforced',
     '  kubectl apply -f $EXAMPLES/statefulset-ip-retention.yaml # StatefulSet pods keeping their node and IP',
-    '  kubectl kruise-node ips                                  # the agents: $KRUISE_NODE_AGENTS',
+    setup.inCluster
+      ? '  kubectl kruise-node ips                                  # the agents, through the API server'
+      : '  kubectl kruise-node ips                                  # the agents: $KRUISE_NODE_AGENTS',
     'README.md ("Try it") walks through all four features; examples/ has the manifests.',
     '',
     "Agents' health and metrics:",

@@ -7,6 +7,10 @@
 // server by URL), waits until all is ready, writes $CLUSTER_DIR/dev.env and the kubectl plugin, prints how to use
 // it, shows the logs human-readable, and tears everything down on Ctrl-C (exit 0), removing what it wrote.
 // Test infrastructure: the agent and controller are the real binaries, run as processes (no image needed).
+// `--in-cluster`: nothing of ours runs as a host process: deploy/overlays/ip-retention with the cluster's image
+// ($KRUISE_IMAGE) is applied with kubectl (test/cluster/k8s/in-cluster.ts): the agent as the DaemonSet (it copies
+// kruise-ipam onto each node: `up` leaves the plugin out, CLUSTER_IPAM_PLUGIN=agent), the controller as the
+// Deployment (2 replicas, leader election, PDB, webhooks through its Service).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
@@ -19,6 +23,7 @@ import { downCluster, parseNodeCount, upCluster } from './components.js';
 import { daemonSetNodeOptions } from './deployed-agent.js';
 import { devGuide, prepareDevFiles, removeDevFiles, writeDevFiles, type DevSetup } from './dev-guide.js';
 import { layoutFromContext } from './k8s/context.js';
+import { applyInCluster, removeInCluster } from './k8s/in-cluster.js';
 import {
   agentLaunch,
   agentTokenPod,
@@ -156,10 +161,13 @@ async function waitForNodeImages(nodes: string[], env: NodeJS.ProcessEnv, timeou
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ options: { nodes: { type: 'string' }, help: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    options: { nodes: { type: 'string' }, 'in-cluster': { type: 'boolean' }, help: { type: 'boolean' } },
+  });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run dev [-- --nodes N]   (default 2 nodes; Ctrl-C stops and tears down everything)\n' +
+      'usage: npm run dev [-- --nodes N] [-- --in-cluster]   (default 2 nodes; Ctrl-C stops and tears down everything)\n' +
+        '--in-cluster: install deploy/overlays/ip-retention with the image built here (DaemonSet, Deployment), no host process\n' +
         'The first run builds Kubernetes from Go modules (5 to 10 minutes on 2 cores; cached afterwards).\n' +
         'CLUSTER_POD_IPAM=host-local keeps the pods on host-local IPAM (default here: kruise-ipam, so pods can keep their IP)\n',
     );
@@ -167,14 +175,21 @@ async function main(): Promise<number> {
   }
   const nodeCount = parseNodeCount(values.nodes ?? String(DEFAULT_DEV_NODES));
   const dir = resolveClusterDir();
+  const inCluster = values['in-cluster'] === true;
   const log = (message: string): void => void process.stderr.write(`[dev] ${message}\n`);
   const processes: Managed[] = [];
+  let installed: (() => void) | undefined;
   let stopping: Promise<boolean> | undefined;
   /** Stop everything and remove what dev wrote; false when some of it failed (said in the log). */
   const shutdown = (): Promise<boolean> =>
     (stopping ??= (async () => {
       log('stopping the agents, the controller and the cluster...');
       await stop(processes);
+      try {
+        installed?.();
+      } catch (err) {
+        log(`removing the in-cluster install failed: ${errorMessage(err)}`);
+      }
       removeDevFiles(dir);
       try {
         await downCluster({ dir, log });
@@ -194,10 +209,52 @@ async function main(): Promise<number> {
     // Pods keep their IP only behind kruise-ipam: make it the local cluster's pod IPAM unless told otherwise.
     process.env.CLUSTER_POD_IPAM ??= 'kruise-ipam';
     const podIpam = process.env.CLUSTER_POD_IPAM;
+    if (inCluster && podIpam === 'kruise-ipam') process.env.CLUSTER_IPAM_PLUGIN = 'agent';
     const paths = prepareDevFiles(dir);
+    const upStarted = Date.now();
     const env = await upCluster({ dir, log, nodeCount, kind: 'real' });
     const layout = await layoutFromContext({ dir, env, log });
     if (!layout) throw new Error('the cluster came up without its layout');
+    if (inCluster) {
+      const image = env.KRUISE_IMAGE;
+      if (!image) throw new Error('the cluster env lacks KRUISE_IMAGE');
+      const upSeconds = (Date.now() - upStarted) / 1000;
+      const applied = Date.now();
+      installed = () => removeInCluster(layout, dir, false);
+      applyInCluster(layout, dir, image);
+      const nodes = layout.nodes.map((n) => n.name);
+      await waitForNodeImages(nodes, {
+        ...process.env,
+        KUBECONFIG: layout.adminKubeconfig,
+        KUBECACHEDIR: paths.kubectlCacheDir,
+      });
+      log(
+        `in-cluster: cluster up in ${upSeconds.toFixed(1)} s; applied ${image}, all pods Ready and NodeImages made ` +
+          `${((Date.now() - applied) / 1000).toFixed(1)} s later (${((Date.now() - upStarted) / 1000).toFixed(1)} s from up)`,
+      );
+      const setup: DevSetup = {
+        clusterDir: dir,
+        nodes,
+        agentUrls: new Map(layout.nodes.map((n) => [n.name, agentUrl(n)])),
+        controllerUrl: undefined,
+        owner: { pid: process.pid, script: basename(fileURLToPath(import.meta.url)) },
+        pluginEntry: PLUGIN_BIN,
+        nodePath: process.execPath,
+        podIpam: podIpam ?? 'host-local',
+        examplesDir: join(packageRoot(), 'examples'),
+        registry: env.REGISTRY ?? '',
+        firstNode: nodes[0] ?? '',
+        inCluster: true,
+      };
+      const envFile = writeDevFiles(setup);
+      process.stdout.write(devGuide(setup, envFile));
+      log(`ready: source ${envFile}`);
+      // no child keeps the event loop alive here: a timer does, until a signal
+      setInterval(() => undefined, 1 << 30);
+      await new Promise<never>(() => {
+        /* runs until a signal */
+      });
+    }
 
     // deploy/'s API objects, then our processes with the ServiceAccounts' own tokens (RBAC as deployed)
     installApiObjects(layout, renderOverlay(layout));

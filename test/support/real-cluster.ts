@@ -3,7 +3,10 @@
 // <repo>/.cluster-real). If this run started it, it is stopped at the end of the run; one already up is left running.
 // startSystem() runs our agent on each node (inside the node's namespaces, with a kruise-daemon ServiceAccount token
 // bound to a placeholder pod on that node, as deploy/node-confinement requires) and the controller on the host (kruise-controller's token), as deploy/ runs them: one system at a time.
-import { appendFileSync, mkdirSync } from 'node:fs';
+// startInClusterSystem() instead installs deploy/overlays/ip-retention with the cluster's image: the DaemonSet and the
+// Deployment, nothing on the host.
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/util/repo-root.js';
@@ -21,6 +24,7 @@ import {
   serviceAccountKubeconfig,
   SYSTEM_NAMESPACE,
 } from '../cluster/k8s/system.js';
+import { applyInCluster, removeInCluster, systemPods, type PodRow } from '../cluster/k8s/in-cluster.js';
 import { validateClusterDir } from '../cluster/paths.js';
 import { runningPid } from '../cluster/runtime/processes.js';
 import { AgentProcess } from '../component/daemon/agent-process.js';
@@ -301,4 +305,82 @@ export async function startSystem(cluster: RealCluster, options: SystemOptions =
     throw err;
   }
   return system;
+}
+
+/** Our system installed in the real cluster as users install it (test/cluster/k8s/in-cluster.ts): no host process. */
+export interface InClusterSystem {
+  cluster: RealCluster;
+  image: string;
+  /** Seconds from `kubectl apply -k` until every agent and both controller replicas were Ready. */
+  rolloutSeconds: number;
+  /** The Ready agent pod on `node` that is not being deleted (throws if none). */
+  agentPod(node: NodeLayout): PodRow;
+  controllerPods(): PodRow[];
+  /**
+   * Send `signal` to the process of pod `pod` whose command line names `command` (found in /proc: a node shares the
+   * host's PID namespace), e.g. SIGSTOP: a replica that hangs, never to renew or release anything. Returns the PID.
+   */
+  signalPodProcess(pod: string, command: string, signal: NodeJS.Signals): number;
+  /** A file as seen inside `node`'s mount namespace (e.g. a projected volume, a tmpfs the host does not see). */
+  readNodeFile(node: NodeLayout, path: string): Promise<string>;
+  /** Remove the workloads, the Service, the PDB and the webhooks; the nodes' kruise-ipam points at this checkout again. */
+  stop(): void;
+}
+
+/**
+ * Install deploy/overlays/ip-retention with the cluster's image (KRUISE_IMAGE) and wait for the rollout. Stop any
+ * host-process system first (one system at a time); stop() this one before starting another.
+ */
+export function startInClusterSystem(cluster: RealCluster): InClusterSystem {
+  const image = cluster.vars.KRUISE_IMAGE;
+  if (!image) throw new Error('the real cluster env lacks KRUISE_IMAGE (its kruise-image component)');
+  const started = Date.now();
+  try {
+    applyInCluster(cluster.layout, cluster.dir, image);
+  } catch (err) {
+    removeInCluster(cluster.layout, cluster.dir, true);
+    throw err;
+  }
+  const rolloutSeconds = (Date.now() - started) / 1000;
+  return {
+    cluster,
+    image,
+    rolloutSeconds,
+    agentPod(node) {
+      const pod = systemPods(cluster.layout, 'daemon').find((p) => p.node === node.name && p.ready && !p.deleting);
+      if (!pod) throw new Error(`no Ready agent pod on ${node.name}`);
+      return pod;
+    },
+    controllerPods: () => systemPods(cluster.layout, 'controller'),
+    signalPodProcess(pod, command, signal) {
+      const pid = podProcess(pod, command);
+      process.kill(pid, signal);
+      return pid;
+    },
+    async readNodeFile(node, path) {
+      const [cmd, ...args] = await nodeLauncher(node);
+      const read = spawnSync(cmd!, [...args, 'cat', path], { encoding: 'utf8' });
+      if (read.status !== 0) throw new Error(`reading ${path} on ${node.name}: ${read.stderr}`);
+      return read.stdout;
+    },
+    stop: () => removeInCluster(cluster.layout, cluster.dir, true),
+  };
+}
+
+/** The PID of the process of pod `pod` (its environment's POD_NAME or HOSTNAME) running `command`. */
+function podProcess(pod: string, command: string): number {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      const argv = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (!argv.some((a) => a.endsWith(command))) continue;
+      const env = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (env.includes(`POD_NAME=${pod}`) || env.includes(`HOSTNAME=${pod}`)) found.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  if (found.length !== 1)
+    throw new Error(`expected one ${command} process of pod ${pod}, found ${found.join(', ') || 'none'}`);
+  return found[0]!;
 }

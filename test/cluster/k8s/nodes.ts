@@ -350,7 +350,11 @@ async function upNode(ctx: ClusterContext, layout: K8sLayout, node: NodeLayout):
 
   await linkSystemPlugins(node.hostPaths.cniBinDir);
   const ipam = podIpamFromEnv();
-  if (ipam === 'kruise-ipam') installPluginBundled(node.hostPaths.cniBinDir, { copyNode: false });
+  // CLUSTER_IPAM_PLUGIN=agent (npm run dev -- --in-cluster): the conflist names kruise-ipam, but the plugin is left
+  // to the agent's DaemonSet (deploy/overlays/ip-retention copies it onto the node); until then no pod gets an address
+  if (ipam === 'kruise-ipam' && process.env.CLUSTER_IPAM_PLUGIN !== 'agent') {
+    installPluginBundled(node.hostPaths.cniBinDir, { copyNode: false });
+  }
   await writeIfChanged(join(node.hostPaths.cniConfDir, '10-kd-pods.conflist'), nodeConflist(node, ipam));
   for (const registry of registriesOf(ctx.env)) {
     await writeIfChanged(join(node.containerdCertsDir, registry, 'hosts.toml'), registryHostsToml(registry));

@@ -5,6 +5,8 @@
 // heap flags, and what dev writes stays inside the cluster directory. Ctrl-C (SIGINT to the whole process group, as
 // a terminal sends it) then tears it down: exit 0, every process stopped cleanly, nothing left that looks live, no
 // temporary file left; the test then purges the cluster directory.
+// Twice: as `npm run dev` (our agents and controller as host processes) and as `npm run dev -- --in-cluster`
+// (deploy/overlays/ip-retention with the image the cluster built: the DaemonSet and the Deployment, no host process).
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -19,7 +21,6 @@ import { readmeBlock } from '../../support/readme.js';
 import { waitFor } from '../../support/wait.js';
 
 const DEV = fileURLToPath(new URL('../../cluster/dev.js', import.meta.url));
-const CLUSTER_DIR = join(packageRoot(), '.cluster-readme-examples');
 
 interface ProcessInfo {
   pid: number;
@@ -48,8 +49,6 @@ function childrenOf(parent: number): ProcessInfo[] {
   return children;
 }
 
-const inClusterDir = (path: string | undefined): boolean => Boolean(path?.startsWith(`${CLUSTER_DIR}/`));
-
 function run(script: string): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env };
@@ -63,155 +62,183 @@ function run(script: string): Promise<{ code: number | null; out: string }> {
   });
 }
 
-describe("README's example commands against npm run dev", function () {
-  this.timeout(20 * 60_000); // a cold machine builds Kubernetes first (about 8 minutes)
-  let dev: ChildProcess | undefined;
-  let devLog = '';
+for (const inCluster of [false, true]) describeReadme(inCluster);
 
-  /** TMPDIR of dev and everything it starts: empty again after teardown. */
-  let devTmp = '';
+function describeReadme(inCluster: boolean): void {
+  const CLUSTER_DIR = join(packageRoot(), inCluster ? '.cluster-readme-in-cluster' : '.cluster-readme-examples');
+  const inClusterDir = (path: string | undefined): boolean => Boolean(path?.startsWith(`${CLUSTER_DIR}/`));
+  describe(`README's example commands against npm run dev${inCluster ? ' -- --in-cluster' : ''}`, function () {
+    this.timeout(20 * 60_000); // a cold machine builds Kubernetes first (about 8 minutes)
+    let dev: ChildProcess | undefined;
+    let devLog = '';
 
-  before(async () => {
-    devTmp = mkdtempSync(join(tmpdir(), 'kd-readme-examples-tmp-'));
-    dev = spawn(process.execPath, [DEV], {
-      env: { ...process.env, CLUSTER_DIR, LOG_LEVEL: 'warn', TMPDIR: devTmp },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true, // a process group of its own, as in a terminal: Ctrl-C reaches dev and its children
+    /** TMPDIR of dev and everything it starts: empty again after teardown. */
+    let devTmp = '';
+
+    before(async () => {
+      devTmp = mkdtempSync(join(tmpdir(), 'kd-readme-examples-tmp-'));
+      dev = spawn(process.execPath, [DEV, ...(inCluster ? ['--in-cluster'] : [])], {
+        env: { ...process.env, CLUSTER_DIR, LOG_LEVEL: 'warn', TMPDIR: devTmp },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true, // a process group of its own, as in a terminal: Ctrl-C reaches dev and its children
+      });
+      dev.stdout!.on('data', (c: Buffer) => (devLog += c.toString()));
+      dev.stderr!.on('data', (c: Buffer) => (devLog += c.toString()));
+      await waitFor(
+        () => {
+          if (dev?.exitCode !== null) throw new Error(`npm run dev exited: ${devLog}`);
+          return devLog.includes('[dev] ready');
+        },
+        { timeoutMs: 15 * 60_000, intervalMs: 200, message: `npm run dev ready; log so far:\n${devLog}` },
+      );
     });
-    dev.stdout!.on('data', (c: Buffer) => (devLog += c.toString()));
-    dev.stderr!.on('data', (c: Buffer) => (devLog += c.toString()));
-    await waitFor(
-      () => {
-        if (dev?.exitCode !== null) throw new Error(`npm run dev exited: ${devLog}`);
-        return devLog.includes('[dev] ready');
-      },
-      { timeoutMs: 15 * 60_000, intervalMs: 200, message: `npm run dev ready; log so far:\n${devLog}` },
-    );
-  });
 
-  after(async () => {
-    try {
-      if (dev && dev.exitCode === null && dev.signalCode === null) {
-        const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-          dev!.once('exit', (code, signal) => resolve([code, signal])),
-        );
-        process.kill(-dev.pid!, 'SIGINT'); // Ctrl-C in dev's terminal: the whole process group gets SIGINT
-        const [code, signal] = await exited;
-        assert.match(devLog, /\[dev\] all down/);
-        assert.deepEqual([code, signal], [0, null], `npm run dev exits 0 on Ctrl-C; log:\n${devLog}`);
-        const exits = [...devLog.matchAll(/^(\S+) exited \((\S+)\)$/gm)].map((m) => `${m[1]} ${m[2]}`);
-        assert.deepEqual(
-          exits.filter((e) => !e.endsWith(' 0')),
-          [],
-          `every agent and the controller stop cleanly: ${exits.join(', ')}`,
-        );
-        assert.equal(exits.length, 3, `two agents and the controller exited: ${exits.join(', ')}`);
-        for (const left of ['dev.env', 'dev', 'bin', 'examples']) {
-          assert.ok(!existsSync(join(CLUSTER_DIR, left)), `${left} is gone from the cluster directory`);
+    after(async () => {
+      try {
+        if (dev && dev.exitCode === null && dev.signalCode === null) {
+          const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+            dev!.once('exit', (code, signal) => resolve([code, signal])),
+          );
+          process.kill(-dev.pid!, 'SIGINT'); // Ctrl-C in dev's terminal: the whole process group gets SIGINT
+          const [code, signal] = await exited;
+          assert.match(devLog, /\[dev\] all down/);
+          assert.deepEqual([code, signal], [0, null], `npm run dev exits 0 on Ctrl-C; log:\n${devLog}`);
+          const exits = [...devLog.matchAll(/^(\S+) exited \((\S+)\)$/gm)].map((m) => `${m[1]} ${m[2]}`);
+          assert.deepEqual(
+            exits.filter((e) => !e.endsWith(' 0')),
+            [],
+            `every agent and the controller stop cleanly: ${exits.join(', ')}`,
+          );
+          assert.equal(exits.length, inCluster ? 0 : 3, `two agents and the controller exited: ${exits.join(', ')}`);
+          for (const left of ['dev.env', 'dev', 'bin', 'examples', 'in-cluster']) {
+            assert.ok(!existsSync(join(CLUSTER_DIR, left)), `${left} is gone from the cluster directory`);
+          }
+          assert.deepEqual(readdirSync(devTmp), [], 'nothing left in TMPDIR');
         }
-        assert.deepEqual(readdirSync(devTmp), [], 'nothing left in TMPDIR');
+      } finally {
+        if (devTmp) rmSync(devTmp, { recursive: true, force: true });
+        await downCluster({ dir: CLUSTER_DIR, log: () => undefined, purge: true });
       }
-    } finally {
-      if (devTmp) rmSync(devTmp, { recursive: true, force: true });
-      await downCluster({ dir: CLUSTER_DIR, log: () => undefined, purge: true });
-    }
-    assert.ok(!existsSync(CLUSTER_DIR), `${CLUSTER_DIR} is purged`);
+      assert.ok(!existsSync(CLUSTER_DIR), `${CLUSTER_DIR} is purged`);
+    });
+
+    it('installs the agents and the controller in the cluster: no host process, its files in the cluster dir', function () {
+      if (!inCluster) this.skip();
+      // dev's children are the cluster's own daemons (it ran `up` in-process): none of them is ours
+      const ours = childrenOf(dev!.pid!).filter((p) =>
+        p.argv.some((a) => /\/(kruise-daemon|kruise-controller)(\.js)?$/.test(a)),
+      );
+      assert.deepEqual(
+        ours.map((p) => p.argv.join(' ')),
+        [],
+        'dev runs nothing of ours on the host',
+      );
+      const devEnvText = readFileSync(join(CLUSTER_DIR, 'dev.env'), 'utf8');
+      assert.doesNotMatch(
+        devEnvText,
+        /KRUISE_NODE_AGENTS|KRUISE_CONTROLLER_URL/,
+        'the plugin finds the agents by itself',
+      );
+      assert.ok(existsSync(join(CLUSTER_DIR, 'in-cluster', 'kustomization.yaml')), 'the kustomization it applied');
+      assert.match(devLog, /in-cluster: cluster up in [\d.]+ s; applied \S+kruise-daemon:\S+, all pods Ready/);
+    });
+
+    it('runs the agents as deployed and keeps its files (the webhook key, the kubectl cache) in the cluster dir', function () {
+      if (inCluster) this.skip();
+      const processes = childrenOf(dev!.pid!);
+      const agents = processes.filter((p) => p.argv.some((a) => a.endsWith('/kruise-daemon.js')));
+      assert.equal(agents.length, 2, JSON.stringify(processes.map((p) => p.argv)));
+      for (const agent of agents) assert.equal(agent.env.NODE_OPTIONS, daemonSetNodeOptions(), agent.argv.join(' '));
+      const controller = processes.find((p) => p.argv.some((a) => a.endsWith('/kruise-controller.js')));
+      assert.ok(controller, 'the controller runs');
+      const certDir = controller.argv[controller.argv.indexOf('--webhook-cert-dir') + 1];
+      assert.ok(inClusterDir(certDir), `the webhook certificates (${certDir}) are in ${CLUSTER_DIR}`);
+      const devEnv = parseEnvFile(
+        readFileSync(join(CLUSTER_DIR, 'dev.env'), 'utf8')
+          .split('\n')
+          .filter((l) => l.startsWith('export ') && !l.startsWith('export PATH='))
+          .join('\n'),
+      );
+      assert.ok(inClusterDir(devEnv.KUBECACHEDIR), `the kubectl cache (${devEnv.KUBECACHEDIR}) is in ${CLUSTER_DIR}`);
+    });
+
+    it('shows an image pulled on every node, a container recreated in place, a launch order, an IP kept', async () => {
+      const block = readmeBlock('test/e2e/operate/readme-examples.test.ts');
+      const script = block.replace('source .cluster/dev.env', `source ${CLUSTER_DIR}/dev.env`);
+      assert.notEqual(script, block, 'the block sources .cluster/dev.env');
+      const { code, out } = await run(script);
+      assert.equal(code, 0, out);
+
+      // 1. every node has the image
+      assert.match(out, /imagepulljob default\/pull-busybox-\w+ complete: \S+\/test\/busybox:2\.0 is on 2 node\(s\)/);
+      for (const node of ['kd-node-1', 'kd-node-2']) {
+        assert.match(out, new RegExp(`${node}\\s+\\S+/test/busybox\\s+2\\.0\\s+Succeeded`), `${node} has busybox 2.0`);
+      }
+      // 2. the CRR completed and only app restarted
+      assert.match(out, /containerrecreaterequest default\/crr-demo-\w+ completed: app recreated in place/);
+      assert.match(out, /^app=1 sidecar=0\s*$/m);
+      // 3. app started after config was ready
+      const started = (name: string): number => {
+        const m = new RegExp(`^${name} started (\\S+)$`, 'm').exec(out);
+        assert.ok(m, `${name} start time printed`);
+        return Date.parse(m[1]!);
+      };
+      assert.ok(started('app') - started('config') >= 2_000, 'app started at least 2 s after config (its probe)');
+      // 4. web-0 recreated by the StatefulSet controller on the same node with the same IP, and the IPReused event
+      const web0 = /^web-0 before: (\S+) (\S+), after: (\S+) (\S+)$/m.exec(out);
+      assert.ok(web0, 'node and IP of web-0 printed');
+      const [, nodeBefore, ipBefore, nodeAfter, ipAfter] = web0;
+      assert.match(nodeBefore!, /^kd-node-[12]$/);
+      assert.match(ipBefore!, /^\d+\.\d+\.\d+\.\d+$/);
+      assert.equal(nodeAfter, nodeBefore, 'web-0 came back on its node');
+      assert.equal(ipAfter, ipBefore, 'web-0 got its IP back');
+      assert.match(out, /IPReused\s+pod\/web-0\s+Pod got its reserved IP/);
+      const reused = new RegExp(`${nodeBefore!}\\s+\\S+\\s+\\d+\\s+\\d+\\s+[1-9]\\d*\\s+\\d+`);
+      assert.match(out, reused, `ips shows a reused reservation on ${nodeBefore!}`);
+      // `kruise-daemon ipam ls` reads kd-node-1's store ($IPAM_DATA_DIR from dev.env): one web pod runs there
+      assert.match(out, /^\S+\s+\d+\.\d+\.\d+\.\d+\s+\S+\s+default\/web-[01]\s/m, 'ipam ls lists a web pod');
+    });
+
+    it('the plugin on the same cluster: JSON output, bad input and failures answered with exit codes 1 and 2', async () => {
+      const env = `source ${CLUSTER_DIR}/dev.env\n`;
+      const json = await run(`${env}kubectl kruise-node nodeimages --node kd-node-2 -o json`);
+      assert.equal(json.code, 0, json.out);
+      const rows = JSON.parse(json.out.slice(json.out.indexOf('['))) as { node: string; tag: string; phase: string }[];
+      assert.ok(
+        rows.some((r) => r.node === 'kd-node-2' && r.tag === '2.0' && r.phase === 'Succeeded'),
+        json.out,
+      );
+
+      const ordered = await run(`${env}kubectl kruise-node recreate crr-demo -c sidecar -c app --ordered -o json`);
+      assert.equal(ordered.code, 0, ordered.out);
+      const crr = JSON.parse(ordered.out.slice(ordered.out.indexOf('{'))) as {
+        spec: { strategy?: { orderedRecreate?: boolean } };
+        status: { phase: string; containerRecreateStates: { name: string; phase: string }[] };
+      };
+      assert.equal(crr.spec.strategy?.orderedRecreate, true);
+      assert.equal(crr.status.phase, 'Completed');
+      assert.deepEqual(
+        crr.status.containerRecreateStates.map((c) => `${c.name}=${c.phase}`),
+        ['sidecar=Succeeded', 'app=Succeeded'],
+      );
+
+      const missing = await run(`${env}kubectl kruise-node recreate crr-demo -c nope`);
+      assert.equal(missing.code, 1);
+      assert.match(missing.out, /pod default\/crr-demo has no container nope \(its containers: app, sidecar\)/);
+      const bad = await run(`${env}kubectl kruise-node pull 'Not An Image'`);
+      assert.equal(bad.code, 2);
+      assert.match(bad.out, /IMAGE: /);
+
+      const unknownNode = await run(`${env}kubectl kruise-node ips --node kd-node-9`);
+      assert.equal(unknownNode.code, 1, unknownNode.out);
+      assert.match(unknownNode.out, /node kd-node-9 not found/);
+      // a pull no node can do ends with each node's reason, from its NodeImage
+      const unpullable = await run(
+        `${env}kubectl kruise-node pull $REGISTRY/test/nope:1.0 --nodes kd-node-1 --timeout 3m`,
+      );
+      assert.equal(unpullable.code, 1, unpullable.out);
+      assert.match(unpullable.out, /failed on 1 of 1 node\(s\)/);
+      assert.match(unpullable.out, /^ {2}kd-node-1: Failed: \S.*$/m);
+    });
   });
-
-  it('runs the agents as deployed and keeps its files (the webhook key, the kubectl cache) in the cluster dir', () => {
-    const processes = childrenOf(dev!.pid!);
-    const agents = processes.filter((p) => p.argv.some((a) => a.endsWith('/kruise-daemon.js')));
-    assert.equal(agents.length, 2, JSON.stringify(processes.map((p) => p.argv)));
-    for (const agent of agents) assert.equal(agent.env.NODE_OPTIONS, daemonSetNodeOptions(), agent.argv.join(' '));
-    const controller = processes.find((p) => p.argv.some((a) => a.endsWith('/kruise-controller.js')));
-    assert.ok(controller, 'the controller runs');
-    const certDir = controller.argv[controller.argv.indexOf('--webhook-cert-dir') + 1];
-    assert.ok(inClusterDir(certDir), `the webhook certificates (${certDir}) are in ${CLUSTER_DIR}`);
-    const devEnv = parseEnvFile(
-      readFileSync(join(CLUSTER_DIR, 'dev.env'), 'utf8')
-        .split('\n')
-        .filter((l) => l.startsWith('export ') && !l.startsWith('export PATH='))
-        .join('\n'),
-    );
-    assert.ok(inClusterDir(devEnv.KUBECACHEDIR), `the kubectl cache (${devEnv.KUBECACHEDIR}) is in ${CLUSTER_DIR}`);
-  });
-
-  it('shows an image pulled on every node, a container recreated in place, a launch order, an IP kept', async () => {
-    const block = readmeBlock('test/e2e/operate/readme-examples.test.ts');
-    const script = block.replace('source .cluster/dev.env', `source ${CLUSTER_DIR}/dev.env`);
-    assert.notEqual(script, block, 'the block sources .cluster/dev.env');
-    const { code, out } = await run(script);
-    assert.equal(code, 0, out);
-
-    // 1. every node has the image
-    assert.match(out, /imagepulljob default\/pull-busybox-\w+ complete: \S+\/test\/busybox:2\.0 is on 2 node\(s\)/);
-    for (const node of ['kd-node-1', 'kd-node-2']) {
-      assert.match(out, new RegExp(`${node}\\s+\\S+/test/busybox\\s+2\\.0\\s+Succeeded`), `${node} has busybox 2.0`);
-    }
-    // 2. the CRR completed and only app restarted
-    assert.match(out, /containerrecreaterequest default\/crr-demo-\w+ completed: app recreated in place/);
-    assert.match(out, /^app=1 sidecar=0\s*$/m);
-    // 3. app started after config was ready
-    const started = (name: string): number => {
-      const m = new RegExp(`^${name} started (\\S+)$`, 'm').exec(out);
-      assert.ok(m, `${name} start time printed`);
-      return Date.parse(m[1]!);
-    };
-    assert.ok(started('app') - started('config') >= 2_000, 'app started at least 2 s after config (its probe)');
-    // 4. web-0 recreated by the StatefulSet controller on the same node with the same IP, and the IPReused event
-    const web0 = /^web-0 before: (\S+) (\S+), after: (\S+) (\S+)$/m.exec(out);
-    assert.ok(web0, 'node and IP of web-0 printed');
-    const [, nodeBefore, ipBefore, nodeAfter, ipAfter] = web0;
-    assert.match(nodeBefore!, /^kd-node-[12]$/);
-    assert.match(ipBefore!, /^\d+\.\d+\.\d+\.\d+$/);
-    assert.equal(nodeAfter, nodeBefore, 'web-0 came back on its node');
-    assert.equal(ipAfter, ipBefore, 'web-0 got its IP back');
-    assert.match(out, /IPReused\s+pod\/web-0\s+Pod got its reserved IP/);
-    const reused = new RegExp(`${nodeBefore!}\\s+\\S+\\s+\\d+\\s+\\d+\\s+[1-9]\\d*\\s+\\d+`);
-    assert.match(out, reused, `ips shows a reused reservation on ${nodeBefore!}`);
-    // `kruise-daemon ipam ls` reads kd-node-1's store ($IPAM_DATA_DIR from dev.env): one web pod runs there
-    assert.match(out, /^\S+\s+\d+\.\d+\.\d+\.\d+\s+\S+\s+default\/web-[01]\s/m, 'ipam ls lists a web pod');
-  });
-
-  it('the plugin on the same cluster: JSON output, bad input and failures answered with exit codes 1 and 2', async () => {
-    const env = `source ${CLUSTER_DIR}/dev.env\n`;
-    const json = await run(`${env}kubectl kruise-node nodeimages --node kd-node-2 -o json`);
-    assert.equal(json.code, 0, json.out);
-    const rows = JSON.parse(json.out.slice(json.out.indexOf('['))) as { node: string; tag: string; phase: string }[];
-    assert.ok(
-      rows.some((r) => r.node === 'kd-node-2' && r.tag === '2.0' && r.phase === 'Succeeded'),
-      json.out,
-    );
-
-    const ordered = await run(`${env}kubectl kruise-node recreate crr-demo -c sidecar -c app --ordered -o json`);
-    assert.equal(ordered.code, 0, ordered.out);
-    const crr = JSON.parse(ordered.out.slice(ordered.out.indexOf('{'))) as {
-      spec: { strategy?: { orderedRecreate?: boolean } };
-      status: { phase: string; containerRecreateStates: { name: string; phase: string }[] };
-    };
-    assert.equal(crr.spec.strategy?.orderedRecreate, true);
-    assert.equal(crr.status.phase, 'Completed');
-    assert.deepEqual(
-      crr.status.containerRecreateStates.map((c) => `${c.name}=${c.phase}`),
-      ['sidecar=Succeeded', 'app=Succeeded'],
-    );
-
-    const missing = await run(`${env}kubectl kruise-node recreate crr-demo -c nope`);
-    assert.equal(missing.code, 1);
-    assert.match(missing.out, /pod default\/crr-demo has no container nope \(its containers: app, sidecar\)/);
-    const bad = await run(`${env}kubectl kruise-node pull 'Not An Image'`);
-    assert.equal(bad.code, 2);
-    assert.match(bad.out, /IMAGE: /);
-
-    const unknownNode = await run(`${env}kubectl kruise-node ips --node kd-node-9`);
-    assert.equal(unknownNode.code, 1, unknownNode.out);
-    assert.match(unknownNode.out, /node kd-node-9 not found/);
-    // a pull no node can do ends with each node's reason, from its NodeImage
-    const unpullable = await run(
-      `${env}kubectl kruise-node pull $REGISTRY/test/nope:1.0 --nodes kd-node-1 --timeout 3m`,
-    );
-    assert.equal(unpullable.code, 1, unpullable.out);
-    assert.match(unpullable.out, /failed on 1 of 1 node\(s\)/);
-    assert.match(unpullable.out, /^ {2}kd-node-1: Failed: \S.*$/m);
-  });
-});
+}

@@ -1,0 +1,303 @@
+// Our system installed in the real local cluster as users install it (test/cluster/k8s/in-cluster.ts): the agent as
+// deploy/overlays/ip-retention's DaemonSet (in-cluster config through the `kubernetes` Service, the node's CRI socket
+// by hostPath, kruise-ipam copied onto the node), the controller as the Deployment (2 replicas, leader election, PDB,
+// webhooks through its Service), from the image the cluster built ($KRUISE_IMAGE). Nothing of ours runs on the host.
+// Checked: the rollout and the plugin on the nodes; the DaemonSet pod's own token names its node and is confined to
+// it; an agent pod deleted mid-CRR is replaced and the CRR completes exactly once; the leading controller replica
+// killed mid-ImagePullJob hands the Lease over within its duration and no NodeImage write is lost.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
+import { NODE_IMAGES, type NodeImage } from '../../../src/api/nodeimage.js';
+import { CriClient } from '../../../src/cri/client.js';
+import { KubeClient } from '../../../src/kube/client.js';
+import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
+import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import type { ResourceType } from '../../../src/kube/resource.js';
+import { CONTROLLER_LEASE, systemPods } from '../../cluster/k8s/in-cluster.js';
+import type { NodeLayout } from '../../cluster/k8s/layout.js';
+import { kubectl, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
+import { removeImages } from '../../support/nodeimages.js';
+import {
+  startInClusterSystem,
+  useRealCluster,
+  type InClusterSystem,
+  type RealCluster,
+} from '../../support/real-cluster.js';
+import { freshNamespace, removeNamespace, splitReference } from '../../support/real-images.js';
+import { waitFor } from '../../support/wait.js';
+import {
+  containerStatus,
+  createCrr,
+  getCrr,
+  getPod,
+  runPod,
+  waitCompleted,
+  type CrrScope,
+  type PodObject,
+} from '../containerrecreate/stack.js';
+import { waitForJob } from '../controller/controller-env.js';
+
+const NS = 'e2e-in-cluster';
+
+const SELF_SUBJECT_REVIEWS: ResourceType = {
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  resource: 'selfsubjectreviews',
+  namespaced: false,
+  kind: 'SelfSubjectReview',
+};
+const LEASES: ResourceType = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  resource: 'leases',
+  namespaced: true,
+  kind: 'Lease',
+};
+
+interface Review extends KubeObject {
+  status?: { userInfo?: { username?: string; extra?: Record<string, string[]> } };
+}
+interface Lease extends KubeObject {
+  spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string; leaseTransitions?: number };
+}
+
+function must(cluster: RealCluster, args: string[]): string {
+  const result = kubectl(cluster.layout, args);
+  assert.ok(result.ok, `kubectl ${args.join(' ')}: ${result.out}`);
+  return result.out;
+}
+
+describe('installed in the cluster (deploy/overlays/ip-retention with the built image): no host process', function () {
+  this.timeout(300_000);
+  let cluster: RealCluster;
+  let system: InClusterSystem | undefined;
+  let scope: CrrScope;
+  const files: string[] = [];
+
+  before(async () => {
+    cluster = await useRealCluster();
+    system = startInClusterSystem(cluster);
+    process.stderr.write(
+      `      [in-cluster] ${system.image}: every pod Ready ${system.rolloutSeconds.toFixed(1)} s after apply\n`,
+    );
+    await freshNamespace(cluster.admin, NS);
+    scope = { client: cluster.admin, namespace: NS };
+  });
+
+  after(async () => {
+    for (const file of files) rmSync(file, { force: true });
+    if (cluster) await removeNamespace(cluster.admin, NS);
+    system?.stop();
+  });
+
+  const lease = (): Promise<Lease> =>
+    cluster.admin.get<Lease>(LEASES, CONTROLLER_LEASE, { namespace: SYSTEM_NAMESPACE });
+
+  it('runs an agent pod per node and two controller replicas, one holding the Lease; kruise-ipam is copied onto every node', async () => {
+    for (const node of cluster.nodes) system!.agentPod(node);
+    const controllers = system!.controllerPods();
+    assert.equal(controllers.filter((p) => p.ready).length, 2, JSON.stringify(controllers));
+    const holder = (await lease()).spec?.holderIdentity;
+    assert.ok(
+      controllers.some((p) => p.name === holder),
+      `the Lease holder ${holder} is a replica`,
+    );
+    assert.match(
+      must(cluster, ['get', 'pdb', '-n', SYSTEM_NAMESPACE, 'kruise-controller', '-o', 'name']),
+      /kruise-controller/,
+    );
+    // the webhooks name the Service, not a URL
+    const hooks = JSON.parse(
+      must(cluster, ['get', 'mutatingwebhookconfiguration', 'kruise-mutating-webhook-configuration', '-o', 'json']),
+    ) as { webhooks: { clientConfig: { service?: { name: string }; url?: string } }[] };
+    for (const hook of hooks.webhooks) assert.equal(hook.clientConfig.service?.name, 'kruise-controller-webhook');
+    for (const node of cluster.nodes) {
+      // the agent's copy (deploy/overlays/ip-retention: --ipam-install-mode=copy): Node and the plugin on the node
+      const wrapper = readFileSync(join(node.hostPaths.cniBinDir, 'kruise-ipam'), 'utf8');
+      assert.match(wrapper, /exec '\/opt\/cni\/bin\/kruise-ipam\.d\/node' '\/opt\/cni\/bin\/kruise-ipam\.d\//, wrapper);
+      assert.ok(existsSync(join(node.hostPaths.cniBinDir, 'kruise-ipam.d', 'node')), `Node copied onto ${node.name}`);
+    }
+    // and the controller replicas got their pod addresses from it
+    const conflist = readFileSync(join(cluster.nodes[0]!.hostPaths.cniConfDir, '10-kd-pods.conflist'), 'utf8');
+    assert.match(conflist, /"type": "kruise-ipam"/);
+  });
+
+  it("gives the agent its DaemonSet pod's token, which names its node: its node's NodeImage status is written, another node's refused", async () => {
+    const [nodeA, nodeB] = cluster.nodes as [NodeLayout, NodeLayout];
+    const pod = system!.agentPod(nodeA);
+    const node0Kubelet = nodeA.inNode.kubeletRoot;
+    // the projected token kubelet wrote for the pod: a tmpfs inside the node, read there
+    const volumes = join(node0Kubelet, 'pods', pod.uid, 'volumes', 'kubernetes.io~projected');
+    const listing = await system!.readNodeFile(nodeA, '/proc/self/mounts');
+    const tokenDir = listing
+      .split('\n')
+      .map((line) => line.split(' ')[1] ?? '')
+      .find((mount) => mount.startsWith(`${volumes}/`));
+    assert.ok(tokenDir, `a projected volume mounted at ${volumes}/...`);
+    const token = (await system!.readNodeFile(nodeA, join(tokenDir, 'token'))).trim();
+    const file = join(cluster.layout.k8sDir, 'credentials', `in-cluster-agent-${nodeA.name}.kubeconfig`);
+    files.push(file);
+    writeFileSync(
+      file,
+      `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: ${cluster.layout.apiServerUrl}, certificate-authority: ${join(cluster.layout.pkiDir, 'ca.crt')}}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+users: [{name: u, user: {token: ${token}}}]
+`,
+      { mode: 0o600 },
+    );
+    const agent = new KubeClient(await loadKubeconfig(file), { timeoutMs: 30_000 });
+    const review = await agent.create<Review>(SELF_SUBJECT_REVIEWS, { metadata: {} });
+    assert.equal(review.status?.userInfo?.username, 'system:serviceaccount:kruise-system:kruise-daemon');
+    assert.deepEqual(review.status?.userInfo?.extra?.['authentication.kubernetes.io/node-name'], [nodeA.name]);
+    assert.deepEqual(review.status?.userInfo?.extra?.['authentication.kubernetes.io/pod-name'], [pod.name]);
+    const statusOf = async (name: string): Promise<{ status: unknown }> => ({
+      status: (await cluster.admin.get<NodeImage>(NODE_IMAGES, name)).status ?? {},
+    });
+    await agent.patch(NODE_IMAGES, nodeA.name, await statusOf(nodeA.name), { type: 'merge', subresource: 'status' });
+    await assert.rejects(
+      agent.patch(NODE_IMAGES, nodeB.name, await statusOf(nodeB.name), { type: 'merge', subresource: 'status' }),
+      (err: unknown) => isForbidden(err) && String(err).includes(`which belongs to node ${nodeB.name}`),
+    );
+  });
+
+  it('replaces an agent pod deleted mid-CRR (DaemonSet) and the CRR completes exactly once: restartCount + 1', async () => {
+    const node = cluster.nodes[0]!;
+    // app takes 3 s to stop on SIGTERM: the agent is deleted while it waits for that
+    const slowStop = ['sh', '-c', 'trap "sleep 3; exit 0" TERM; while true; do sleep 1; done'];
+    const spec: PodObject = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'crr-agent-deleted', namespace: NS },
+      spec: {
+        nodeName: node.name,
+        terminationGracePeriodSeconds: 10,
+        containers: ['app', 'side'].map((name) => ({
+          name,
+          image: cluster.images.busybox1,
+          command: name === 'app' ? slowStop : ['sh', '-c', 'trap "exit 0" TERM; while true; do sleep 1; done'],
+        })),
+      },
+    };
+    const before = await runPod(scope, spec);
+    const oldAgent = system!.agentPod(node);
+    await createCrr(scope, 'crr-agent-deleted', { podName: 'crr-agent-deleted', containers: [{ name: 'app' }] });
+    await waitFor(async () => (await getCrr(scope, 'crr-agent-deleted'))?.status?.phase === 'Recreating', {
+      timeoutMs: 30_000,
+      message: 'the CRR Recreating',
+    });
+    must(cluster, ['delete', 'pod', '-n', SYSTEM_NAMESPACE, oldAgent.name, '--wait=false']);
+    const newAgent = await waitFor(
+      () => {
+        const pods = systemPods(cluster.layout, 'daemon');
+        return pods.find((p) => p.node === node.name && p.ready && !p.deleting && p.uid !== oldAgent.uid);
+      },
+      { timeoutMs: 90_000, message: `a new agent pod Ready on ${node.name}` },
+    );
+    assert.notEqual(newAgent.name, oldAgent.name);
+    const done = await waitCompleted(scope, 'crr-agent-deleted', 90_000);
+    assert.deepEqual(
+      done.status?.containerRecreateStates?.map((s) => `${s.name}=${s.phase}`),
+      ['app=Succeeded'],
+    );
+    // running again, once: app restarted exactly once, side never
+    const after = await waitFor(
+      async () => {
+        const p = await getPod(scope, 'crr-agent-deleted');
+        return p?.status?.containerStatuses?.every((s) => s.ready) ? p : undefined;
+      },
+      { timeoutMs: 60_000, message: 'both containers ready again' },
+    );
+    assert.equal(containerStatus(after, 'app').restartCount, containerStatus(before, 'app').restartCount + 1);
+    assert.equal(containerStatus(after, 'side').restartCount, containerStatus(before, 'side').restartCount);
+    assert.equal(after.metadata?.uid, before.metadata?.uid);
+  });
+
+  it('hands leadership over within the lease time when the leading replica dies (frozen, pod deleted with grace 0) mid-ImagePullJob, and loses no NodeImage write', async () => {
+    const ref = cluster.images.busybox2;
+    const { image, tag } = splitReference(ref);
+    // not on the nodes, so the job is still pulling when the leader goes
+    for (const node of cluster.nodes) {
+      await removeImages(new CriClient({ socket: node.hostPaths.containerdSocket }), [ref]).catch(() => undefined);
+    }
+    const before = await lease();
+    const leader = before.spec?.holderIdentity ?? '';
+    const leaseMs = (before.spec?.leaseDurationSeconds ?? 15) * 1000;
+    assert.ok(
+      system!.controllerPods().some((p) => p.name === leader),
+      `the leader ${leader} is a replica`,
+    );
+    const job: ImagePullJob = {
+      metadata: { name: 'failover', namespace: NS },
+      spec: { image: ref, parallelism: 1, completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 120 } },
+    };
+    await cluster.admin.create(IMAGE_PULL_JOBS, job, { namespace: NS });
+    const tagOn = async (node: string) =>
+      (await cluster.admin.get<NodeImage>(NODE_IMAGES, node)).spec?.images?.[image]?.tags.find((t) => t.tag === tag);
+    await waitFor(async () => (await tagOn(cluster.nodes[0]!.name)) !== undefined, {
+      timeoutMs: 60_000,
+      message: 'the job reaches the first node',
+    });
+    const running = await cluster.admin.get<ImagePullJob>(IMAGE_PULL_JOBS, 'failover', { namespace: NS });
+    assert.equal(running.status?.completionTime, undefined, 'the job still runs when the leader is killed');
+    const survivors = system!
+      .controllerPods()
+      .map((p) => p.name)
+      .filter((name) => name !== leader);
+    const killed = Date.now();
+    // The leader dies without a word, as when its node goes: frozen (SIGSTOP: it neither renews nor releases the
+    // Lease, and kubelet sees no exit to restart), then its pod deleted with grace 0, so kubelet SIGKILLs it. (A
+    // SIGKILL alone lets kubelet restart the container, which holds the Lease again at once: the identity is the pod
+    // name; a forced delete alone sends SIGTERM first, and the leader releases the Lease.)
+    system!.signalPodProcess(leader, '/kruise-controller', 'SIGSTOP');
+    must(cluster, ['delete', 'pod', '-n', SYSTEM_NAMESPACE, leader, '--grace-period=0', '--force']);
+    const taken = await waitFor(
+      async () => {
+        const now = await lease();
+        return now.spec?.holderIdentity && now.spec.holderIdentity !== leader ? now : undefined;
+      },
+      { timeoutMs: leaseMs + 30_000, intervalMs: 100, message: 'another replica takes the Lease' },
+    );
+    const handover = Date.now() - killed;
+    process.stderr.write(
+      `      [in-cluster] Lease taken by ${taken.spec?.holderIdentity} ${handover} ms after the kill\n`,
+    );
+    // The survivor takes the Lease once it has seen the record unchanged for leaseDuration: it sees each renewal at
+    // its next try (every retry period, 2 s), so it acquires at most leaseDuration + 2 retry periods after the kill.
+    // The Deployment's new pod (started a few seconds after the kill) campaigns too and, seeing the record only from
+    // its start, can win the same race; either way it is a replica that was not the leader.
+    const RETRY_MS = 2_000;
+    assert.ok(handover <= leaseMs + 2 * RETRY_MS + 1_000, `handover in ${handover} ms, lease ${leaseMs} ms`);
+    const holder = taken.spec?.holderIdentity ?? '';
+    assert.ok(
+      system!.controllerPods().some((p) => p.name === holder && !p.deleting),
+      `the new holder ${holder} is a running replica: ${JSON.stringify(system!.controllerPods())}`,
+    );
+    process.stderr.write(
+      `      [in-cluster] the new leader is ${survivors.includes(holder) ? 'the surviving replica' : "the Deployment's new pod"}\n`,
+    );
+    const done = await waitForJob(cluster.admin, NS, 'failover', (j) => !!j.status?.completionTime, 120_000);
+    assert.equal(done.status?.succeeded, cluster.nodes.length);
+    assert.equal(done.status?.failed ?? 0, 0);
+    for (const node of cluster.nodes) {
+      const ni = await cluster.admin.get<NodeImage>(NODE_IMAGES, node.name);
+      const specTag = ni.spec?.images?.[image]?.tags.find((t) => t.tag === tag);
+      assert.equal(specTag?.ownerReferences?.length, 1, `one owner on ${node.name}`);
+      const reported = ni.status?.imageStatuses?.[image]?.tags.find((t) => t.tag === tag);
+      assert.equal(reported?.phase, 'Succeeded', `${node.name} reports the pull`);
+      assert.equal(reported?.version, specTag?.version);
+    }
+    const nodeImages = (await cluster.admin.list<NodeImage>(NODE_IMAGES)).items.map((n) => n.metadata.name).sort();
+    assert.deepEqual(nodeImages, cluster.nodes.map((n) => n.name).sort(), 'one NodeImage per node, none made twice');
+    // the Deployment replaces the killed replica
+    must(cluster, ['rollout', 'status', '-n', SYSTEM_NAMESPACE, 'deploy/kruise-controller', '--timeout=120s']);
+    await cluster.admin.delete(IMAGE_PULL_JOBS, 'failover', { namespace: NS }).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  });
+});
