@@ -160,6 +160,26 @@ async function waitForNodeImages(nodes: string[], env: NodeJS.ProcessEnv, timeou
   }
 }
 
+/** What dev writes for either mode, but where the agents and the controller are. */
+function devSetupParts(
+  dir: string,
+  nodes: string[],
+  podIpam: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Omit<DevSetup, 'agentUrls' | 'controllerUrl' | 'inCluster'> {
+  return {
+    clusterDir: dir,
+    nodes,
+    owner: { pid: process.pid, script: basename(fileURLToPath(import.meta.url)) },
+    pluginEntry: PLUGIN_BIN,
+    nodePath: process.execPath,
+    podIpam: podIpam ?? 'host-local',
+    examplesDir: join(packageRoot(), 'examples'),
+    registry: env.REGISTRY ?? '',
+    firstNode: nodes[0] ?? '',
+  };
+}
+
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: { nodes: { type: 'string' }, 'in-cluster': { type: 'boolean' }, help: { type: 'boolean' } },
@@ -233,17 +253,9 @@ async function main(): Promise<number> {
           `${((Date.now() - applied) / 1000).toFixed(1)} s later (${((Date.now() - upStarted) / 1000).toFixed(1)} s from up)`,
       );
       const setup: DevSetup = {
-        clusterDir: dir,
-        nodes,
+        ...devSetupParts(dir, nodes, podIpam, env),
         agentUrls: new Map(layout.nodes.map((n) => [n.name, agentUrl(n)])),
         controllerUrl: undefined,
-        owner: { pid: process.pid, script: basename(fileURLToPath(import.meta.url)) },
-        pluginEntry: PLUGIN_BIN,
-        nodePath: process.execPath,
-        podIpam: podIpam ?? 'host-local',
-        examplesDir: join(packageRoot(), 'examples'),
-        registry: env.REGISTRY ?? '',
-        firstNode: nodes[0] ?? '',
         inCluster: true,
       };
       const envFile = writeDevFiles(setup);
@@ -310,19 +322,7 @@ async function main(): Promise<number> {
     await Promise.all([...agentUrls].map(([node, url]) => waitReady(`${url}/readyz`, `agent ${node}`)));
     await waitReady(`${controllerUrl}/readyz`, 'kruise-controller');
     await waitForNodeImages(nodes, kubectlEnv);
-    const setup: DevSetup = {
-      clusterDir: dir,
-      nodes,
-      agentUrls,
-      controllerUrl,
-      owner: { pid: process.pid, script: basename(fileURLToPath(import.meta.url)) },
-      pluginEntry: PLUGIN_BIN,
-      nodePath: process.execPath,
-      podIpam: podIpam ?? 'host-local',
-      examplesDir: join(packageRoot(), 'examples'),
-      registry: env.REGISTRY ?? '',
-      firstNode: nodes[0] ?? '',
-    };
+    const setup: DevSetup = { ...devSetupParts(dir, nodes, podIpam, env), agentUrls, controllerUrl };
     const envFile = writeDevFiles(setup);
     process.stdout.write(devGuide(setup, envFile));
     log(`ready: source ${envFile}`);

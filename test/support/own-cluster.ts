@@ -3,7 +3,6 @@
 // namespaces, ServiceAccounts and RBAC, which other tests' tokens are bound to. Nothing of deploy/ is applied here:
 // only the cluster itself (2 nodes, pods on kruise-ipam, KRUISE_IMAGE in the registry). It is taken down and
 // purged by stop(), and at the end of the run if the test did not get that far.
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,20 +104,6 @@ export function writeTryItEnv(cluster: OwnCluster): string {
     { mode: 0o600 },
   );
   return file;
-}
-
-/** Run a bash script (`set -eo pipefail`) from the repository; stdout and stderr together. */
-export function runScript(script: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env };
-    for (const k of ['KUBECONFIG', 'KUBECACHEDIR', 'REGISTRY', 'NODE_NAME', 'KRUISE_NODE_AGENTS']) delete env[k];
-    const child = spawn('bash', ['-c', `set -eo pipefail\n${script}`], { cwd: packageRoot(), env });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
 }
 
 /**

@@ -17,7 +17,7 @@ import { packageRoot } from '../../../src/util/repo-root.js';
 import { downCluster } from '../../cluster/components.js';
 import { daemonSetNodeOptions } from '../../cluster/deployed-agent.js';
 import { parseEnvFile } from '../../cluster/env-file.js';
-import { readmeBlock } from '../../support/readme.js';
+import { assertTryItOutput, readmeBlock, runScript } from '../../support/readme.js';
 import { waitFor } from '../../support/wait.js';
 
 const DEV = fileURLToPath(new URL('../../cluster/dev.js', import.meta.url));
@@ -47,19 +47,6 @@ function childrenOf(parent: number): ProcessInfo[] {
     }
   }
   return children;
-}
-
-function run(script: string): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env };
-    for (const k of ['KUBECONFIG', 'KUBECACHEDIR', 'REGISTRY', 'NODE_NAME']) delete env[k];
-    const child = spawn('bash', ['-c', `set -eo pipefail\n${script}`], { cwd: packageRoot(), env });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out }));
-  });
 }
 
 for (const inCluster of [false, true]) describeReadme(inCluster);
@@ -166,42 +153,15 @@ function describeReadme(inCluster: boolean): void {
       const block = readmeBlock('test/e2e/operate/readme-examples.test.ts');
       const script = block.replace('source .cluster/dev.env', `source ${CLUSTER_DIR}/dev.env`);
       assert.notEqual(script, block, 'the block sources .cluster/dev.env');
-      const { code, out } = await run(script);
+      const { code, out } = await runScript(script);
       assert.equal(code, 0, out);
 
-      // 1. every node has the image
-      assert.match(out, /imagepulljob default\/pull-busybox-\w+ complete: \S+\/test\/busybox:2\.0 is on 2 node\(s\)/);
-      for (const node of ['kd-node-1', 'kd-node-2']) {
-        assert.match(out, new RegExp(`${node}\\s+\\S+/test/busybox\\s+2\\.0\\s+Succeeded`), `${node} has busybox 2.0`);
-      }
-      // 2. the CRR completed and only app restarted
-      assert.match(out, /containerrecreaterequest default\/crr-demo-\w+ completed: app recreated in place/);
-      assert.match(out, /^app=1 sidecar=0\s*$/m);
-      // 3. app started after config was ready
-      const started = (name: string): number => {
-        const m = new RegExp(`^${name} started (\\S+)$`, 'm').exec(out);
-        assert.ok(m, `${name} start time printed`);
-        return Date.parse(m[1]!);
-      };
-      assert.ok(started('app') - started('config') >= 2_000, 'app started at least 2 s after config (its probe)');
-      // 4. web-0 recreated by the StatefulSet controller on the same node with the same IP, and the IPReused event
-      const web0 = /^web-0 before: (\S+) (\S+), after: (\S+) (\S+)$/m.exec(out);
-      assert.ok(web0, 'node and IP of web-0 printed');
-      const [, nodeBefore, ipBefore, nodeAfter, ipAfter] = web0;
-      assert.match(nodeBefore!, /^kd-node-[12]$/);
-      assert.match(ipBefore!, /^\d+\.\d+\.\d+\.\d+$/);
-      assert.equal(nodeAfter, nodeBefore, 'web-0 came back on its node');
-      assert.equal(ipAfter, ipBefore, 'web-0 got its IP back');
-      assert.match(out, /IPReused\s+pod\/web-0\s+Pod got its reserved IP/);
-      const reused = new RegExp(`${nodeBefore!}\\s+\\S+\\s+\\d+\\s+\\d+\\s+[1-9]\\d*\\s+\\d+`);
-      assert.match(out, reused, `ips shows a reused reservation on ${nodeBefore!}`);
-      // `kruise-daemon ipam ls` reads kd-node-1's store ($IPAM_DATA_DIR from dev.env): one web pod runs there
-      assert.match(out, /^\S+\s+\d+\.\d+\.\d+\.\d+\s+\S+\s+default\/web-[01]\s/m, 'ipam ls lists a web pod');
+      assertTryItOutput(out);
     });
 
     it('the plugin on the same cluster: JSON output, bad input and failures answered with exit codes 1 and 2', async () => {
       const env = `source ${CLUSTER_DIR}/dev.env\n`;
-      const json = await run(`${env}kubectl kruise-node nodeimages --node kd-node-2 -o json`);
+      const json = await runScript(`${env}kubectl kruise-node nodeimages --node kd-node-2 -o json`);
       assert.equal(json.code, 0, json.out);
       const rows = JSON.parse(json.out.slice(json.out.indexOf('['))) as { node: string; tag: string; phase: string }[];
       assert.ok(
@@ -209,7 +169,9 @@ function describeReadme(inCluster: boolean): void {
         json.out,
       );
 
-      const ordered = await run(`${env}kubectl kruise-node recreate crr-demo -c sidecar -c app --ordered -o json`);
+      const ordered = await runScript(
+        `${env}kubectl kruise-node recreate crr-demo -c sidecar -c app --ordered -o json`,
+      );
       assert.equal(ordered.code, 0, ordered.out);
       const crr = JSON.parse(ordered.out.slice(ordered.out.indexOf('{'))) as {
         spec: { strategy?: { orderedRecreate?: boolean } };
@@ -222,18 +184,18 @@ function describeReadme(inCluster: boolean): void {
         ['sidecar=Succeeded', 'app=Succeeded'],
       );
 
-      const missing = await run(`${env}kubectl kruise-node recreate crr-demo -c nope`);
+      const missing = await runScript(`${env}kubectl kruise-node recreate crr-demo -c nope`);
       assert.equal(missing.code, 1);
       assert.match(missing.out, /pod default\/crr-demo has no container nope \(its containers: app, sidecar\)/);
-      const bad = await run(`${env}kubectl kruise-node pull 'Not An Image'`);
+      const bad = await runScript(`${env}kubectl kruise-node pull 'Not An Image'`);
       assert.equal(bad.code, 2);
       assert.match(bad.out, /IMAGE: /);
 
-      const unknownNode = await run(`${env}kubectl kruise-node ips --node kd-node-9`);
+      const unknownNode = await runScript(`${env}kubectl kruise-node ips --node kd-node-9`);
       assert.equal(unknownNode.code, 1, unknownNode.out);
       assert.match(unknownNode.out, /node kd-node-9 not found/);
       // a pull no node can do ends with each node's reason, from its NodeImage
-      const unpullable = await run(
+      const unpullable = await runScript(
         `${env}kubectl kruise-node pull $REGISTRY/test/nope:1.0 --nodes kd-node-1 --timeout 3m`,
       );
       assert.equal(unpullable.code, 1, unpullable.out);
