@@ -113,6 +113,22 @@ export const RESERVED_IP_DURATION_ANNOTATION = 'io.kubernetes.cri/reserved-ip-du
 /** CNI capability through which the runtime passes pod annotations to the plugin. */
 export const CNI_POD_ANNOTATIONS_CAPABILITY = 'io.kubernetes.cri.pod-annotations';
 
+// ---- Custom probes (PodProbeMarker / NodePodProbe) ---------------------------------------------
+
+/** Pod annotation: JSON array of PodContainerProbe declared on the pod itself (no PodProbeMarker needed). */
+export const POD_PROBE_ANNOTATION = 'kruise.io/podprobe';
+/** Pod annotation: the PodProbeMarkers whose probes the pod has (comma-separated names). */
+export const POD_PROBE_MARKER_LIST_ANNOTATION = 'kruise.io/podprobemarker-list';
+/** Finalizer on a PodProbeMarker until its probes are out of every NodePodProbe. */
+export const NODE_POD_PROBE_CLEANUP_FINALIZER = 'kruise.io/node-pod-probe-cleanup';
+/** Separator between a marker's name and its probe's name in a NodePodProbe probe name. */
+export const POD_PROBE_NAME_SEPARATOR = '#';
+/** A probe's message is cut to this many characters. */
+export const MAX_PROBE_MESSAGE_LENGTH = 1024;
+/** Pod events the agent emits when a probe's state changes (both Normal, as OpenKruise). */
+export const EVENT_REASON_KRUISE_PROBE_SUCCEEDED = 'KruiseProbeSucceeded';
+export const EVENT_REASON_KRUISE_PROBE_FAILED = 'KruiseProbeFailed';
+
 // ---- Event reasons -----------------------------------------------------------------------------
 
 export const EVENT_REASON_PULL_IMAGE_SUCCEED = 'PullImageSucceed';

@@ -11,6 +11,7 @@ import type {
   V1Node,
   V1Pod,
   V1PodCondition,
+  V1Probe,
   V1TCPSocketAction,
 } from '@kubernetes/client-node';
 import type { KubeObject } from '../kube/object.js';
@@ -33,3 +34,4 @@ export type WireContainerPort = Wire<V1ContainerPort>;
 export type WireExecAction = Wire<V1ExecAction>;
 export type WireHTTPGetAction = Wire<V1HTTPGetAction>;
 export type WireTCPSocketAction = Wire<V1TCPSocketAction>;
+export type WireProbe = Wire<V1Probe>;

@@ -9,6 +9,8 @@ import { IMAGE_LIST_PULL_JOBS } from '../../../src/api/imagelistpulljob.js';
 import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
 import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
 import { PERSISTENT_POD_STATES } from '../../../src/api/persistentpodstate.js';
+import { POD_PROBE_MARKERS } from '../../../src/api/podprobemarker.js';
+import { NODE_POD_PROBES } from '../../../src/api/nodepodprobe.js';
 import { apiVersionOf, type ResourceType } from '../../../src/kube/resource.js';
 import { validateImageListPullJob } from '../../../src/api/imagelistpulljob-validation.js';
 import { validateNodeImage } from '../../../src/api/nodeimage-validation.js';
@@ -99,6 +101,8 @@ const expectations: {
     shortNames: ['crr'],
   },
   { resource: PERSISTENT_POD_STATES, versions: [['v1alpha1', true]], columns: [] },
+  { resource: POD_PROBE_MARKERS, versions: [['v1alpha1', true]], columns: ['MATCHED', 'AGE'] },
+  { resource: NODE_POD_PROBES, versions: [['v1alpha1', true]], columns: ['AGE'] },
 ];
 
 describe('CRDs (deploy/crds)', () => {
@@ -381,6 +385,92 @@ describe('CRDs (deploy/crds)', () => {
                 annotations: { 'cni.projectcalico.org/podIP': '10.0.0.5' },
               },
             },
+          },
+        },
+      ],
+      [
+        // OpenKruise's user guide (podprobemarker), game-server example
+        POD_PROBE_MARKERS,
+        'v1alpha1',
+        {
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'PodProbeMarker',
+          metadata: { name: 'game-server-probe', namespace: 'ns' },
+          spec: {
+            selector: { matchLabels: { app: 'game-server' } },
+            probes: [
+              {
+                name: 'Idle',
+                containerName: 'game-server',
+                probe: {
+                  exec: { command: ['/home/game/idle.sh'] },
+                  initialDelaySeconds: 10,
+                  timeoutSeconds: 3,
+                  periodSeconds: 10,
+                  successThreshold: 1,
+                  failureThreshold: 3,
+                },
+                markerPolicy: [
+                  {
+                    state: 'Succeeded',
+                    labels: { 'gameserver-idle': 'true' },
+                    annotations: { 'controller.kubernetes.io/pod-deletion-cost': '-10' },
+                  },
+                  {
+                    state: 'Failed',
+                    labels: { 'gameserver-idle': 'false' },
+                    annotations: { 'controller.kubernetes.io/pod-deletion-cost': '10' },
+                  },
+                ],
+                podConditionType: 'game.io/idle',
+              },
+            ],
+          },
+          status: { observedGeneration: 1, matchedPods: 2 },
+        },
+      ],
+      [
+        NODE_POD_PROBES,
+        'v1alpha1',
+        {
+          apiVersion: 'apps.kruise.io/v1alpha1',
+          kind: 'NodePodProbe',
+          metadata: { name: 'node-1' },
+          spec: {
+            podProbes: [
+              {
+                name: 'game-server-0',
+                namespace: 'ns',
+                uid: '0f1e2d3c-0000-4000-8000-000000000001',
+                IP: '10.0.0.5',
+                probes: [
+                  {
+                    name: 'game-server-probe#Idle',
+                    containerName: 'game-server',
+                    probe: { tcpSocket: { port: 'http' }, periodSeconds: 5 },
+                    podProbeMarkerName: 'game-server-probe',
+                  },
+                ],
+              },
+            ],
+          },
+          status: {
+            podProbeStatuses: [
+              {
+                name: 'game-server-0',
+                namespace: 'ns',
+                uid: '0f1e2d3c-0000-4000-8000-000000000001',
+                probeStates: [
+                  {
+                    name: 'game-server-probe#Idle',
+                    state: 'Succeeded',
+                    lastProbeTime: '2022-09-09T07:13:04Z',
+                    lastTransitionTime: '2022-09-09T07:13:04Z',
+                    message: 'idle',
+                  },
+                ],
+              },
+            ],
           },
         },
       ],
