@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ImageTagStatus, NodeImageSpec } from '../../../src/api/nodeimage.js';
 import { buildNodeImageStatus } from '../../../src/daemon/imagepuller/nodeimage-status.js';
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
-import { StatusWriter } from '../../../src/daemon/imagepuller/status-writer.js';
+import { StatusWriter } from '../../../src/daemon/status-writer.js';
 import { tagSpecProblem } from '../../../src/daemon/imagepuller/tag-spec-check.js';
 import { parseDaemonCommandLine } from '../../../src/daemon/options.js';
 import { ConfigError } from '../../../src/util/config-error.js';
