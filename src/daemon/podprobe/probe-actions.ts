@@ -57,15 +57,21 @@ export async function runProbe(
   const seconds = run.timeoutMs / 1000;
   const timedOut = new Promise<ProbeOutcome>((resolve) => {
     timer = deps.clock.setTimer(() => {
-      controller.abort(new Error('probe timed out'));
       resolve({ result: 'timeout', message: `probe timed out after ${seconds}s` });
+      controller.abort(new Error('probe timed out'));
     }, run.timeoutMs);
+  });
+  // stopped from outside (the worker stops): the run ends at once, whatever the action does
+  const stopped = new Promise<ProbeOutcome>((resolve) => {
+    const end = (): void => resolve({ result: 'error', message: 'probe run stopped' });
+    if (signal.aborted) end();
+    else signal.addEventListener('abort', end, { once: true });
   });
   const action = runAction(run, deps.runtime, controller.signal).catch(
     (err: unknown): ProbeOutcome => ({ result: 'failed', message: errorMessage(err) }),
   );
   try {
-    const outcome = await Promise.race([action, timedOut]);
+    const outcome = await Promise.race([action, timedOut, stopped]);
     return { ...outcome, message: truncateMessage(outcome.message) };
   } finally {
     timer?.cancel();
