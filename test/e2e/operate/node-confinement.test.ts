@@ -1,5 +1,5 @@
 // deploy/node-confinement on the real API server: the agent of node A, holding a token bound to a pod on node A (as
-// its DaemonSet pod's token is), may write the pods, CRRs, NodeImage and launch barriers of node A and none of node
+// its DaemonSet pod's token is), may write the pods, CRRs, NodeImage, NodePodProbe and launch barriers of node A and none of node
 // B's; it can neither move an object to its node nor write with a token that names no node. Plus least privilege of
 // both ServiceAccounts as `kubectl auth can-i --as` sees it.
 import assert from 'node:assert/strict';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { BARRIER_NODE_NAME_LABEL, CRR_NODE_NAME_LABEL } from '../../../src/api/constants.js';
 import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
 import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
+import { NODE_POD_PROBES } from '../../../src/api/nodepodprobe.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
@@ -53,6 +54,7 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
   let unbound: KubeClient;
   const files: string[] = [];
   const createdNodeImages: string[] = [];
+  const createdNodePodProbes: string[] = [];
   const uids: Record<string, string> = {};
 
   function pod(name: string, node: NodeLayout, namespace = NS, serviceAccountName?: string): KubeObject {
@@ -119,6 +121,12 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
           if (!String(err).includes('already exists')) throw err;
         },
       );
+      await cluster.admin.create(NODE_POD_PROBES, { metadata: { name: node.name }, spec: {} }).then(
+        () => createdNodePodProbes.push(node.name),
+        (err: unknown) => {
+          if (!String(err).includes('already exists')) throw err;
+        },
+      );
     }
     await cluster.admin.create(CoreResources.configMaps, barrier(`pod-${nodeB.name}`, nodeB), { namespace: NS });
   });
@@ -129,6 +137,9 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     for (const file of files) rmSync(file, { force: true });
     if (!cluster) return;
     for (const name of createdNodeImages) await cluster.admin.delete(NODE_IMAGES, name).catch(() => undefined);
+    for (const name of createdNodePodProbes) {
+      await cluster.admin.delete(NODE_POD_PROBES, name).catch(() => undefined);
+    }
     await cluster.admin
       .delete(CoreResources.pods, AGENT_POD, { namespace: SYSTEM_NAMESPACE, gracePeriodSeconds: 0 })
       .catch(() => undefined);
@@ -199,6 +210,21 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     await denied(
       agent.patch(NODE_IMAGES, nodeB.name, await statusOf(nodeB.name), { type: 'merge', subresource: 'status' }),
       new RegExp(`may not write nodeimages/status ${nodeB.name}, which belongs to node ${nodeB.name}`),
+    );
+  });
+
+  it("lets it patch node A's NodePodProbe status, and refuses node B's", async () => {
+    const statusOf = async (name: string): Promise<{ status: unknown }> => {
+      const current = await cluster.admin.get<KubeObject & { status?: unknown }>(NODE_POD_PROBES, name);
+      return { status: current.status ?? { podProbeStatuses: [] } };
+    };
+    await agent.patch(NODE_POD_PROBES, nodeA.name, await statusOf(nodeA.name), {
+      type: 'merge',
+      subresource: 'status',
+    });
+    await denied(
+      agent.patch(NODE_POD_PROBES, nodeB.name, await statusOf(nodeB.name), { type: 'merge', subresource: 'status' }),
+      new RegExp(`may not write nodepodprobes/status ${nodeB.name}, which belongs to node ${nodeB.name}`),
     );
   });
 
@@ -327,6 +353,8 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     assert.equal(can(AGENT_USER, 'delete', 'pods', '-n', NS), 'no');
     assert.equal(can(AGENT_USER, 'create', 'pods', '-n', NS), 'no');
     assert.equal(can(AGENT_USER, 'update', 'nodeimages.apps.kruise.io'), 'no');
+    assert.equal(can(AGENT_USER, 'update', 'nodepodprobes.apps.kruise.io'), 'no', 'only its status');
+    assert.equal(can(AGENT_USER, 'watch', 'nodepodprobes.apps.kruise.io'), 'yes');
     assert.equal(can(AGENT_USER, 'update', 'containerrecreaterequests.apps.kruise.io', '-n', NS), 'no');
     // what RBAC still grants cluster-wide, and the policy confines to the node
     assert.equal(can(AGENT_USER, 'patch', 'pods', '-n', NS), 'yes');
