@@ -1,7 +1,7 @@
 // deploy/node-confinement on the real API server: the agent of node A, holding a token bound to a pod on node A (as
-// its DaemonSet pod's token is), may write the pods, CRRs, NodeImage, NodePodProbe and launch barriers of node A and none of node
-// B's; it can neither move an object to its node nor write with a token that names no node. Plus least privilege of
-// both ServiceAccounts as `kubectl auth can-i --as` sees it.
+// its DaemonSet pod's token is), may write the pods, CRRs, NodeImage, NodePodProbe and launch barriers of node A and
+// none of node B's; it can neither move an object to its node nor write with a token that names no node. Plus least
+// privilege of both ServiceAccounts as `kubectl auth can-i --as` sees it.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
