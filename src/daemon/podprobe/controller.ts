@@ -4,10 +4,7 @@
 // changed (no periodic refresh), entries only for pods and probes still in the spec, each patch conditional on the
 // resourceVersion it was built on. A probe whose state changes to Succeeded/Failed gets a pod Event
 // (KruiseProbeSucceeded / KruiseProbeFailed, both Normal, as OpenKruise).
-import {
-  EVENT_REASON_KRUISE_PROBE_FAILED,
-  EVENT_REASON_KRUISE_PROBE_SUCCEEDED,
-} from '../../api/constants.js';
+import { EVENT_REASON_KRUISE_PROBE_FAILED, EVENT_REASON_KRUISE_PROBE_SUCCEEDED } from '../../api/constants.js';
 import { NODE_POD_PROBES, type NodePodProbe } from '../../api/nodepodprobe.js';
 import {
   ControllerLoop,
@@ -229,7 +226,8 @@ export class PodProbeController {
         },
         'Normal',
         succeeded ? EVENT_REASON_KRUISE_PROBE_SUCCEEDED : EVENT_REASON_KRUISE_PROBE_FAILED,
-        result.message || `probe ${target.probeName} of container ${target.containerName} ${succeeded ? 'succeeded' : 'failed'}`,
+        result.message ||
+          `probe ${target.probeName} of container ${target.containerName} ${succeeded ? 'succeeded' : 'failed'}`,
         CoreResources.pods,
       );
     }

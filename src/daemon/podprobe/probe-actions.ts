@@ -25,8 +25,7 @@ const MAX_BODY_BYTES = MAX_PROBE_MESSAGE_LENGTH * 4;
  * neither success nor failure, as OpenKruise, and the state stays as it was.
  */
 export type ProbeOutcome =
-  | { result: 'succeeded' | 'failed' | 'timeout'; message: string }
-  | { result: 'error'; message: string };
+  { result: 'succeeded' | 'failed' | 'timeout'; message: string } | { result: 'error'; message: string };
 
 export interface ProbeRun {
   probe: ContainerProbeSpec;
@@ -67,9 +66,10 @@ export async function runProbe(
     if (signal.aborted) end();
     else signal.addEventListener('abort', end, { once: true });
   });
-  const action = runAction(run, deps.runtime, controller.signal).catch(
-    (err: unknown): ProbeOutcome => ({ result: 'failed', message: errorMessage(err) }),
-  );
+  const action = runAction(run, deps.runtime, controller.signal).catch((err: unknown): ProbeOutcome => ({
+    result: 'failed',
+    message: errorMessage(err),
+  }));
   try {
     const outcome = await Promise.race([action, timedOut, stopped]);
     return { ...outcome, message: truncateMessage(outcome.message) };
@@ -130,7 +130,8 @@ function portOf(port: number | string | undefined): number | string {
 function runTcp(host: string | undefined, rawPort: number | string | undefined, signal: AbortSignal) {
   const port = portOf(rawPort);
   if (typeof port === 'string') return Promise.resolve<ProbeOutcome>({ result: 'failed', message: port });
-  if (!host) return Promise.resolve<ProbeOutcome>({ result: 'failed', message: 'the pod has no IP yet and the probe no host' });
+  if (!host)
+    return Promise.resolve<ProbeOutcome>({ result: 'failed', message: 'the pod has no IP yet and the probe no host' });
   return new Promise<ProbeOutcome>((resolve) => {
     const socket = net.connect({ host, port, signal });
     socket.once('connect', () => {

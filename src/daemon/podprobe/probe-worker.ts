@@ -126,7 +126,11 @@ export class ProbeWorker {
       nextAt = await this.check();
     } catch (err) {
       this.deps.logger.debug(
-        { pod: `${this.target.podNamespace}/${this.target.podName}`, probe: this.target.probeName, err: errorMessage(err) },
+        {
+          pod: `${this.target.podNamespace}/${this.target.podName}`,
+          probe: this.target.probeName,
+          err: errorMessage(err),
+        },
         'probe not run',
       );
     }
@@ -197,7 +201,11 @@ export class ProbeWorker {
       metrics.probeRun(kind, outcome.result, (clock.now() - start) / 1000);
       if (outcome.result === 'error') {
         this.deps.logger.warn(
-          { pod: `${this.target.podNamespace}/${this.target.podName}`, probe: this.target.probeName, err: outcome.message },
+          {
+            pod: `${this.target.podNamespace}/${this.target.podName}`,
+            probe: this.target.probeName,
+            err: outcome.message,
+          },
           'probe could not run; its result is unchanged',
         );
         return undefined;

@@ -53,10 +53,16 @@ describe('daemon options', () => {
     assert.equal(options(['--probe-status-window-ms=250']).probeStatusWindowMs, 250);
     assert.match(configError(['--pod-probe=off'], env), /--pod-probe="off" must be true or false/);
     for (const bad of ['0', '257', '-1', '1.5', 'x', '']) {
-      assert.match(configError([`--max-concurrent-probes=${bad}`], env), /--max-concurrent-probes=.* 1 to 256 \(probe runs/);
+      assert.match(
+        configError([`--max-concurrent-probes=${bad}`], env),
+        /--max-concurrent-probes=.* 1 to 256 \(probe runs/,
+      );
     }
     for (const bad of ['99', '60001', 'x']) {
-      assert.match(configError([`--probe-status-window-ms=${bad}`], env), /--probe-status-window-ms=.* from 100 to 60000/);
+      assert.match(
+        configError([`--probe-status-window-ms=${bad}`], env),
+        /--probe-status-window-ms=.* from 100 to 60000/,
+      );
     }
   });
 

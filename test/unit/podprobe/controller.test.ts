@@ -139,7 +139,12 @@ describe('podprobe controller (emulator + fake runtime)', function () {
     t.failing.add(t.containers[1]!.id);
     await t.clock.advance(9000); // the next run, at 10 s
     await waitFor(() => t.events.events.length === 3);
-    assert.deepEqual(t.events.events[2], { pod: 'pod-1', type: 'Normal', reason: 'KruiseProbeFailed', message: 'down' });
+    assert.deepEqual(t.events.events[2], {
+      pod: 'pod-1',
+      type: 'Normal',
+      reason: 'KruiseProbeFailed',
+      message: 'down',
+    });
     await t.clock.advance(1000);
     await waitFor(() => t.statusPatches() === 2);
     const failedAt = new Date(t.clock.now() - 1000).toISOString().replace('.000Z', 'Z');

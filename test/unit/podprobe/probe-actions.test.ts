@@ -49,8 +49,7 @@ describe('podprobe actions', () => {
     assert.match(closed.message, new RegExp(`^dial tcp 127\\.0\\.0\\.1:${port}: connect ECONNREFUSED`));
     assert.deepEqual(await probe({ tcpSocket: { port: 'http' } }), {
       result: 'failed',
-      message:
-        'invalid port "http": a number from 1 to 65535 is needed (a named port is resolved by the controller)',
+      message: 'invalid port "http": a number from 1 to 65535 is needed (a named port is resolved by the controller)',
     });
     assert.deepEqual(await probe({ tcpSocket: { port } }, { podIP: '' }), {
       result: 'failed',
@@ -72,10 +71,10 @@ describe('podprobe actions', () => {
     });
     servers.push(server);
     const port = await listen(server);
-    assert.deepEqual(
-      await probe({ httpGet: { port, path: 'ok', httpHeaders: [{ name: 'X-Probe', value: 'yes' }] } }),
-      { result: 'succeeded', message: 'fine' },
-    );
+    assert.deepEqual(await probe({ httpGet: { port, path: 'ok', httpHeaders: [{ name: 'X-Probe', value: 'yes' }] } }), {
+      result: 'succeeded',
+      message: 'fine',
+    });
     assert.equal(seen[0]!['user-agent'], PROBE_USER_AGENT);
     assert.equal(seen[0]!.accept, '*/*');
     assert.equal(seen[0]!['x-probe'], 'yes');
@@ -121,7 +120,11 @@ describe('podprobe actions', () => {
         requests.push({ request, timeoutMs: options?.timeoutMs });
         const a = answers.shift();
         if (!a) return Promise.reject(new Error('CRI ExecSync: container not found'));
-        return Promise.resolve({ stdout: Buffer.from(a.stdout), stderr: Buffer.from(a.stderr), exit_code: a.exit_code });
+        return Promise.resolve({
+          stdout: Buffer.from(a.stdout),
+          stderr: Buffer.from(a.stderr),
+          exit_code: a.exit_code,
+        });
       },
     };
     const spec = { exec: { command: ['check'] } };

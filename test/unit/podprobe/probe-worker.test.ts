@@ -186,7 +186,9 @@ describe('podprobe worker', () => {
     await h.clock.advance(2_899);
     assert.equal(state(hung), 'Unknown');
     await h.clock.advance(1);
-    await waitFor(() => state(hung) === 'Failed' && state(other) === 'Succeeded', { message: 'cut, then the other ran' });
+    await waitFor(() => state(hung) === 'Failed' && state(other) === 'Succeeded', {
+      message: 'cut, then the other ran',
+    });
     assert.equal(hung.result()!.message, 'probe timed out after 3s');
     assert.equal(h.execs.find((e) => e.id.endsWith('-side'))!.at, 3_000, 'the slot was freed at the timeout');
     await waitFor(() => h.slots.inUse === 0);
@@ -237,7 +239,10 @@ describe('podprobe worker', () => {
     await waitFor(() => state(w) === 'Unknown');
     assert.ok(h.execs.every((e) => e.id === first.id));
     await h.clock.advance(4_999);
-    assert.ok(h.execs.every((e) => e.id === first.id), 'nothing runs before the initial delay');
+    assert.ok(
+      h.execs.every((e) => e.id === first.id),
+      'nothing runs before the initial delay',
+    );
     await h.clock.advance(1);
     await waitFor(() => state(w) === 'Succeeded');
     assert.equal(h.execs.at(-1)!.id, second.id);
@@ -247,7 +252,7 @@ describe('podprobe worker', () => {
     );
   });
 
-  it('a container not running is Failed with OpenKruise\'s message, and nothing is exec\'d in it', async () => {
+  it("a container not running is Failed with OpenKruise's message, and nothing is exec'd in it", async () => {
     const h = harness();
     const c = h.container('main', 60_000);
     c.state = 'CONTAINER_EXITED';
@@ -265,7 +270,10 @@ describe('podprobe worker', () => {
     await h.clock.advance(5_000);
     assert.equal(w.result(), undefined);
     assert.equal(h.execs.length, 0);
-    assert.ok(h.runtime.calls.some((c) => c.method === 'ListContainers'), 'it looked');
+    assert.ok(
+      h.runtime.calls.some((c) => c.method === 'ListContainers'),
+      'it looked',
+    );
   });
 
   it('cuts the message to MAX_PROBE_MESSAGE_LENGTH characters; failure says stderr/stdout', async () => {
