@@ -128,6 +128,7 @@ describe('podprobe controller (emulator + fake runtime)', function () {
     await t.clock.advance(2000);
     assert.equal(t.statusPatches(), 1, 'no write without a change');
     assert.match(await t.registry.metrics(), /kruise_daemon_pod_probe_status_writes_total\{outcome="ok"\} 1/);
+    assert.match(await t.registry.metrics(), /^kruise_daemon_pod_probe_workers 5$/m);
   });
 
   it('writes a state change with its transition time and a KruiseProbeFailed event', async () => {
