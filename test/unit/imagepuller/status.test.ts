@@ -99,6 +99,32 @@ describe('imagepuller status', () => {
     await writer.close();
   });
 
+  it('writer with a window: the first request waits the window, so what comes with it shares the write; stop() drops what is pending', async () => {
+    const clock = new FakeClock();
+    const writes: number[] = [];
+    const writer = new StatusWriter({
+      clock,
+      logger: silentLogger,
+      windowMs: 1000,
+      minIntervalMs: 1000,
+      write: () => {
+        writes.push(clock.now());
+        return Promise.resolve();
+      },
+    });
+    const t0 = clock.now();
+    for (let i = 0; i < 5; i++) {
+      writer.request();
+      await clock.advance(100);
+    }
+    await clock.advance(500);
+    assert.deepEqual(writes, [t0 + 1000]);
+    writer.request();
+    await writer.stop();
+    await clock.advance(5000);
+    assert.equal(writes.length, 1, 'nothing written after stop()');
+  });
+
   it('secret store: one GET per secret within the cache time, again after it', async () => {
     const clock = new FakeClock();
     const { read, reads } = secretReader({ s: dockerConfigSecret('s', { r: { username: 'u', password: 'p' } }) });
