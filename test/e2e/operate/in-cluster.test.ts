@@ -15,10 +15,11 @@ import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
-import type { ResourceType } from '../../../src/kube/resource.js';
+import { CoreResources } from '../../../src/kube/resource.js';
 import { CONTROLLER_LEASE, systemPods } from '../../cluster/k8s/in-cluster.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { kubectl, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
+import { SELF_SUBJECT_REVIEWS, type SelfSubjectReview } from '../../support/kube-resources.js';
 import { removeImages } from '../../support/nodeimages.js';
 import {
   startInClusterSystem,
@@ -42,24 +43,6 @@ import { waitForJob } from '../controller/controller-env.js';
 
 const NS = 'e2e-in-cluster';
 
-const SELF_SUBJECT_REVIEWS: ResourceType = {
-  group: 'authentication.k8s.io',
-  version: 'v1',
-  resource: 'selfsubjectreviews',
-  namespaced: false,
-  kind: 'SelfSubjectReview',
-};
-const LEASES: ResourceType = {
-  group: 'coordination.k8s.io',
-  version: 'v1',
-  resource: 'leases',
-  namespaced: true,
-  kind: 'Lease',
-};
-
-interface Review extends KubeObject {
-  status?: { userInfo?: { username?: string; extra?: Record<string, string[]> } };
-}
 interface Lease extends KubeObject {
   spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string; leaseTransitions?: number };
 }
@@ -94,7 +77,7 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
   });
 
   const lease = (): Promise<Lease> =>
-    cluster.admin.get<Lease>(LEASES, CONTROLLER_LEASE, { namespace: SYSTEM_NAMESPACE });
+    cluster.admin.get<Lease>(CoreResources.leases, CONTROLLER_LEASE, { namespace: SYSTEM_NAMESPACE });
 
   it('runs an agent pod per node and two controller replicas, one holding the Lease; kruise-ipam is copied onto every node', async () => {
     for (const node of cluster.nodes) system!.agentPod(node);
@@ -152,7 +135,7 @@ users: [{name: u, user: {token: ${token}}}]
       { mode: 0o600 },
     );
     const agent = new KubeClient(await loadKubeconfig(file), { timeoutMs: 30_000 });
-    const review = await agent.create<Review>(SELF_SUBJECT_REVIEWS, { metadata: {} });
+    const review = await agent.create<SelfSubjectReview>(SELF_SUBJECT_REVIEWS, { metadata: {} });
     assert.equal(review.status?.userInfo?.username, 'system:serviceaccount:kruise-system:kruise-daemon');
     assert.deepEqual(review.status?.userInfo?.extra?.['authentication.kubernetes.io/node-name'], [nodeA.name]);
     assert.deepEqual(review.status?.userInfo?.extra?.['authentication.kubernetes.io/pod-name'], [pod.name]);
