@@ -2,9 +2,11 @@
 // deploy/overlays/ip-retention's DaemonSet (in-cluster config through the `kubernetes` Service, the node's CRI socket
 // by hostPath, kruise-ipam copied onto the node), the controller as the Deployment (2 replicas, leader election, PDB,
 // webhooks through its Service), from the image the cluster built ($KRUISE_IMAGE). Nothing of ours runs on the host.
-// Checked: the rollout and the plugin on the nodes; the DaemonSet pod's own token names its node and is confined to
-// it; an agent pod deleted mid-CRR is replaced and the CRR completes exactly once; the leading controller replica
-// killed mid-ImagePullJob hands the Lease over within its duration and no NodeImage write is lost.
+// Checked: the rollout and the plugin on the nodes; what each container runs with, read from its process on the node
+// (capabilities, no_new_privs, seccomp, uid, mounts, what it may write, namespaces); the DaemonSet pod's own token
+// names its node and is confined to it; an agent pod deleted mid-CRR is replaced and the CRR completes exactly once;
+// the leading controller replica killed mid-ImagePullJob hands the Lease over within its duration and no NodeImage
+// write is lost.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
