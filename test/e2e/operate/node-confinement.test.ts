@@ -13,9 +13,10 @@ import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
-import { CoreResources, type ResourceType } from '../../../src/kube/resource.js';
+import { CoreResources } from '../../../src/kube/resource.js';
 import { kubectl, serviceAccountKubeconfig, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
+import { SELF_SUBJECT_REVIEWS, type SelfSubjectReview } from '../../support/kube-resources.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { freshNamespace, removeNamespace } from '../../support/real-images.js';
 
@@ -23,18 +24,6 @@ const NS = 'e2e-node-confinement';
 const AGENT_POD = 'e2e-confinement-agent';
 const AGENT_USER = 'system:serviceaccount:kruise-system:kruise-daemon';
 const POLICY = "ValidatingAdmissionPolicy 'kruise-daemon-node-confinement'";
-
-const SELF_SUBJECT_REVIEWS: ResourceType = {
-  group: 'authentication.k8s.io',
-  version: 'v1',
-  resource: 'selfsubjectreviews',
-  namespaced: false,
-  kind: 'SelfSubjectReview',
-};
-
-interface Review extends KubeObject {
-  status?: { userInfo?: { username?: string; extra?: Record<string, string[]> } };
-}
 
 async function denied(request: Promise<unknown>, message: RegExp): Promise<void> {
   await assert.rejects(request, (err: unknown) => {
@@ -147,12 +136,12 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
   });
 
   it("mints a token that names the pod's node (user extra authentication.kubernetes.io/node-name)", async () => {
-    const review = await agent.create<Review>(SELF_SUBJECT_REVIEWS, { metadata: {} });
+    const review = await agent.create<SelfSubjectReview>(SELF_SUBJECT_REVIEWS, { metadata: {} });
     assert.equal(review.status?.userInfo?.username, AGENT_USER);
     const extra = review.status?.userInfo?.extra ?? {};
     assert.deepEqual(extra['authentication.kubernetes.io/node-name'], [nodeA.name]);
     assert.deepEqual(extra['authentication.kubernetes.io/pod-name'], [AGENT_POD]);
-    const old = await unbound.create<Review>(SELF_SUBJECT_REVIEWS, { metadata: {} });
+    const old = await unbound.create<SelfSubjectReview>(SELF_SUBJECT_REVIEWS, { metadata: {} });
     assert.equal(old.status?.userInfo?.extra?.['authentication.kubernetes.io/node-name'], undefined);
   });
 
