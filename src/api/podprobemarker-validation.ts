@@ -144,7 +144,7 @@ function policyErrors(policy: unknown, at: string, states: Set<string>): FieldEr
   }
   if (typeof state === 'string') states.add(state);
   if (typeof state !== 'string' || !POLICY_STATES.includes(state)) {
-    return [fieldError('FieldValueRequired', `${at}.state`, POLICY_STATE_MESSAGE)];
+    return [fieldError('FieldValueRequired', `${at}.state`, `Required value: ${POLICY_STATE_MESSAGE}`)];
   }
   const labels = policy.labels;
   const annotations = policy.annotations;
@@ -157,7 +157,7 @@ function policyErrors(policy: unknown, at: string, states: Set<string>): FieldEr
   const labelMap = (labels as Record<string, unknown> | undefined) ?? {};
   const annotationMap = (annotations as Record<string, unknown> | undefined) ?? {};
   if (Object.keys(labelMap).length === 0 && Object.keys(annotationMap).length === 0) {
-    return [fieldError('FieldValueRequired', at, EMPTY_POLICY_MESSAGE)];
+    return [fieldError('FieldValueRequired', at, `Required value: ${EMPTY_POLICY_MESSAGE}`)];
   }
   for (const [key, value] of Object.entries(labelMap)) {
     const keyWhy = labelKeyError(key);
@@ -190,20 +190,20 @@ function probeSpecErrors(probe: unknown, at: string): FieldError[] {
     return [fieldError('FieldValueInvalid', at, "probe can't be empty in podProbeMarker.", probe ?? null)];
   const errors: FieldError[] = [];
   if (probe.grpc !== undefined && probe.grpc !== null) {
-    errors.push(fieldError('FieldValueForbidden', `${at}.grpc`, GRPC_MESSAGE));
+    errors.push(fieldError('FieldValueForbidden', `${at}.grpc`, `Forbidden: ${GRPC_MESSAGE}`));
   }
   let handlers = 0;
   for (const kind of HANDLERS) {
     const handler = probe[kind];
     if (handler === undefined || handler === null) continue;
     if (handlers++ > 0) {
-      errors.push(fieldError('FieldValueForbidden', `${at}.${kind}`, MORE_THAN_ONE_HANDLER_MESSAGE));
+      errors.push(fieldError('FieldValueForbidden', `${at}.${kind}`, `Forbidden: ${MORE_THAN_ONE_HANDLER_MESSAGE}`));
       continue;
     }
     errors.push(...handlerErrors(kind, handler, `${at}.${kind}`));
   }
   if (handlers === 0 && (probe.grpc === undefined || probe.grpc === null)) {
-    errors.push(fieldError('FieldValueRequired', at, NO_HANDLER_MESSAGE));
+    errors.push(fieldError('FieldValueRequired', at, `Required value: ${NO_HANDLER_MESSAGE}`));
   }
   for (const field of [
     'initialDelaySeconds',
