@@ -116,7 +116,9 @@ describe('deploy/chart (helm lint, helm template)', function () {
       'imagelistpulljobs.apps.kruise.io',
       'imagepulljobs.apps.kruise.io',
       'nodeimages.apps.kruise.io',
+      'nodepodprobes.apps.kruise.io',
       'persistentpodstates.apps.kruise.io',
+      'podprobemarkers.apps.kruise.io',
     ]);
   });
 
