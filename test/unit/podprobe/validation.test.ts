@@ -25,7 +25,6 @@ import {
   podProbeMarkerWebhookHandlers,
   PPM_VALIDATING_WEBHOOK_PATH,
 } from '../../../src/controller/admission/podprobemarker/handler.js';
-import type { KubeObject } from '../../../src/kube/object.js';
 
 type Json = Record<string, unknown>;
 
@@ -206,8 +205,8 @@ describe('PodProbeMarker admission handler', () => {
     resource: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'podprobemarkers' },
     operation,
     namespace: 'ns',
-    object: obj as KubeObject,
-    ...(old && { oldObject: old as KubeObject }),
+    object: obj,
+    ...(old && { oldObject: old }),
   });
 
   it('allows a valid marker and denies an invalid one with the field errors', async () => {
