@@ -144,8 +144,9 @@ export class NodePodProbeController {
     const entries = npp.spec?.podProbes ?? [];
     const gone = entries.filter((entry) => !livePod(this.o.pods, entry));
     if (gone.length > 0) {
-      const result = await writeNodePodProbeSpec(this.o.client, npp, fresh, (draft) => this.prune(draft));
-      if (result.conflicted) this.o.metrics.nodePodProbeConflicts.inc({ controller: 'nodepodprobe' });
+      const result = await writeNodePodProbeSpec(this.o.client, this.o.clock, npp, fresh, (draft) => this.prune(draft));
+      if (result.conflicts > 0)
+        this.o.metrics.nodePodProbeConflicts.inc({ controller: 'nodepodprobe' }, result.conflicts);
       if (result.written) {
         this.expectations.expect(name, result.object?.metadata.resourceVersion);
         this.o.metrics.nodePodProbeWrites.inc({ controller: 'nodepodprobe', reason: 'prune' });

@@ -233,10 +233,11 @@ export class PodProbeMarkerController {
       if (!npp || npp.metadata.deletionTimestamp) return; // created by the nodepodprobe controller; its add brings us back
       const onNode = wanted.get(node) ?? none;
       const fresh = this.nodeWrites.isFresh(node, npp.metadata.resourceVersion);
-      const result = await writeNodePodProbeSpec(this.o.client, npp, fresh, (draft) =>
+      const result = await writeNodePodProbeSpec(this.o.client, this.o.clock, npp, fresh, (draft) =>
         mergeMarkerProbes((draft.spec ??= {}), namespace, name, onNode),
       );
-      if (result.conflicted) this.o.metrics.nodePodProbeConflicts.inc({ controller: 'podprobemarker' });
+      if (result.conflicts > 0)
+        this.o.metrics.nodePodProbeConflicts.inc({ controller: 'podprobemarker' }, result.conflicts);
       if (result.written) {
         this.nodeWrites.expect(node, result.object?.metadata.resourceVersion);
         this.o.metrics.nodePodProbeWrites.inc({ controller: 'podprobemarker', reason: 'probes' });
