@@ -292,6 +292,33 @@ describe('podprobemarker controller', () => {
     );
   });
 
+  it('removes a deleted marker\u2019s probes only, not those of a marker of the same name in another namespace', async () => {
+    const t = bench();
+    const elsewhere = pod('q1', 'node-a');
+    elsewhere.metadata!.namespace = 'other';
+    const otherMarker = marker();
+    otherMarker.metadata.namespace = 'other';
+    t.api.put(POD_PROBE_MARKERS, otherMarker);
+    await seed(t, marker(), [pod('p1', 'node-a'), elsewhere]);
+    await t.markers.reconcile('ns/m');
+    await t.sync();
+    await t.markers.reconcile('other/m');
+    await t.sync();
+    assert.deepEqual(
+      nppOf(t, 'node-a').spec?.podProbes?.map((e) => `${e.namespace}/${e.name}`),
+      ['ns/p1', 'other/q1'],
+    );
+    const deleting = t.api.read<PodProbeMarker>(POD_PROBE_MARKERS, 'm', 'ns')!;
+    deleting.metadata.deletionTimestamp = '2026-01-01T00:01:00Z';
+    t.api.put(POD_PROBE_MARKERS, deleting);
+    await t.sync();
+    await t.markers.reconcile('ns/m');
+    assert.deepEqual(
+      nppOf(t, 'node-a').spec?.podProbes?.map((e) => `${e.namespace}/${e.name}`),
+      ['other/q1'],
+    );
+  });
+
   it('removes the probes of a marker that vanished without its finalizer', async () => {
     const t = bench();
     await seed(t, marker(), [pod('p1', 'node-a')]);
