@@ -26,7 +26,7 @@ import { writeNodePodProbeSpec } from '../shared/node-pod-probe-write.js';
 import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.js';
 import { isPodActive, isVirtualKubelet, markerNameOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from '../shared/pod-probes.js';
 import { cleanupPatchFor, conditionsWithout } from './marker-cleanup.js';
-import { isProbedPod, mergeMarkerProbes, podProbesFor } from './node-probes.js';
+import { isProbedPod, mergeMarkerProbes, podProbesFor, summarizeProblems, type ProbeProblem } from './node-probes.js';
 
 /** Index of the pod and marker caches by namespace. */
 export const NAMESPACE_INDEX = 'namespace';
@@ -37,8 +37,6 @@ export const EVENT_PROBE_NOT_APPLIED = 'ProbeNotApplied';
 const CACHE_WAIT_MS = 100;
 /** NodePodProbe writes in flight at once for one reconcile. */
 const NODE_WRITE_CONCURRENCY = 8;
-/** Pods named in one Warning event at most (the rest are counted). */
-const PROBLEMS_SHOWN = 3;
 
 export interface PodProbeMarkerControllerOptions extends ControllerParts {
   /** With the NAMESPACE_INDEX index. */
@@ -180,7 +178,7 @@ export class PodProbeMarkerController {
     }
 
     const wanted = new Map<string, Map<string, PodProbe>>();
-    const problems: string[] = [];
+    const problems: ProbeProblem[] = [];
     let matched = 0;
     for (const pod of this.o.pods.store.byIndex(NAMESPACE_INDEX, namespace)) {
       if (!isProbedPod(marker, pod)) continue;
@@ -197,9 +195,8 @@ export class PodProbeMarkerController {
     }
     await this.writeNodes(namespace, name, wanted);
     if (problems.length > 0) {
-      const shown = problems.slice(0, PROBLEMS_SHOWN).join('; ');
-      const more = problems.length > PROBLEMS_SHOWN ? ` (and ${problems.length - PROBLEMS_SHOWN} more)` : '';
-      this.report(marker, EVENT_PROBE_NOT_APPLIED, `probes left out: ${shown}${more}`);
+      const { key: what, message } = summarizeProblems(problems);
+      this.report(marker, EVENT_PROBE_NOT_APPLIED, message, what);
     } else this.reported.delete(key);
 
     const generation = marker.metadata.generation ?? 0;
@@ -212,11 +209,11 @@ export class PodProbeMarkerController {
     }
   }
 
-  /** One Warning event per distinct message. */
-  private report(marker: PodProbeMarker, reason: string, message: string): void {
+  /** One Warning event per distinct problem (`what`, by default the message), not one per reconcile. */
+  private report(marker: PodProbeMarker, reason: string, message: string, what = message): void {
     const key = objectKey(marker);
-    if (this.reported.get(key) === `${reason}:${message}`) return;
-    this.reported.set(key, `${reason}:${message}`);
+    if (this.reported.get(key) === `${reason}:${what}`) return;
+    this.reported.set(key, `${reason}:${what}`);
     this.o.events.event(marker, 'Warning', reason, message, POD_PROBE_MARKERS);
     this.loop.logger.warn({ podProbeMarker: key, reason }, message);
   }

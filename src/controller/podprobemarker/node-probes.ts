@@ -43,11 +43,37 @@ function portNumber(port: number | string, container: WireContainer): number | u
   return value !== undefined && Number.isInteger(value) && value > 0 && value < 65536 ? value : undefined;
 }
 
+/** A probe left out of a pod: the pod lacks its container, or the named port in that container. */
+export interface ProbeProblem {
+  /** What is wrong, the same for every pod it is wrong in: `probe x: no container c`. */
+  what: string;
+  pod: string;
+}
+
 export interface PodProbes {
   /** The NodePodProbe entry's identity and the marker's probes for it. */
   entry: PodProbe;
-  /** Why some probes were left out (a container or a named port the pod lacks), for an event on the marker. */
-  problems: string[];
+  /** Why some probes were left out, for an event on the marker. */
+  problems: ProbeProblem[];
+}
+
+/**
+ * One line for all the problems: each distinct one with how many pods have it and one of them. `key` stays the same
+ * while the same problems are there (pods coming and going do not change it), so one event is sent per change.
+ */
+export function summarizeProblems(problems: readonly ProbeProblem[]): { key: string; message: string } {
+  const byWhat = new Map<string, { count: number; pod: string }>();
+  for (const p of problems) {
+    const seen = byWhat.get(p.what);
+    if (seen) seen.count++;
+    else byWhat.set(p.what, { count: 1, pod: p.pod });
+  }
+  const whats = [...byWhat.keys()].sort();
+  const parts = whats.map((what) => {
+    const { count, pod } = byWhat.get(what)!;
+    return `${what} in ${count} pod${count === 1 ? '' : 's'} (e.g. ${pod})`;
+  });
+  return { key: whats.join('\n'), message: `probes left out: ${parts.join('; ')}` };
 }
 
 /** The marker's probes for one pod, as the agent gets them. */
@@ -55,11 +81,11 @@ export function podProbesFor(marker: PodProbeMarker, pod: WirePod): PodProbes {
   const markerName = marker.metadata.name ?? '';
   const podName = `${pod.metadata?.namespace ?? ''}/${pod.metadata?.name ?? ''}`;
   const probes: ContainerProbe[] = [];
-  const problems: string[] = [];
+  const problems: ProbeProblem[] = [];
   for (const spec of marker.spec.probes) {
     const container = containerOf(pod, spec.containerName);
     if (!container) {
-      problems.push(`probe ${spec.name}: pod ${podName} has no container ${spec.containerName}`);
+      problems.push({ what: `probe ${spec.name}: no container ${spec.containerName}`, pod: podName });
       continue;
     }
     const probe = structuredClone(spec.probe);
@@ -71,9 +97,10 @@ export function podProbesFor(marker: PodProbeMarker, pod: WirePod): PodProbes {
       else action.port = port;
     }
     if (portMissing !== undefined) {
-      problems.push(
-        `probe ${spec.name}: container ${spec.containerName} of pod ${podName} has no port ${JSON.stringify(portMissing)}`,
-      );
+      problems.push({
+        what: `probe ${spec.name}: no port ${JSON.stringify(portMissing)} in container ${spec.containerName}`,
+        pod: podName,
+      });
       continue;
     }
     probes.push({

@@ -198,9 +198,13 @@ describe('podprobemarker controller', () => {
     const [event] = t.events.events;
     assert.equal(event?.reason, EVENT_PROBE_NOT_APPLIED);
     assert.equal(event?.type, 'Warning');
-    assert.match(event?.message ?? '', /probe tcp: container main of pod ns\/p1 has no port "admin"/);
-    assert.match(event?.message ?? '', /probe side: pod ns\/p1 has no container sidecar/);
-    // the same problem again: no second event
+    assert.equal(
+      event?.message,
+      'probes left out: probe side: no container sidecar in 1 pod (e.g. ns/p1); ' +
+        'probe tcp: no port "admin" in container main in 1 pod (e.g. ns/p1)',
+    );
+    // the same problems again, in one more pod: no second event
+    t.api.put(CoreResources.pods, pod('p2', 'node-a', { ports: [{ name: 'http', containerPort: 8080 }] }));
     await t.sync();
     await t.markers.reconcile('ns/m');
     assert.equal(t.events.events.length, 1);
