@@ -20,7 +20,11 @@ import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.
 import { isPodActive, isVirtualKubelet, NPP_MARKER_INDEX } from '../shared/pod-probes.js';
 import { conditionsWith, marksFor, metadataPatchFor } from './pod-marks.js';
 
+export const EVENT_CONDITION_CONFLICT = 'ProbeConditionConflict';
+
 const CACHE_WAIT_MS = 100;
+/** Conflicts remembered as reported (pod uid and condition type); forgotten all at once past this. */
+const REPORTED_CONFLICTS_KEPT = 10_000;
 const NODE_CHECK_MS = 1000;
 
 export interface NodePodProbeControllerOptions extends ControllerParts {
@@ -45,6 +49,8 @@ export class NodePodProbeController {
   private readonly loop: ControllerLoop;
   private readonly expectations: OwnWriteExpectations;
   private readonly podWrites: OwnWriteExpectations;
+  /** `<pod uid>/<condition type>` of the conflicts already reported (one event each). */
+  private readonly reportedConflicts = new Set<string>();
 
   constructor(private readonly o: NodePodProbeControllerOptions) {
     this.expectations = new OwnWriteExpectations(o.clock);
@@ -185,6 +191,7 @@ export class NodePodProbeController {
       rfc3339(this.o.clock.now()),
     );
     const key = objectKey(pod);
+    this.reportConflicts(pod, marks.conflicts);
     let current: WirePod | undefined = pod;
     if (metadataPatchFor(pod, marks)) {
       const result = await patchPodMetadata(this.o.client, pod, (p) => metadataPatchFor(p, marks));
@@ -204,6 +211,18 @@ export class NodePodProbeController {
         { pod: key, conditions: marks.conditions.map((c) => `${c.type}=${c.status}`) },
         'probe conditions written',
       );
+    }
+  }
+
+  /** Two probes naming one condition type: a Warning event on the pod, once per pod and type (the first wins). */
+  private reportConflicts(pod: WirePod, conflicts: ReadonlyMap<string, string[]>): void {
+    for (const [type, probes] of conflicts) {
+      const id = `${pod.metadata?.uid ?? ''}/${type}`;
+      if (this.reportedConflicts.has(id)) continue;
+      if (this.reportedConflicts.size >= REPORTED_CONFLICTS_KEPT) this.reportedConflicts.clear();
+      this.reportedConflicts.add(id);
+      const message = `condition ${type} is named by probes ${probes.join(', ')}: ${probes[0] ?? ''} gives it (the first in the results)`;
+      this.o.events.event(pod, 'Warning', EVENT_CONDITION_CONFLICT, message, CoreResources.pods);
     }
   }
 

@@ -20,6 +20,8 @@ export interface PodMarks {
   /** Labels to set (a string) or remove (null). */
   labels: Record<string, string | null>;
   annotations: Record<string, string | null>;
+  /** Probes whose condition type an earlier probe already gave: `type` → the probe names, the winner first. */
+  conflicts: Map<string, string[]>;
 }
 
 /** The marker's probe a NodePodProbe probe name (`<marker>#<probe>`) stands for, if both still exist. */
@@ -40,13 +42,18 @@ export function marksFor(
   markerOf: (markerName: string) => PodProbeMarker | undefined,
   now: string,
 ): PodMarks {
-  const marks: PodMarks = { conditions: [], labels: {}, annotations: {} };
+  const marks: PodMarks = { conditions: [], labels: {}, annotations: {}, conflicts: new Map() };
+  const givenBy = new Map<string, string>();
   for (const state of status.probeStates ?? []) {
     if (!state.state) continue;
     const probe = markerProbeOf(state.name, markerOf);
     if (!probe) continue;
     const type = probe.podConditionType;
-    if (type && !marks.conditions.some((c) => c.type === type)) {
+    const winner = type ? givenBy.get(type) : undefined;
+    if (type && winner !== undefined) {
+      marks.conflicts.set(type, [...(marks.conflicts.get(type) ?? [winner]), state.name]);
+    } else if (type) {
+      givenBy.set(type, state.name);
       const condition: WirePodCondition = {
         type,
         status: state.state === 'Succeeded' ? 'True' : 'False',

@@ -208,6 +208,18 @@ describe('nodepodprobe controller', () => {
     );
     await t.nodeProbes.reconcile('node-a');
     assert.equal(condition(t)?.status, 'True');
+    assert.deepEqual(t.events.events, [
+      {
+        reason: 'ProbeConditionConflict',
+        type: 'Warning',
+        name: 'p1',
+        message:
+          'condition game.kruise.io/healthy is named by probes m#healthy, m#second: m#healthy gives it (the first in the results)',
+      },
+    ]);
+    await t.sync();
+    await t.nodeProbes.reconcile('node-a');
+    assert.equal(t.events.events.length, 1, 'reported once');
   });
 
   it('marks nothing for a probe whose marker is gone or being deleted', async () => {
