@@ -34,14 +34,20 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.KD_CACHE ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kruise-daemon');
 }
 
-export function pinnedVersions(): K8sVersions {
+/** A version pinned in versions.env (`KEY=v1.2.3`). */
+export function pinnedVersion(key: string): string {
   const text = readFileSync(join(sourceDir(), 'versions.env'), 'utf8');
-  const value = (key: string): string => {
-    const match = new RegExp(`^${key}=(v[0-9.]+)$`, 'm').exec(text);
-    if (!match?.[1]) throw new ClusterError(`versions.env has no ${key}`);
-    return match[1];
+  const match = new RegExp(`^${key}=(v[0-9.]+)$`, 'm').exec(text);
+  if (!match?.[1]) throw new ClusterError(`versions.env has no ${key}`);
+  return match[1];
+}
+
+export function pinnedVersions(): K8sVersions {
+  return {
+    kubernetes: pinnedVersion('KUBERNETES_VERSION'),
+    etcd: pinnedVersion('ETCD_VERSION'),
+    crictl: pinnedVersion('CRICTL_VERSION'),
   };
-  return { kubernetes: value('KUBERNETES_VERSION'), etcd: value('ETCD_VERSION'), crictl: value('CRICTL_VERSION') };
 }
 
 export function binaryPaths(cache = cacheDir()): K8sBinaries {
@@ -106,10 +112,7 @@ export function runBuild(
 
 /** helm at versions.env's HELM_VERSION: $KD_CACHE/bin/helm-<version>/helm (the chart's tests use it). */
 export function helmPath(cache = cacheDir()): string {
-  const text = readFileSync(join(sourceDir(), 'versions.env'), 'utf8');
-  const version = /^HELM_VERSION=(v[0-9.]+)$/m.exec(text)?.[1];
-  if (!version) throw new ClusterError('versions.env has no HELM_VERSION');
-  return join(cache, 'bin', `helm-${version}`, 'helm');
+  return join(cache, 'bin', `helm-${pinnedVersion('HELM_VERSION')}`, 'helm');
 }
 
 /** The helm binary, built by build.sh on first use (about 2 minutes; nothing when cached). */

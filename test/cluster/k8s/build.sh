@@ -3,8 +3,8 @@
 # version: $KD_CACHE/bin/<component>-<version>/<binary>. A component whose binary is already there is skipped, so a
 # warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
 #
-# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm (default: the cluster's four;
-#        helm, which only the chart's tests use, is built when named)
+# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm openkruise (default: the cluster's
+#        four; helm (the chart's tests) and openkruise (the side-by-side bench) are built only when named)
 # env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon)
 #
 # Only helper modules (a go.mod with versions and replace lines, written here) and this script are ours; no upstream
@@ -139,10 +139,56 @@ build_helm() {
   say "helm $v: built in $((SECONDS - t0)) s"
 }
 
+# openkruise: OpenKruise's own kruise-manager, kruise-daemon and e2e test binary, the peers the side-by-side bench
+# measures us against (never part of `npm test`). Built as its Dockerfile does (CGO_ENABLED=0, no ldflags; -trimpath
+# only drops build paths), from a helper module whose go.mod copies github.com/openkruise/kruise's own go line,
+# requirements and replace block (replace lines of a dependency are ignored, and k8s.io/kubernetes v1.32.10 requires
+# its staging modules at v0.0.0), and requires the module itself. Its manifests (config/crd/bases, config/rbac, ...)
+# stay in the module cache: $GOMODCACHE/github.com/openkruise/kruise@<version>/config.
+OPENKRUISE_BINS=(kruise-manager kruise-daemon kruise-e2e.test)
+build_openkruise() {
+  local v=$OPENKRUISE_VERSION out=$KD_CACHE/bin/openkruise-$OPENKRUISE_VERSION missing=()
+  local mod=$KD_CACHE/mod/openkruise-$v log=$KD_CACHE/logs/openkruise-$v.log m=github.com/openkruise/kruise
+  for b in "${OPENKRUISE_BINS[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
+  if [ ${#missing[@]} -eq 0 ]; then
+    # the manifests are read from the module's files: fetch them again if the module cache was cleaned
+    if [ ! -d "$GOMODCACHE/$m@$v/config" ]; then
+      need_go; say "openkruise $v: downloading $m@$v (its manifests)"
+      (cd "$KD_CACHE/mod" && run "$log" go mod download "$m@$v")
+    fi
+    say "openkruise $v: cached in $out"; return
+  fi
+  need_go
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  say "openkruise $v: first build of ${missing[*]} (about 5 minutes on 2 cores; log: $log)"
+  if [ ! -f "$mod/go.mod" ]; then
+    say "openkruise $v: downloading $m's go.mod"
+    local upstream
+    upstream=$(cd "$mod" && go mod download -json "$m@$v" 2>>"$log" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    [ -f "$upstream" ] || { say "FAILED: go mod download $m@$v"; tail -n 25 "$log" >&2; exit 1; }
+    { echo "module kruisedaemon.test/openkruisebuild"; echo; echo "require $m $v"; grep -v '^module ' "$upstream"; } >"$mod/go.mod.tmp"
+    mv "$mod/go.mod.tmp" "$mod/go.mod"
+  fi
+  local i=0
+  for b in "${missing[@]}"; do
+    i=$((i + 1)); local t0=$SECONDS
+    case $b in
+      kruise-manager) say "openkruise $v: [$i/${#missing[@]}] go build $m (the manager)"
+        (cd "$mod" && CGO_ENABLED=0 run "$log" go build -trimpath -o "$out.tmp/$b" "$m") ;;
+      kruise-daemon) say "openkruise $v: [$i/${#missing[@]}] go build $m/cmd/daemon"
+        (cd "$mod" && CGO_ENABLED=0 run "$log" go build -trimpath -o "$out.tmp/$b" "$m/cmd/daemon") ;;
+      kruise-e2e.test) say "openkruise $v: [$i/${#missing[@]}] go test -c $m/test/e2e"
+        (cd "$mod" && CGO_ENABLED=0 run "$log" go test -c -trimpath -o "$out.tmp/$b" "$m/test/e2e") ;;
+    esac
+    say "openkruise $v: [$i/${#missing[@]}] $b built in $((SECONDS - t0)) s"
+  done
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+}
+
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
 for c in "${want[@]}"; do
   case $c in
-    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;;
-    *) say "unknown component '$c' (kubernetes etcd crictl holder helm)"; exit 2 ;;
+    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;; openkruise) build_openkruise ;;
+    *) say "unknown component '$c' (kubernetes etcd crictl holder helm openkruise)"; exit 2 ;;
   esac
 done
