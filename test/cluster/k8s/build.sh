@@ -160,7 +160,7 @@ build_openkruise() {
   fi
   need_go
   mkdir -p "$mod" "$out.tmp"; : >"$log"
-  say "openkruise $v: first build of ${missing[*]} (about 5 minutes on 2 cores; log: $log)"
+  say "openkruise $v: first build of ${missing[*]} (6 to 10 minutes on 2 cores; log: $log)"
   if [ ! -f "$mod/go.mod" ]; then
     say "openkruise $v: downloading $m's go.mod"
     local upstream
