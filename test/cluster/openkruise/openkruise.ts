@@ -138,9 +138,23 @@ function putObject(layout: K8sLayout, object: Manifest): void {
   if (!replaced.ok) throw new ClusterError(`replacing ${what} failed: ${replaced.out}`);
 }
 
+/**
+ * `kubectl replace` rewrites kubectl's last-applied annotation from the object it is given, resourceVersion
+ * included, when that object has one: a later `kubectl apply` then patches the resourceVersion away and fails
+ * ("metadata.resourceVersion: Invalid value: 0x0: must be specified for an update"). Written back without it, the
+ * next apply of the same manifest only adds it again.
+ */
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
 function withoutServerFields(object: Manifest): Manifest {
   const metadata = { ...object.metadata };
   for (const key of SERVER_METADATA) delete metadata[key];
+  const annotations = metadata.annotations as Record<string, string> | undefined;
+  if (annotations && LAST_APPLIED in annotations) {
+    const rest = { ...annotations };
+    delete rest[LAST_APPLIED];
+    metadata.annotations = rest;
+  }
   const copy: Manifest = { ...object, metadata };
   delete copy.status;
   return copy;
