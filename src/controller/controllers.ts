@@ -36,6 +36,11 @@ import type { SecretObject } from './resources.js';
 import type { WirePod, WireNode } from '../api/wire.js';
 import { OwnWriteExpectations } from '../kube/own-writes.js';
 import type { ControllerMetrics } from './shared/metrics.js';
+import { NODE_POD_PROBES, type NodePodProbe } from '../api/nodepodprobe.js';
+import { POD_PROBE_MARKERS, type PodProbeMarker } from '../api/podprobemarker.js';
+import { NodePodProbeController } from './nodepodprobe/controller.js';
+import { NAMESPACE_INDEX, PodProbeMarkerController } from './podprobemarker/controller.js';
+import { byNodeName, markerKeysOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from './shared/pod-probes.js';
 
 export interface ControllerSettings {
   nodeImageCreationDelayMs: number;
@@ -47,6 +52,9 @@ export interface ControllerSettings {
   imageListPullJobWorkers: number;
   /** --persistentpodstate-workers (default 3). */
   persistentPodStateWorkers?: number;
+  /** --podprobemarker-workers, --nodepodprobe-workers (default 3). */
+  podProbeMarkerWorkers?: number;
+  nodePodProbeWorkers?: number;
   defaultTagTtlSeconds: number;
   /** The controller's own namespace (its service account's, named in pull-secret 403 messages). */
   namespace?: string;
@@ -89,7 +97,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const pods = new Informer<WirePod>(CoreResources.pods, client, {
     ...common,
     name: 'pods',
-    indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid },
+    indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid, [POD_NODE_INDEX]: byNodeName },
   });
   // Only the pull-secret copies here; each source secret a job names has a watch of its own (PullSecretSync), so the
   // controller needs no cluster-wide or namespace-wide secret rights.
@@ -109,7 +117,29 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     ...common,
     name: STATEFULSETS.resource,
   });
-  const informers = [nodes, nodeImages, jobs, listJobs, pods, secrets, crrs, persistentPodStates, statefulSets];
+  const podProbeMarkers = new Informer<PodProbeMarker>(POD_PROBE_MARKERS, client, {
+    ...common,
+    name: POD_PROBE_MARKERS.resource,
+    indexers: { [NAMESPACE_INDEX]: byNamespace },
+  });
+  const nodePodProbes = new Informer<NodePodProbe>(NODE_POD_PROBES, client, {
+    ...common,
+    name: NODE_POD_PROBES.resource,
+    indexers: { [NPP_MARKER_INDEX]: markerKeysOf },
+  });
+  const informers = [
+    nodes,
+    nodeImages,
+    jobs,
+    listJobs,
+    pods,
+    secrets,
+    crrs,
+    persistentPodStates,
+    statefulSets,
+    podProbeMarkers,
+    nodePodProbes,
+  ];
 
   const nodeImageExpectations = new OwnWriteExpectations(clock);
   const jobExpectations = new OwnWriteExpectations(clock);
@@ -162,7 +192,26 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
     nodes,
     workers: settings.persistentPodStateWorkers,
   });
-  const controllers = [nodeImageController, jobController, listController, crrHousekeeper, ppsController];
+  const probeInformers = { podProbeMarkers, nodePodProbes, pods, nodes };
+  const podProbeMarkerController = new PodProbeMarkerController({
+    ...base,
+    ...probeInformers,
+    workers: settings.podProbeMarkerWorkers,
+  });
+  const nodePodProbeController = new NodePodProbeController({
+    ...base,
+    ...probeInformers,
+    workers: settings.nodePodProbeWorkers,
+  });
+  const controllers = [
+    nodeImageController,
+    jobController,
+    listController,
+    crrHousekeeper,
+    ppsController,
+    podProbeMarkerController,
+    nodePodProbeController,
+  ];
 
   for (const informer of informers) informer.start();
   const synced = waitForCacheSync(...informers).then(() => {

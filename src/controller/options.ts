@@ -25,6 +25,9 @@ export interface ControllerOptions {
   nodeImageWorkers: number;
   imagePullJobWorkers: number;
   imageListPullJobWorkers: number;
+  /** --podprobemarker-workers, --nodepodprobe-workers (OpenKruise's flags, default 3). */
+  podProbeMarkerWorkers: number;
+  nodePodProbeWorkers: number;
   defaultTagTtlSeconds: number;
   webhook: {
     enabled: boolean;
@@ -60,6 +63,7 @@ Flags (a flag wins over its environment variable):
   --crr-response-timeout DUR            a ContainerRecreateRequest no agent picked up this long after its creation
                                         is completed with "daemon has not responded for a long time" (default 1m)
   --nodeimage-workers N                 (default 3)  --imagepulljob-workers N (3)  --imagelistpulljob-workers N (3)
+  --podprobemarker-workers N            (default 3)  --nodepodprobe-workers N (3)
   --default-ttlseconds-for-always-nodeimage N   extra TTL of Always jobs' tags (default 300)
   --webhook-port PORT                   HTTPS admission webhooks (default 9876; 0 = any free port)
   --webhook-host HOST                   bind address of the webhook server (default 0.0.0.0)
@@ -89,6 +93,8 @@ const FLAGS = {
   'nodeimage-workers': { type: 'string' },
   'imagepulljob-workers': { type: 'string' },
   'imagelistpulljob-workers': { type: 'string' },
+  'podprobemarker-workers': { type: 'string' },
+  'nodepodprobe-workers': { type: 'string' },
   'default-ttlseconds-for-always-nodeimage': { type: 'string' },
   'webhook-port': { type: 'string' },
   'webhook-host': { type: 'string' },
@@ -178,6 +184,8 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
       nodeImageWorkers: integer(values['nodeimage-workers'], 'nodeimage-workers', 3, 1, 64),
       imagePullJobWorkers: integer(values['imagepulljob-workers'], 'imagepulljob-workers', 3, 1, 64),
       imageListPullJobWorkers: integer(values['imagelistpulljob-workers'], 'imagelistpulljob-workers', 3, 1, 64),
+      podProbeMarkerWorkers: integer(values['podprobemarker-workers'], 'podprobemarker-workers', 3, 1, 64),
+      nodePodProbeWorkers: integer(values['nodepodprobe-workers'], 'nodepodprobe-workers', 3, 1, 64),
       defaultTagTtlSeconds: integer(
         values['default-ttlseconds-for-always-nodeimage'],
         'default-ttlseconds-for-always-nodeimage',

@@ -11,6 +11,7 @@ import { containerRecreateModule } from './containerrecreate/module.js';
 import { imagePullerModule } from './imagepuller/module.js';
 import { ipReservationModule } from './ipreservation/module.js';
 import { launchPriorityModule } from './launchpriority/module.js';
+import { podProbeModule } from './podprobe/module.js';
 import { DAEMON_USAGE, parseDaemonCommandLine, type DaemonOptions } from './options.js';
 import { ConfigError } from '../util/config-error.js';
 import { errorMessage } from '../util/error-message.js';
@@ -23,6 +24,7 @@ export const DAEMON_MODULES: readonly AgentModule<CriClient>[] = [
   containerRecreateModule,
   containerMetaModule,
   launchPriorityModule,
+  podProbeModule,
 ];
 
 /** The agent's User-Agent towards the API server (the emulator counts requests by it). */

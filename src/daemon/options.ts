@@ -15,6 +15,12 @@ export const DEFAULT_HOST_RUN_DIR = '/hostvarrun';
 /** Image pulls the agent runs at once on its node (kubelet's own pull limits do not cover them). */
 export const DEFAULT_MAX_PARALLEL_PULLS = 2;
 export const MAX_PARALLEL_PULLS_LIMIT = 64;
+/** Custom probe runs at once on the node (exec, tcp, http), whatever the number of probes. */
+export const DEFAULT_MAX_CONCURRENT_PROBES = 16;
+export const MAX_CONCURRENT_PROBES_LIMIT = 256;
+/** Probe results gathered this long into one NodePodProbe status write (and at most one write per window). */
+export const DEFAULT_PROBE_STATUS_WINDOW_MS = 1000;
+export const PROBE_STATUS_WINDOW_MS_RANGE = [100, 60_000] as const;
 
 export interface DaemonOptions {
   /** The node this agent serves (NODE_NAME, from the pod's spec.nodeName). */
@@ -30,6 +36,12 @@ export interface DaemonOptions {
   logLevel: string;
   /** Node-wide cap on NodeImage pulls running at once (never unlimited). */
   maxParallelPulls: number;
+  /** Custom probes (NodePodProbe): on unless --pod-probe=false (OpenKruise's PodProbeMarkerGate). */
+  podProbe: boolean;
+  /** Node-wide cap on custom probe runs at once. */
+  maxConcurrentProbes: number;
+  /** The coalescing window of NodePodProbe status writes. */
+  probeStatusWindowMs: number;
   /** IP reservations (kruise-ipam): present only with --ipam or --ipam-install. */
   ipam?: IpamOptions;
 }
@@ -53,6 +65,13 @@ Flags (a flag wins over its environment variable):
   --kubeconfig PATH       kubeconfig file (env KUBECONFIG); default: in-cluster service account
   --addr [HOST]:PORT      health and metrics listener (default ${DEFAULT_ADDR}; port 0 = any free port)
   --max-parallel-pulls N  image pulls run at once for the NodeImage (1-${MAX_PARALLEL_PULLS_LIMIT}, default ${DEFAULT_MAX_PARALLEL_PULLS})
+  --pod-probe BOOL        run the custom probes of this node's NodePodProbe (PodProbeMarker): true (default)
+                          or false
+  --max-concurrent-probes N
+                          custom probe runs at once on the node (1-${MAX_CONCURRENT_PROBES_LIMIT}, default ${DEFAULT_MAX_CONCURRENT_PROBES})
+  --probe-status-window-ms MS
+                          probe results gathered into one NodePodProbe status write, at most one write per
+                          window (${PROBE_STATUS_WINDOW_MS_RANGE[0]}-${PROBE_STATUS_WINDOW_MS_RANGE[1]}, default ${DEFAULT_PROBE_STATUS_WINDOW_MS})
 ${IPAM_USAGE}
   -h, --help              print this help
 
@@ -70,6 +89,9 @@ const FLAGS = {
   kubeconfig: { type: 'string' },
   addr: { type: 'string' },
   'max-parallel-pulls': { type: 'string' },
+  'pod-probe': { type: 'string' },
+  'max-concurrent-probes': { type: 'string' },
+  'probe-status-window-ms': { type: 'string' },
   ...IPAM_FLAGS,
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -96,6 +118,20 @@ export function parseDaemonCommandLine(
   const listen = parseListenAddress(values.addr ?? DEFAULT_ADDR, '--addr');
   const kubeconfig = kubeconfigPath(values.kubeconfig, env.KUBECONFIG, checkFile);
   const maxParallelPulls = parseMaxParallelPulls(values['max-parallel-pulls']);
+  const podProbe = parseBoolean('--pod-probe', values['pod-probe'], true);
+  const maxConcurrentProbes = parseWholeNumber(
+    '--max-concurrent-probes',
+    values['max-concurrent-probes'],
+    DEFAULT_MAX_CONCURRENT_PROBES,
+    [1, MAX_CONCURRENT_PROBES_LIMIT],
+    '(probe runs are never unlimited)',
+  );
+  const probeStatusWindowMs = parseWholeNumber(
+    '--probe-status-window-ms',
+    values['probe-status-window-ms'],
+    DEFAULT_PROBE_STATUS_WINDOW_MS,
+    PROBE_STATUS_WINDOW_MS_RANGE,
+  );
   let ipam: IpamOptions | undefined;
   try {
     ipam = parseIpamFlags(values, env);
@@ -120,6 +156,9 @@ export function parseDaemonCommandLine(
       listen,
       logLevel,
       maxParallelPulls,
+      podProbe,
+      maxConcurrentProbes,
+      probeStatusWindowMs,
       ...(ipam && { ipam }),
     },
   };
@@ -132,6 +171,31 @@ function parseMaxParallelPulls(text: string | undefined): number {
     throw new ConfigError(
       `--max-parallel-pulls=${JSON.stringify(text)} must be a whole number from 1 to ${MAX_PARALLEL_PULLS_LIMIT} ` +
         '(pulls are never unlimited)',
+    );
+  }
+  return value;
+}
+
+function parseBoolean(flag: string, text: string | undefined, fallback: boolean): boolean {
+  if (text === undefined) return fallback;
+  const value = text.trim().toLowerCase();
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ConfigError(`${flag}=${JSON.stringify(text)} must be true or false`);
+}
+
+function parseWholeNumber(
+  flag: string,
+  text: string | undefined,
+  fallback: number,
+  [min, max]: readonly [number, number],
+  why = '',
+): number {
+  if (text === undefined) return fallback;
+  const value = Number(text.trim());
+  if (!/^\d+$/.test(text.trim()) || value < min || value > max) {
+    throw new ConfigError(
+      `${flag}=${JSON.stringify(text)} must be a whole number from ${min} to ${max}${why ? ` ${why}` : ''}`,
     );
   }
   return value;

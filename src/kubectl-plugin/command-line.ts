@@ -28,6 +28,7 @@ export type AgentSource = '--agent' | typeof AGENTS_ENV | 'pods';
 export type PluginCommand =
   | { kind: 'help' }
   | { kind: 'nodeimages'; node?: string }
+  | { kind: 'probes'; node?: string }
   | {
       kind: 'pull';
       image: string;
@@ -68,11 +69,14 @@ export const AGENTS_ENV = 'KRUISE_NODE_AGENTS';
 export const PLUGIN_USAGE = `Usage: kubectl kruise-node <command> [args] [flags]
 
 kruise-daemon's node-side objects from kubectl: images pre-pulled on nodes, in-place container restarts,
-pod IP reservations.
+pod IP reservations, custom probes.
 
 Commands:
   nodeimages [--node NAME]
         every image tag the NodeImages ask for, per node, with its pull phase
+  probes [--node NAME]
+        every custom probe the NodePodProbes ask for (PodProbeMarker), per node and pod, with the state,
+        last probe time and message its node's agent reported
   pull IMAGE [--nodes N1,N2] [--name NAME] [--timeout DUR] [--no-follow]
         create an ImagePullJob for IMAGE (on every node, or on --nodes) and follow it until it completes
   recreate POD -c CONTAINER [-c CONTAINER...] [--ordered] [--name NAME] [--timeout DUR] [--no-follow]
@@ -117,6 +121,7 @@ type FlagName = keyof typeof FLAGS;
 /** Flags each command accepts besides the global ones. */
 const COMMAND_FLAGS: Record<Exclude<PluginCommand['kind'], 'help'>, readonly FlagName[]> = {
   nodeimages: ['node'],
+  probes: ['node'],
   pull: ['nodes', 'name', 'timeout', 'no-follow'],
   recreate: ['container', 'ordered', 'name', 'timeout', 'no-follow'],
   ips: ['node', 'agent', 'agent-namespace', 'agent-port'],
@@ -209,7 +214,7 @@ export function parsePluginCommandLine(argv: readonly string[], env: NodeJS.Proc
   const [name, ...args] = positionals;
   if (values.help || name === undefined || name === 'help') return { global, command: { kind: 'help' } };
   if (!Object.hasOwn(COMMAND_FLAGS, name)) {
-    throw new UsageError(`unknown command ${JSON.stringify(name)} (nodeimages, pull, recreate, ips)`);
+    throw new UsageError(`unknown command ${JSON.stringify(name)} (nodeimages, probes, pull, recreate, ips)`);
   }
   const kind = name as keyof typeof COMMAND_FLAGS;
   const allowed = new Set<FlagName>([...GLOBAL_FLAGS, ...COMMAND_FLAGS[kind]]);
@@ -221,8 +226,9 @@ export function parsePluginCommandLine(argv: readonly string[], env: NodeJS.Proc
   const jobName = values.name === undefined ? undefined : checkName('--name', values.name);
 
   switch (kind) {
-    case 'nodeimages': {
-      if (args.length > 0) throw new UsageError(`nodeimages takes no arguments, got ${args.join(' ')}`);
+    case 'nodeimages':
+    case 'probes': {
+      if (args.length > 0) throw new UsageError(`${kind} takes no arguments, got ${args.join(' ')}`);
       return {
         global,
         command: { kind, ...(values.node !== undefined && { node: checkName('--node', values.node) }) },

@@ -9,6 +9,7 @@ import { parsePluginCommandLine, PLUGIN_USAGE, UsageError, type GlobalOptions } 
 import type { PluginApi, PluginContext, PluginIo } from './context.js';
 import { runIps } from './ips.js';
 import { runNodeImages } from './nodeimages.js';
+import { runProbes } from './probes.js';
 import { runPull } from './pull.js';
 import { runRecreate } from './recreate.js';
 import { errorMessage } from '../util/error-message.js';
@@ -89,6 +90,8 @@ export async function runPlugin(argv: readonly string[], deps: PluginDeps): Prom
     switch (command.kind) {
       case 'nodeimages':
         return await runNodeImages(ctx, command.node);
+      case 'probes':
+        return await runProbes(ctx, command.node);
       case 'pull':
         return await runPull(ctx, command);
       case 'recreate':

@@ -10,6 +10,7 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { packageRoot } from '../../src/util/repo-root.js';
+import { CriClient } from '../../src/cri/client.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeconfig } from '../../src/kube/credentials/kubeconfig.js';
 import { downCluster, isClusterUp, upCluster } from '../cluster/components.js';
@@ -321,6 +322,18 @@ export interface InClusterSystem {
    * host's PID namespace), e.g. SIGSTOP: a replica that hangs, never to renew or release anything. Returns the PID.
    */
   signalPodProcess(pod: string, command: string, signal: NodeJS.Signals): number;
+  /**
+   * The PID of the main process of container `container` of the system pod `pod`, as its node's runtime answers
+   * (CRI ContainerStatus verbose, what `crictl inspect` prints as info.pid; a node shares the host's PID namespace).
+   */
+  containerPid(pod: PodRow, container: string): Promise<number>;
+  /** Run `cmd` in that container (CRI ExecSync: its user, capabilities, seccomp and mounts); a non-zero exit is returned. */
+  execIn(
+    pod: PodRow,
+    container: string,
+    cmd: string[],
+    timeoutSeconds?: number,
+  ): Promise<{ exitCode: number; stdout: string; stderr: string }>;
   /** A file as seen inside `node`'s mount namespace (e.g. a projected volume, a tmpfs the host does not see). */
   readNodeFile(node: NodeLayout, path: string): Promise<string>;
   /** Remove the workloads, the Service, the PDB and the webhooks; the nodes' kruise-ipam points at this checkout again. */
@@ -357,6 +370,19 @@ export function startInClusterSystem(cluster: RealCluster): InClusterSystem {
       process.kill(pid, signal);
       return pid;
     },
+    containerPid: (pod, container) =>
+      onNodeRuntime(cluster, pod, container, async (cri, id, node) => {
+        const answer = await cri.containerStatus({ container_id: id, verbose: true });
+        const pid = (JSON.parse(answer.info.info ?? '{}') as { pid?: unknown }).pid;
+        if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0)
+          throw new Error(`${node.name}: the runtime's info on container ${id} names no pid: ${answer.info.info}`);
+        return pid;
+      }),
+    execIn: (pod, container, cmd, timeoutSeconds = 30) =>
+      onNodeRuntime(cluster, pod, container, async (cri, id) => {
+        const answer = await cri.execSync({ container_id: id, cmd, timeout: timeoutSeconds });
+        return { exitCode: answer.exit_code, stdout: answer.stdout.toString(), stderr: answer.stderr.toString() };
+      }),
     async readNodeFile(node, path) {
       const [cmd, ...args] = await nodeLauncher(node);
       const read = spawnSync(cmd!, [...args, 'cat', path], { encoding: 'utf8' });
@@ -365,6 +391,25 @@ export function startInClusterSystem(cluster: RealCluster): InClusterSystem {
     },
     stop: () => removeInCluster(cluster.layout, cluster.dir, true),
   };
+}
+
+/** `use` the CRI of the node of the system pod `pod` for its container `container` (by the runtime's ID). */
+async function onNodeRuntime<T>(
+  cluster: RealCluster,
+  pod: PodRow,
+  container: string,
+  use: (cri: CriClient, id: string, node: NodeLayout) => Promise<T>,
+): Promise<T> {
+  const node = cluster.nodes.find((n) => n.name === pod.node);
+  if (!node) throw new Error(`pod ${pod.name} is on ${pod.node || 'no node'}, not a node of this cluster`);
+  const id = pod.containerIds[container];
+  if (!id) throw new Error(`pod ${pod.name} has no started container ${container}`);
+  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  try {
+    return await use(cri, id, node);
+  } finally {
+    cri.close();
+  }
 }
 
 /** The PID of the process of pod `pod` (its environment's POD_NAME or HOSTNAME) running `command`. */

@@ -9,6 +9,7 @@ import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import { CoreResources, type ResourceType } from '../../src/kube/resource.js';
 import { serviceAccountKubeconfig } from '../cluster/k8s/system.js';
+import { SERVICE_ACCOUNTS } from './kube-resources.js';
 import type { RealCluster } from './real-cluster.js';
 import { startRegistryProxy, writeContainerdHosts, type RegistryProxy } from './registry-proxy.js';
 import { waitFor } from './wait.js';
@@ -28,13 +29,6 @@ export const CLUSTER_ROLE_BINDINGS: ResourceType = {
   resource: 'clusterrolebindings',
   namespaced: false,
   kind: 'ClusterRoleBinding',
-};
-export const SERVICE_ACCOUNTS: ResourceType = {
-  group: '',
-  version: 'v1',
-  resource: 'serviceaccounts',
-  namespaced: true,
-  kind: 'ServiceAccount',
 };
 
 export const CONTROLLER_SUBJECT = { kind: 'ServiceAccount', name: 'kruise-controller', namespace: 'kruise-system' };

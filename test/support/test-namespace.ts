@@ -4,16 +4,9 @@
 import type { KubeClient } from '../../src/kube/client.js';
 import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import type { KubeObject } from '../../src/kube/object.js';
-import { CoreResources, type ResourceType } from '../../src/kube/resource.js';
+import { CoreResources } from '../../src/kube/resource.js';
+import { SERVICE_ACCOUNTS } from './kube-resources.js';
 import { waitFor } from './wait.js';
-
-const SERVICE_ACCOUNTS: ResourceType = {
-  group: '',
-  version: 'v1',
-  resource: 'serviceaccounts',
-  namespaced: true,
-  kind: 'ServiceAccount',
-};
 
 /**
  * A new namespace named `<prefix>-<random>`; returns its name. With `forPods`, it returns once the namespace's

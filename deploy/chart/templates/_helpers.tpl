@@ -3,7 +3,7 @@ kd.feature: "true" when the gate .name is on in .root.Values.featureGates ("A=tr
 test it with `if`). Fails on a gate this chart does not know or a value other than true/false.
 */}}
 {{- define "kd.feature" -}}
-{{- $known := dict "IPRetention" false -}}
+{{- $known := dict "IPRetention" false "PodProbeMarkerGate" true -}}
 {{- $gates := dict -}}
 {{- range $entry := splitList "," (.root.Values.featureGates | default "" | toString) -}}
 {{- $entry = trim $entry -}}

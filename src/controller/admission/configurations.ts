@@ -18,6 +18,7 @@ import { IMAGE_WEBHOOK_PATHS } from './images/handlers.js';
 import { CRR_WEBHOOK_PATH } from './crr/handler.js';
 import { POD_MUTATING_WEBHOOK } from './launchpriority/webhook.js';
 import { PPS_POD_WEBHOOK, PPS_VALIDATING_WEBHOOK } from './persistentpodstate/webhook.js';
+import { PPM_VALIDATING_WEBHOOK } from './podprobemarker/handler.js';
 
 export const MUTATING_CONFIGURATION_NAME = 'kruise-mutating-webhook-configuration';
 export const VALIDATING_CONFIGURATION_NAME = 'kruise-validating-webhook-configuration';
@@ -101,6 +102,7 @@ export const VALIDATING_WEBHOOKS: WebhookDefinition[] = [
     resource: IMAGE_LIST_PULL_JOBS,
   },
   PPS_VALIDATING_WEBHOOK,
+  PPM_VALIDATING_WEBHOOK,
 ];
 
 export interface WebhookTarget {

@@ -11,6 +11,7 @@ import { imageWebhookHandlers } from './images/handlers.js';
 import { apiReader, crrWebhookHandlers } from './crr/handler.js';
 import { launchPriorityWebhookHandlers } from './launchpriority/handler.js';
 import { apiPersistentPodStateReader, persistentPodStateWebhookHandlers } from './persistentpodstate/handler.js';
+import { podProbeMarkerWebhookHandlers } from './podprobemarker/handler.js';
 import { WebhookServer } from './server.js';
 
 export interface RunningWebhooks {
@@ -64,6 +65,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
   const ppsReader = apiPersistentPodStateReader(client);
   for (const [path, handler] of Object.entries(persistentPodStateWebhookHandlers(ppsReader)))
     server.route(path, handler);
+  for (const [path, handler] of Object.entries(podProbeMarkerWebhookHandlers())) server.route(path, handler);
   const port = await server.listen(options.webhook.host, options.webhook.port);
   const target = (): WebhookTarget => ({
     urlBase: options.webhook.urlBase,

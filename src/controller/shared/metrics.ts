@@ -14,6 +14,9 @@ export interface ControllerMetrics {
   webhookSeconds: Histogram<'path'>;
   certificateExpiry: Gauge<'certificate'>;
   leader: Gauge;
+  nodePodProbeWrites: Counter<'controller' | 'reason'>;
+  nodePodProbeConflicts: Counter<'controller'>;
+  podProbePodWrites: Counter<'write'>;
 }
 
 export function controllerMetrics(registry: Registry): ControllerMetrics {
@@ -89,6 +92,24 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
     leader: new Gauge({
       name: 'kruise_controller_leader',
       help: '1 while this replica leads, else 0.',
+      registers,
+    }),
+    nodePodProbeWrites: new Counter({
+      name: 'kruise_controller_nodepodprobe_writes_total',
+      help: 'NodePodProbe writes by controller and reason (create, delete, probes, prune).',
+      labelNames: ['controller', 'reason'],
+      registers,
+    }),
+    nodePodProbeConflicts: new Counter({
+      name: 'kruise_controller_nodepodprobe_conflicts_total',
+      help: 'NodePodProbe spec writes that met a 409 Conflict and were redone from a fresh read.',
+      labelNames: ['controller'],
+      registers,
+    }),
+    podProbePodWrites: new Counter({
+      name: 'kruise_controller_podprobe_pod_writes_total',
+      help: 'Pod writes for probe results: conditions, metadata (labels/annotations), cleanup (a deleted marker).',
+      labelNames: ['write'],
       registers,
     }),
   };

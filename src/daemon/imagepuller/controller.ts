@@ -24,20 +24,19 @@ import {
   EventRecorder,
   Informer,
   isNotFound,
-  OwnWriteExpectations,
-  patchStatus,
   type KubeClient,
   type KubeMetrics,
   type KubeObject,
 } from '../../kube/index.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
+import { OwnNodeObject } from '../own-node-object.js';
 import type { PullSecretObject } from './docker-keyring.js';
 import type { ImagePullMetrics } from './metrics.js';
 import { buildNodeImageStatus, countPhases, specTags } from './nodeimage-status.js';
 import { PullSecretStore } from './pull-secrets.js';
-import { PullSlots } from './pull-slots.js';
-import { StatusWriter } from './status-writer.js';
+import { RunSlots } from '../run-slots.js';
+import { StatusWriter } from '../status-writer.js';
 import { tagSpecProblem } from './tag-spec-check.js';
 import { TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
 import { rfc3339 } from '../../util/time.js';
@@ -66,7 +65,7 @@ interface StaticTag {
 export class ImagePullController {
   readonly informer: Informer<NodeImage>;
   private readonly loop: ControllerLoop;
-  private readonly slots: PullSlots;
+  private readonly slots: RunSlots;
   private readonly secrets: PullSecretStore;
   private readonly writer: StatusWriter;
   private readonly events: EventRecorder;
@@ -75,9 +74,8 @@ export class ImagePullController {
   /** Completed statuses adopted from the object (earlier runs of the agent, or the central controller). */
   private readonly adopted = new Map<string, ImageTagStatus>();
   private readonly invalid = new Map<string, StaticTag>();
-  /** The object our last status patch returned: used instead of the cache until the cache shows that write. */
-  private lastPatched: NodeImage | undefined;
-  private readonly ownWrites: OwnWriteExpectations;
+  /** The NodeImage to build the status on, and its status patch. */
+  private readonly own: OwnNodeObject<NodeImage>;
   private readonly log: Logger;
 
   constructor(private readonly options: ImagePullControllerOptions) {
@@ -89,8 +87,14 @@ export class ImagePullController {
       logger: options.logger,
       metrics: options.kubeMetrics,
     });
-    this.ownWrites = new OwnWriteExpectations(options.clock);
-    this.ownWrites.follow(this.informer, (ni) => ni.metadata?.name ?? '');
+    this.own = new OwnNodeObject({
+      client: options.client,
+      rt: NODE_IMAGES,
+      name: options.nodeName,
+      informer: this.informer,
+      clock: options.clock,
+      logger: options.logger,
+    });
     // one worker: the node's one NodeImage is the only key
     this.loop = new ControllerLoop(
       'imagepuller',
@@ -102,11 +106,12 @@ export class ImagePullController {
       },
       () => this.reconcile(),
     );
-    this.slots = new PullSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
+    this.slots = new RunSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
     this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock);
     this.writer = new StatusWriter({
       clock: options.clock,
       logger: options.logger,
+      subject: 'NodeImage status',
       write: () => this.writeStatus(),
     });
     this.events = new EventRecorder(options.client, {
@@ -147,25 +152,13 @@ export class ImagePullController {
     await this.events.close();
   }
 
-  private current(): NodeImage | undefined {
-    const cached = this.informer.get(this.options.nodeName);
-    const patched = this.lastPatched;
-    if (!cached) return undefined;
-    if (!patched || patched.metadata?.uid !== cached.metadata?.uid) return cached;
-    if (!this.ownWrites.isFresh(this.options.nodeName, cached.metadata?.resourceVersion)) return patched;
-    this.lastPatched = undefined;
-    return cached;
-  }
-
   private reconcile(): void {
     const nodeImage = this.informer.get(this.options.nodeName);
     if (!nodeImage || nodeImage.metadata?.deletionTimestamp) {
       this.stopAll();
-      this.lastPatched = undefined;
-      this.ownWrites.forget(this.options.nodeName);
+      this.own.forget();
       return;
     }
-    if (this.lastPatched && this.lastPatched.metadata?.uid !== nodeImage.metadata?.uid) this.lastPatched = undefined;
     const images = isRecord(nodeImage.spec?.images) ? nodeImage.spec.images : {};
     const wanted = new Set<string>();
     for (const [name, image] of Object.entries(images)) {
@@ -277,31 +270,16 @@ export class ImagePullController {
   }
 
   private async writeStatus(): Promise<void> {
-    const base = this.current();
-    if (!base) return;
     let computed: NodeImageStatus | undefined;
-    const result = await patchStatus(
-      this.options.client,
-      NODE_IMAGES,
-      base,
-      (draft) => {
-        computed = buildNodeImageStatus(draft.spec, (name, tag) => this.tagStatus(name, tag));
-        return computed;
-      },
-      { logger: this.log },
-    ).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined; // deleted meanwhile: the watch will tell
-      throw err;
+    await this.own.patchStatus((draft) => {
+      computed = buildNodeImageStatus(draft.spec, (name, tag) => this.tagStatus(name, tag));
+      return computed;
     });
-    if (result?.patched) {
-      this.lastPatched = result.object;
-      this.ownWrites.expect(this.options.nodeName, result.object.metadata?.resourceVersion);
-    }
     if (computed) this.options.metrics.setTagsByPhase(countPhases(computed));
   }
 
   private onFinished(result: TagPullResult): void {
-    const nodeImage = this.current();
+    const nodeImage = this.own.current();
     this.options.metrics.pullFinished(
       result.status.phase === 'Failed' ? 'failed' : result.present ? 'present' : 'succeeded',
       result.seconds,

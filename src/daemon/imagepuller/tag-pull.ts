@@ -25,7 +25,7 @@ import type { Clock } from '../../util/clock.js';
 import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
 import type { ImagePullMetrics } from './metrics.js';
 import { PullSecretProblem, skippedSecretsMessage, type PullSecretStore } from './pull-secrets.js';
-import type { PullSlots, ReleaseSlot } from './pull-slots.js';
+import type { RunSlots, ReleaseSlot } from '../run-slots.js';
 import { errorMessage } from '../../util/error-message.js';
 import { rfc3339 } from '../../util/time.js';
 
@@ -68,7 +68,7 @@ export interface TagPullResult {
 export interface TagPullDependencies {
   /** The runtime, once connected (may wait). */
   runtime: (signal: AbortSignal) => Promise<ImageRuntime>;
-  slots: PullSlots;
+  slots: RunSlots;
   secrets: PullSecretStore;
   clock: Clock;
   /** The image puller's logger; the pull binds `image` (name:tag) to it, so its lines do not repeat it. */

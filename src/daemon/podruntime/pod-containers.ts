@@ -73,7 +73,7 @@ export function parseContainerId(value: string | undefined): { runtime: string; 
  * newest instance of every name, or only of those `needsStartTime` picks.
  */
 export async function listPodContainers(
-  runtime: ContainerRuntime,
+  runtime: Pick<ContainerRuntime, 'listContainers' | 'containerStatus'>,
   podUid: string,
   needsStartTime?: (container: RuntimeContainer) => boolean,
 ): Promise<RuntimeContainer[]> {

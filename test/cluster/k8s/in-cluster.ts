@@ -139,6 +139,8 @@ export interface PodRow {
   uid: string;
   ready: boolean;
   deleting: boolean;
+  /** The runtime's ID of each started container by name (containerStatuses' containerID, its `containerd://` cut). */
+  containerIds: Record<string, string>;
 }
 
 /** Pods of `control-plane=<role>` in kruise-system. */
@@ -152,7 +154,10 @@ export function systemPods(layout: K8sLayout, role: 'daemon' | 'controller'): Po
     items: {
       metadata: { name: string; uid: string; deletionTimestamp?: string };
       spec: { nodeName?: string };
-      status?: { conditions?: { type: string; status: string }[] };
+      status?: {
+        conditions?: { type: string; status: string }[];
+        containerStatuses?: { name: string; containerID?: string }[];
+      };
     }[];
   };
   return list.items.map((p) => ({
@@ -161,5 +166,10 @@ export function systemPods(layout: K8sLayout, role: 'daemon' | 'controller'): Po
     node: p.spec.nodeName ?? '',
     ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     deleting: p.metadata.deletionTimestamp !== undefined,
+    containerIds: Object.fromEntries(
+      (p.status?.containerStatuses ?? []).flatMap((c) =>
+        c.containerID ? [[c.name, c.containerID.replace(/^[a-z-]+:\/\//, '')]] : [],
+      ),
+    ),
   }));
 }

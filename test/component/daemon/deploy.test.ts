@@ -53,7 +53,12 @@ describe('deploy/ (kubectl kustomize)', function () {
 
     const volume = pod.volumes.find((v: any) => v.hostPath?.path === '/var/run');
     const mount = container.volumeMounts.find((m: any) => m.name === volume.name);
-    assert.deepEqual(mount, { name: volume.name, mountPath: '/hostvarrun', readOnly: true });
+    assert.deepEqual(mount, {
+      name: volume.name,
+      mountPath: '/hostvarrun',
+      readOnly: true,
+      recursiveReadOnly: 'IfPossible',
+    });
 
     const sc = container.securityContext;
     assert.deepEqual(sc.capabilities, { drop: ['ALL'] });

@@ -116,7 +116,9 @@ describe('deploy/chart (helm lint, helm template)', function () {
       'imagelistpulljobs.apps.kruise.io',
       'imagepulljobs.apps.kruise.io',
       'nodeimages.apps.kruise.io',
+      'nodepodprobes.apps.kruise.io',
       'persistentpodstates.apps.kruise.io',
+      'podprobemarkers.apps.kruise.io',
     ]);
   });
 
@@ -140,8 +142,18 @@ describe('deploy/chart (helm lint, helm template)', function () {
     assertSameObjects(template('featureGates=IPRetention=false'), kustomize('default'), 'IPRetention=false');
   });
 
+  it('featureGates PodProbeMarkerGate: on by default (no flag); false turns the custom probes off', () => {
+    const argsOf = (manifests: Manifest[]): string[] =>
+      find(manifests, 'DaemonSet', 'kruise-daemon').spec.template.spec.containers[0].args;
+    assert.ok(!argsOf(template('featureGates=PodProbeMarkerGate=true')).some((a) => a.startsWith('--pod-probe')));
+    assert.ok(argsOf(template('featureGates=PodProbeMarkerGate=false')).includes('--pod-probe=false'));
+  });
+
   it('featureGates: an unknown gate or a value other than true/false fails, naming it', () => {
-    assert.match(templateFails('featureGates=IPRetension=true'), /unknown gate "IPRetension" \(known: IPRetention\)/);
+    assert.match(
+      templateFails('featureGates=IPRetension=true'),
+      /unknown gate "IPRetension" \(known: IPRetention, PodProbeMarkerGate\)/,
+    );
     assert.match(templateFails('featureGates=IPRetention=yes'), /IPRetention=yes: the value must be true or false/);
   });
 

@@ -2,11 +2,13 @@
 // deploy/overlays/ip-retention's DaemonSet (in-cluster config through the `kubernetes` Service, the node's CRI socket
 // by hostPath, kruise-ipam copied onto the node), the controller as the Deployment (2 replicas, leader election, PDB,
 // webhooks through its Service), from the image the cluster built ($KRUISE_IMAGE). Nothing of ours runs on the host.
-// Checked: the rollout and the plugin on the nodes; the DaemonSet pod's own token names its node and is confined to
-// it; an agent pod deleted mid-CRR is replaced and the CRR completes exactly once; the leading controller replica
-// killed mid-ImagePullJob hands the Lease over within its duration and no NodeImage write is lost.
+// Checked: the rollout and the plugin on the nodes; what each container runs with, read from its process on the node
+// (capabilities, no_new_privs, seccomp, uid, mounts, what it may write, namespaces); the DaemonSet pod's own token
+// names its node and is confined to it; an agent pod deleted mid-CRR is replaced and the CRR completes exactly once;
+// the leading controller replica killed mid-ImagePullJob hands the Lease over within its duration and no NodeImage
+// write is lost.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
 import { NODE_IMAGES, type NodeImage } from '../../../src/api/nodeimage.js';
@@ -15,11 +17,23 @@ import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
-import type { ResourceType } from '../../../src/kube/resource.js';
-import { CONTROLLER_LEASE, systemPods } from '../../cluster/k8s/in-cluster.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import { CONTROLLER_LEASE, systemPods, type PodRow } from '../../cluster/k8s/in-cluster.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { kubectl, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
+import { runningPid } from '../../cluster/runtime/processes.js';
+import { SELF_SUBJECT_REVIEWS, type SelfSubjectReview } from '../../support/kube-resources.js';
 import { removeImages } from '../../support/nodeimages.js';
+import {
+  isReadOnly,
+  mountAt,
+  parseMountInfo,
+  parseProcStatus,
+  writablePoints,
+  WRITE_ACCESS_PROBE,
+  type Mount,
+  type WriteAccess,
+} from '../../support/proc-security.js';
 import {
   startInClusterSystem,
   useRealCluster,
@@ -42,23 +56,10 @@ import { waitForJob } from '../controller/controller-env.js';
 
 const NS = 'e2e-in-cluster';
 
-const SELF_SUBJECT_REVIEWS: ResourceType = {
-  group: 'authentication.k8s.io',
-  version: 'v1',
-  resource: 'selfsubjectreviews',
-  namespaced: false,
-  kind: 'SelfSubjectReview',
-};
-const LEASES: ResourceType = {
-  group: 'coordination.k8s.io',
-  version: 'v1',
-  resource: 'leases',
-  namespaced: true,
-  kind: 'Lease',
-};
-
-interface Review extends KubeObject {
-  status?: { userInfo?: { username?: string; extra?: Record<string, string[]> } };
+interface PodWithMounts extends KubeObject {
+  status?: {
+    containerStatuses?: { name: string; volumeMounts?: { mountPath: string; recursiveReadOnly?: string }[] }[];
+  };
 }
 interface Lease extends KubeObject {
   spec?: { holderIdentity?: string; leaseDurationSeconds?: number; renewTime?: string; leaseTransitions?: number };
@@ -94,7 +95,7 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
   });
 
   const lease = (): Promise<Lease> =>
-    cluster.admin.get<Lease>(LEASES, CONTROLLER_LEASE, { namespace: SYSTEM_NAMESPACE });
+    cluster.admin.get<Lease>(CoreResources.leases, CONTROLLER_LEASE, { namespace: SYSTEM_NAMESPACE });
 
   it('runs an agent pod per node and two controller replicas, one holding the Lease; kruise-ipam is copied onto every node', async () => {
     for (const node of cluster.nodes) system!.agentPod(node);
@@ -125,6 +126,127 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
     assert.match(conflist, /"type": "kruise-ipam"/);
   });
 
+  // --- what the containers run with (docs/install.md: "What each container runs with, and why")
+  const nodeOf = (pod: PodRow): NodeLayout => cluster.nodes.find((n) => n.name === pod.node)!;
+  const writableSummary = (probe: WriteAccess): string => {
+    const all = writablePoints(probe);
+    const below = all.filter((path) => path.startsWith('/hostvarrun/')).length;
+    const listed = all.filter((path) => !path.startsWith('/hostvarrun/')).join(' ');
+    return below > 0 ? `${listed}, and ${below} mounts below /hostvarrun` : listed;
+  };
+  // The process as the kernel runs it (its PID from the runtime, /proc read inside the node), and what it may write
+  // (a probe run in the container: its user, capabilities, seccomp and mounts).
+  const inspect = async (pod: PodRow, container: string, stat: string[] = []) => {
+    const node = nodeOf(pod);
+    const pid = await system!.containerPid(pod, container);
+    const security = parseProcStatus(await system!.readNodeFile(node, `/proc/${pid}/status`));
+    const mounts = parseMountInfo(await system!.readNodeFile(node, `/proc/${pid}/mountinfo`));
+    const run = await system!.execIn(pod, container, ['node', '-e', WRITE_ACCESS_PROBE, ...stat]);
+    assert.equal(run.exitCode, 0, `the probe in ${pod.name}/${container}: ${run.stderr}`);
+    const probe = JSON.parse(run.stdout) as WriteAccess;
+    const { caps } = security;
+    process.stderr.write(
+      `      [in-cluster] ${pod.name}/${container} (pid ${pid}): CapInh ${caps.inheritable} CapPrm ${caps.permitted} ` +
+        `CapEff ${caps.effective} CapBnd ${caps.bounding} CapAmb ${caps.ambient} NoNewPrivs ${security.noNewPrivs} ` +
+        `Seccomp ${security.seccomp} Uid ${security.uids.join('/')} Gid ${security.gids.join('/')}; ` +
+        `root ${mountAt(mounts, '/').options[0]}; writable: ${writableSummary(probe)}\n`,
+    );
+    return { node, pid, security, mounts, probe };
+  };
+  type Inspected = Awaited<ReturnType<typeof inspect>>;
+  const checkCommon = (what: string, { security, mounts, probe }: Inspected, uid: number): void => {
+    const none = { inheritable: 0n, permitted: 0n, effective: 0n, bounding: 0n, ambient: 0n };
+    assert.deepEqual(security.caps, none, `${what}: capabilities drop ALL`);
+    assert.equal(security.noNewPrivs, 1, `${what}: allowPrivilegeEscalation: false`);
+    assert.equal(security.seccomp, 2, `${what}: seccompProfile RuntimeDefault (a filter)`);
+    assert.deepEqual(security.uids, [uid, uid, uid, uid], `${what}: runAsUser ${uid}`);
+    assert.equal(probe.uid, uid);
+    assert.ok(isReadOnly(mountAt(mounts, '/')), `${what}: readOnlyRootFilesystem`);
+    assert.notEqual(probe.access['/'], 'W', `${what}: / not writable`);
+  };
+  // what every container may write: its /dev (the runtime's tmpfs, /dev/shm, /dev/termination-log), kubelet's
+  // /etc/hosts, and the /proc files the runtime masks with /dev/null
+  const anyContainerWrites = (mounts: Mount[], path: string): boolean =>
+    path === '/dev' ||
+    path.startsWith('/dev/') ||
+    path === '/etc/hosts' ||
+    (path.startsWith('/proc/') && mountAt(mounts, path).root === '/null');
+  const beyond = ({ mounts, probe }: Inspected, own: string[]): string[] =>
+    writablePoints(probe).filter(
+      (path) => !own.includes(path) && !anyContainerWrites(mounts, path) && !path.startsWith('/hostvarrun/'),
+    );
+  const namespaceOf = (pid: number, kind: 'net' | 'pid'): string => readlinkSync(`/proc/${pid}/ns/${kind}`);
+  const HOST_PATHS = ['/opt/cni/bin', '/var/lib/cni/kruise-ipam'];
+  // this cluster's runtime is containerd; the agent finds its socket there (--host-run-dir=/hostvarrun)
+  const CRI_SOCKET = '/hostvarrun/containerd/containerd.sock';
+
+  it("runs the agent as deploy/overlays/ip-retention says, read from its process on each node: uid 0 (the CRI socket is root's, 0660) with no capability, no privilege escalation, seccomp filter, read-only root, writing only the overlay's hostPaths, in the node's network and PIDs", async () => {
+    for (const node of cluster.nodes) {
+      const pod = system!.agentPod(node);
+      const agent = await inspect(pod, 'daemon', [CRI_SOCKET]);
+      const what = `the agent on ${node.name}`;
+      checkCommon(what, agent, 0);
+      // why uid 0: the runtime's socket is root's with mode 0660 (no capability lets anyone else in)
+      const stat = agent.probe.stats[CRI_SOCKET];
+      assert.ok(typeof stat === 'object', `${CRI_SOCKET}: ${JSON.stringify(stat)}`);
+      assert.equal(stat.uid, 0, `${CRI_SOCKET} owned by root`);
+      assert.equal(stat.mode & 0o777, 0o660, `${CRI_SOCKET} mode 0660`);
+      // deploy/overlays/ip-retention: the runtime's dir read-only; the plugin's dir and its store writable; nothing else
+      assert.ok(isReadOnly(mountAt(agent.mounts, '/hostvarrun')), `${what}: /hostvarrun mounted read-only`);
+      assert.equal(agent.probe.access['/hostvarrun'], 'EROFS');
+      for (const dir of HOST_PATHS) {
+        assert.ok(!isReadOnly(mountAt(agent.mounts, dir)), `${what}: ${dir} mounted writable`);
+        assert.equal(agent.probe.access[dir], 'W', `${what}: ${dir} writable`);
+      }
+      assert.deepEqual(beyond(agent, HOST_PATHS), [], `${what} writes nowhere else`);
+      // Below /hostvarrun, the mounts the node has there (other containers' rootfs and shm, and in this cluster
+      // /run/containerd itself) are read-only only where the runtime makes read-only mounts recursive
+      // (recursiveReadOnly: IfPossible; containerd 2.0 and kernel 5.12 or later); kubelet reports which it did.
+      const status = await cluster.admin.get<PodWithMounts>(CoreResources.pods, pod.name, {
+        namespace: SYSTEM_NAMESPACE,
+      });
+      const mode = status.status?.containerStatuses
+        ?.find((c) => c.name === 'daemon')
+        ?.volumeMounts?.find((m) => m.mountPath === '/hostvarrun')?.recursiveReadOnly;
+      const writableBelow = writablePoints(agent.probe).filter((path) => path.startsWith('/hostvarrun/'));
+      if (mode === 'Enabled') assert.deepEqual(writableBelow, [], `${what}: /hostvarrun recursively read-only`);
+      else {
+        assert.equal(mode, 'Disabled', `kubelet reports the mode it used for /hostvarrun`);
+        process.stderr.write(
+          `      [in-cluster] ${node.name}: kubelet reports recursiveReadOnly Disabled for /hostvarrun (the runtime ` +
+            `cannot): ${writableBelow.length} mounts below it writable, e.g. ${writableBelow[0]}\n`,
+        );
+      }
+      // hostNetwork and hostPID: the node's namespaces (its holder process's)
+      const holder = await runningPid(node.holderPidFile, node.dir);
+      assert.ok(holder !== undefined, `${node.name}'s holder process`);
+      for (const kind of ['net', 'pid'] as const)
+        assert.equal(namespaceOf(agent.pid, kind), namespaceOf(holder, kind), `${what}: the node's ${kind} namespace`);
+      // and with no capability at all it made its installs: the first test finds kruise-ipam copied onto the node
+    }
+  });
+
+  it('runs the controller as deploy/ says, read from its processes: uid 65532, no capability, no privilege escalation, seccomp filter, read-only root, writing only its certificate dir, in namespaces of its own', async () => {
+    const controllers = system!.controllerPods().filter((p) => p.ready && !p.deleting);
+    assert.equal(controllers.length, 2, JSON.stringify(controllers));
+    for (const pod of controllers) {
+      const controller = await inspect(pod, 'controller');
+      const what = `the controller ${pod.name}`;
+      checkCommon(what, controller, 65532);
+      const certs = '/tmp/kruise-controller-certs';
+      assert.equal(controller.probe.access[certs], 'W', `${what}: its certificate dir (emptyDir) writable`);
+      assert.deepEqual(beyond(controller, [certs]), [], `${what} writes nowhere else`);
+      assert.ok(!writablePoints(controller.probe).some((p) => p.startsWith('/hostvarrun')), 'no host directory');
+      const holder = await runningPid(controller.node.holderPidFile, controller.node.dir);
+      for (const kind of ['net', 'pid'] as const)
+        assert.notEqual(
+          namespaceOf(controller.pid, kind),
+          namespaceOf(holder!, kind),
+          `${what}: its own ${kind} namespace`,
+        );
+    }
+  });
+
   it("gives the agent its DaemonSet pod's token, which names its node: its node's NodeImage status is written, another node's refused", async () => {
     const [nodeA, nodeB] = cluster.nodes as [NodeLayout, NodeLayout];
     const pod = system!.agentPod(nodeA);
@@ -152,7 +274,7 @@ users: [{name: u, user: {token: ${token}}}]
       { mode: 0o600 },
     );
     const agent = new KubeClient(await loadKubeconfig(file), { timeoutMs: 30_000 });
-    const review = await agent.create<Review>(SELF_SUBJECT_REVIEWS, { metadata: {} });
+    const review = await agent.create<SelfSubjectReview>(SELF_SUBJECT_REVIEWS, { metadata: {} });
     assert.equal(review.status?.userInfo?.username, 'system:serviceaccount:kruise-system:kruise-daemon');
     assert.deepEqual(review.status?.userInfo?.extra?.['authentication.kubernetes.io/node-name'], [nodeA.name]);
     assert.deepEqual(review.status?.userInfo?.extra?.['authentication.kubernetes.io/pod-name'], [pod.name]);

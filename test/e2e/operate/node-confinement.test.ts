@@ -1,20 +1,22 @@
 // deploy/node-confinement on the real API server: the agent of node A, holding a token bound to a pod on node A (as
-// its DaemonSet pod's token is), may write the pods, CRRs, NodeImage and launch barriers of node A and none of node
-// B's; it can neither move an object to its node nor write with a token that names no node. Plus least privilege of
-// both ServiceAccounts as `kubectl auth can-i --as` sees it.
+// its DaemonSet pod's token is), may write the pods, CRRs, NodeImage, NodePodProbe and launch barriers of node A and
+// none of node B's; it can neither move an object to its node nor write with a token that names no node. Plus least
+// privilege of both ServiceAccounts as `kubectl auth can-i --as` sees it.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BARRIER_NODE_NAME_LABEL, CRR_NODE_NAME_LABEL } from '../../../src/api/constants.js';
 import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
 import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
+import { NODE_POD_PROBES } from '../../../src/api/nodepodprobe.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
 import { isForbidden, isNotFound } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
-import { CoreResources, type ResourceType } from '../../../src/kube/resource.js';
+import { CoreResources } from '../../../src/kube/resource.js';
 import { kubectl, serviceAccountKubeconfig, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
+import { SELF_SUBJECT_REVIEWS, type SelfSubjectReview } from '../../support/kube-resources.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { freshNamespace, removeNamespace } from '../../support/real-images.js';
 
@@ -22,18 +24,6 @@ const NS = 'e2e-node-confinement';
 const AGENT_POD = 'e2e-confinement-agent';
 const AGENT_USER = 'system:serviceaccount:kruise-system:kruise-daemon';
 const POLICY = "ValidatingAdmissionPolicy 'kruise-daemon-node-confinement'";
-
-const SELF_SUBJECT_REVIEWS: ResourceType = {
-  group: 'authentication.k8s.io',
-  version: 'v1',
-  resource: 'selfsubjectreviews',
-  namespaced: false,
-  kind: 'SelfSubjectReview',
-};
-
-interface Review extends KubeObject {
-  status?: { userInfo?: { username?: string; extra?: Record<string, string[]> } };
-}
 
 async function denied(request: Promise<unknown>, message: RegExp): Promise<void> {
   await assert.rejects(request, (err: unknown) => {
@@ -53,6 +43,7 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
   let unbound: KubeClient;
   const files: string[] = [];
   const createdNodeImages: string[] = [];
+  const createdNodePodProbes: string[] = [];
   const uids: Record<string, string> = {};
 
   function pod(name: string, node: NodeLayout, namespace = NS, serviceAccountName?: string): KubeObject {
@@ -119,6 +110,12 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
           if (!String(err).includes('already exists')) throw err;
         },
       );
+      await cluster.admin.create(NODE_POD_PROBES, { metadata: { name: node.name }, spec: {} }).then(
+        () => createdNodePodProbes.push(node.name),
+        (err: unknown) => {
+          if (!String(err).includes('already exists')) throw err;
+        },
+      );
     }
     await cluster.admin.create(CoreResources.configMaps, barrier(`pod-${nodeB.name}`, nodeB), { namespace: NS });
   });
@@ -129,6 +126,9 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     for (const file of files) rmSync(file, { force: true });
     if (!cluster) return;
     for (const name of createdNodeImages) await cluster.admin.delete(NODE_IMAGES, name).catch(() => undefined);
+    for (const name of createdNodePodProbes) {
+      await cluster.admin.delete(NODE_POD_PROBES, name).catch(() => undefined);
+    }
     await cluster.admin
       .delete(CoreResources.pods, AGENT_POD, { namespace: SYSTEM_NAMESPACE, gracePeriodSeconds: 0 })
       .catch(() => undefined);
@@ -136,12 +136,12 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
   });
 
   it("mints a token that names the pod's node (user extra authentication.kubernetes.io/node-name)", async () => {
-    const review = await agent.create<Review>(SELF_SUBJECT_REVIEWS, { metadata: {} });
+    const review = await agent.create<SelfSubjectReview>(SELF_SUBJECT_REVIEWS, { metadata: {} });
     assert.equal(review.status?.userInfo?.username, AGENT_USER);
     const extra = review.status?.userInfo?.extra ?? {};
     assert.deepEqual(extra['authentication.kubernetes.io/node-name'], [nodeA.name]);
     assert.deepEqual(extra['authentication.kubernetes.io/pod-name'], [AGENT_POD]);
-    const old = await unbound.create<Review>(SELF_SUBJECT_REVIEWS, { metadata: {} });
+    const old = await unbound.create<SelfSubjectReview>(SELF_SUBJECT_REVIEWS, { metadata: {} });
     assert.equal(old.status?.userInfo?.extra?.['authentication.kubernetes.io/node-name'], undefined);
   });
 
@@ -199,6 +199,21 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     await denied(
       agent.patch(NODE_IMAGES, nodeB.name, await statusOf(nodeB.name), { type: 'merge', subresource: 'status' }),
       new RegExp(`may not write nodeimages/status ${nodeB.name}, which belongs to node ${nodeB.name}`),
+    );
+  });
+
+  it("lets it patch node A's NodePodProbe status, and refuses node B's", async () => {
+    const statusOf = async (name: string): Promise<{ status: unknown }> => {
+      const current = await cluster.admin.get<KubeObject & { status?: unknown }>(NODE_POD_PROBES, name);
+      return { status: current.status ?? { podProbeStatuses: [] } };
+    };
+    await agent.patch(NODE_POD_PROBES, nodeA.name, await statusOf(nodeA.name), {
+      type: 'merge',
+      subresource: 'status',
+    });
+    await denied(
+      agent.patch(NODE_POD_PROBES, nodeB.name, await statusOf(nodeB.name), { type: 'merge', subresource: 'status' }),
+      new RegExp(`may not write nodepodprobes/status ${nodeB.name}, which belongs to node ${nodeB.name}`),
     );
   });
 
@@ -327,6 +342,8 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     assert.equal(can(AGENT_USER, 'delete', 'pods', '-n', NS), 'no');
     assert.equal(can(AGENT_USER, 'create', 'pods', '-n', NS), 'no');
     assert.equal(can(AGENT_USER, 'update', 'nodeimages.apps.kruise.io'), 'no');
+    assert.equal(can(AGENT_USER, 'update', 'nodepodprobes.apps.kruise.io'), 'no', 'only its status');
+    assert.equal(can(AGENT_USER, 'watch', 'nodepodprobes.apps.kruise.io'), 'yes');
     assert.equal(can(AGENT_USER, 'update', 'containerrecreaterequests.apps.kruise.io', '-n', NS), 'no');
     // what RBAC still grants cluster-wide, and the policy confines to the node
     assert.equal(can(AGENT_USER, 'patch', 'pods', '-n', NS), 'yes');

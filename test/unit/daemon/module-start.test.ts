@@ -14,6 +14,7 @@ import { imagePullerModule, NODE_IMAGE_SYNCED_CHECK } from '../../../src/daemon/
 import { IP_RESERVATION_CHECK, ipReservationModule } from '../../../src/daemon/ipreservation/module.js';
 import { LAUNCH_PRIORITY_CHECK, launchPriorityModule } from '../../../src/daemon/launchpriority/module.js';
 import { parseDaemonCommandLine } from '../../../src/daemon/options.js';
+import { NODE_POD_PROBE_SYNCED_CHECK, podProbeModule } from '../../../src/daemon/podprobe/module.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { FakeClock } from '../../../src/util/clock.js';
 import { waitFor } from '../../support/wait.js';
@@ -96,6 +97,17 @@ describe('agent modules: a failed start is named in /healthz', () => {
       await checkLine(running, LAUNCH_PRIORITY_CHECK, true),
       cannotStart(LAUNCH_PRIORITY_CHECK, 'launch priority', NO_CREDENTIALS),
     );
+  });
+
+  it('the custom probes; no check with --pod-probe=false', async () => {
+    const running = await start(podProbeModule);
+    assert.equal(
+      await checkLine(running, NODE_POD_PROBE_SYNCED_CHECK, true),
+      cannotStart(NODE_POD_PROBE_SYNCED_CHECK, 'the custom probes', NO_CREDENTIALS),
+    );
+    await running.stop(5000);
+    const off = await start(podProbeModule, ['--pod-probe=false']);
+    assert.doesNotMatch((await healthz(off)).body, new RegExp(NODE_POD_PROBE_SYNCED_CHECK));
   });
 
   it('IP reservation: a failed plugin install does not stop the agent; the check names it and why', async () => {

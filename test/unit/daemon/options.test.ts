@@ -39,7 +39,31 @@ describe('daemon options', () => {
       listen: { host: undefined, port: 10221 },
       logLevel: 'info',
       maxParallelPulls: 2,
+      podProbe: true,
+      maxConcurrentProbes: 16,
+      probeStatusWindowMs: 1000,
     });
+  });
+
+  it('switches the custom probes and bounds their concurrency and status window', () => {
+    assert.equal(options(['--pod-probe=false']).podProbe, false);
+    assert.equal(options(['--pod-probe', 'TRUE']).podProbe, true);
+    assert.equal(options(['--max-concurrent-probes', '1']).maxConcurrentProbes, 1);
+    assert.equal(options(['--max-concurrent-probes=256']).maxConcurrentProbes, 256);
+    assert.equal(options(['--probe-status-window-ms=250']).probeStatusWindowMs, 250);
+    assert.match(configError(['--pod-probe=off'], env), /--pod-probe="off" must be true or false/);
+    for (const bad of ['0', '257', '-1', '1.5', 'x', '']) {
+      assert.match(
+        configError([`--max-concurrent-probes=${bad}`], env),
+        /--max-concurrent-probes=.* 1 to 256 \(probe runs/,
+      );
+    }
+    for (const bad of ['99', '60001', 'x']) {
+      assert.match(
+        configError([`--probe-status-window-ms=${bad}`], env),
+        /--probe-status-window-ms=.* from 100 to 60000/,
+      );
+    }
   });
 
   it('takes flags in both --flag=value and --flag value forms', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { ImageTagStatus, NodeImageSpec } from '../../../src/api/nodeimage.js';
 import { buildNodeImageStatus } from '../../../src/daemon/imagepuller/nodeimage-status.js';
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
-import { StatusWriter } from '../../../src/daemon/imagepuller/status-writer.js';
+import { StatusWriter } from '../../../src/daemon/status-writer.js';
 import { tagSpecProblem } from '../../../src/daemon/imagepuller/tag-spec-check.js';
 import { parseDaemonCommandLine } from '../../../src/daemon/options.js';
 import { ConfigError } from '../../../src/util/config-error.js';
@@ -97,6 +97,32 @@ describe('imagepuller status', () => {
     await clock.advance(60_000);
     assert.equal(calls, 3);
     await writer.close();
+  });
+
+  it('writer with a window: the first request waits the window, so what comes with it shares the write; stop() drops what is pending', async () => {
+    const clock = new FakeClock();
+    const writes: number[] = [];
+    const writer = new StatusWriter({
+      clock,
+      logger: silentLogger,
+      windowMs: 1000,
+      minIntervalMs: 1000,
+      write: () => {
+        writes.push(clock.now());
+        return Promise.resolve();
+      },
+    });
+    const t0 = clock.now();
+    for (let i = 0; i < 5; i++) {
+      writer.request();
+      await clock.advance(100);
+    }
+    await clock.advance(500);
+    assert.deepEqual(writes, [t0 + 1000]);
+    writer.request();
+    await writer.stop();
+    await clock.advance(5000);
+    assert.equal(writes.length, 1, 'nothing written after stop()');
   });
 
   it('secret store: one GET per secret within the cache time, again after it', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ImageTagStatus } from '../../../src/api/nodeimage.js';
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
-import { PullSlots } from '../../../src/daemon/imagepuller/pull-slots.js';
+import { RunSlots } from '../../../src/daemon/run-slots.js';
 import { TagPull, type TagPullResult, type TagPullSpec } from '../../../src/daemon/imagepuller/tag-pull.js';
 import { silentLogger, type Logger } from '../../../src/observability/logger.js';
 import { capturingLogger } from '../../support/capturing-logger.js';
@@ -22,7 +22,7 @@ function failedAttempts(lines: string[]): number {
 interface Harness {
   clock: FakeClock;
   runtime: FakeImageRuntime;
-  slots: PullSlots;
+  slots: RunSlots;
   reads: string[];
   start(spec: Partial<TagPullSpec>): { pull: TagPull; history: ImageTagStatus[]; results: TagPullResult[] };
 }
@@ -37,7 +37,7 @@ function harness(
 ): Harness {
   const clock = new FakeClock();
   const runtime = new FakeImageRuntime();
-  const slots = new PullSlots(options.cap ?? 2);
+  const slots = new RunSlots(options.cap ?? 2);
   const { read, reads } = secretReader(options.secrets ?? {});
   const secrets = new PullSecretStore(read, clock, 60_000);
   return {

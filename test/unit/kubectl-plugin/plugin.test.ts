@@ -162,6 +162,7 @@ describe('kubectl-kruise-node', () => {
         [['recreate', 'p'], /-c CONTAINER/],
         [['recreate', 'p', '-c', 'a', '-c', 'a'], /twice/],
         [['nodeimages', '--ordered'], /--ordered is not a flag of nodeimages/],
+        [['probes', 'x'], /probes takes no arguments/],
         [['ips', '--agent', 'nourl'], /NODE=URL/],
         [['ips', '--agent', 'n=ftp://x'], /http/],
         [['pull', 'a:1', '--timeout', '-1'], /--timeout/],
@@ -225,6 +226,75 @@ describe('kubectl-kruise-node', () => {
         ['1.0', 'Waiting', undefined],
         ['2.0', 'Failed', 'not found\nmore'],
       ],
+    );
+  });
+
+  it("probes lists each node's custom probes with the agent's state, last probe and message", async () => {
+    const api = new FakeApi();
+    const clock = new FakeClock();
+    const npp = (node: string, status?: object): void => {
+      api.objects.set(`nodepodprobes//${node}`, {
+        metadata: { name: node },
+        spec: {
+          podProbes: [
+            {
+              name: `web-${node}`,
+              namespace: 'shop',
+              uid: `u-${node}`,
+              probes: [
+                { name: 'ppm#ready', containerName: 'app', probe: { exec: { command: ['true'] } } },
+                { name: 'ppm#alive', containerName: 'app', probe: { tcpSocket: { port: 80 } } },
+              ],
+            },
+          ],
+        },
+        ...(status && { status }),
+      } as KubeObject);
+    };
+    npp('n2');
+    npp('n1', {
+      podProbeStatuses: [
+        {
+          name: 'web-n1',
+          namespace: 'shop',
+          uid: 'u-n1',
+          probeStates: [
+            {
+              name: 'ppm#ready',
+              state: 'Failed',
+              lastProbeTime: '2026-01-01T00:00:05Z',
+              message: 'not ready\nmore',
+            },
+          ],
+        },
+      ],
+    });
+    const all = await run(['probes'], api, clock, () => Promise.resolve());
+    assert.equal(all.code, 0);
+    assert.deepEqual(all.stdout.split('\n'), [
+      'NODE  POD          PROBE      CONTAINER  STATE    LAST PROBE            MESSAGE',
+      'n1    shop/web-n1  ppm#ready  app        Failed   2026-01-01T00:00:05Z  not ready',
+      'n1    shop/web-n1  ppm#alive  app        Unknown',
+      'n2    shop/web-n2  ppm#ready  app        Unknown',
+      'n2    shop/web-n2  ppm#alive  app        Unknown',
+      '',
+    ]);
+    const one = await run(['probes', '--node', 'n1', '-o', 'json'], api, clock, () => Promise.resolve());
+    assert.deepEqual(JSON.parse(one.stdout)[0], {
+      node: 'n1',
+      pod: 'shop/web-n1',
+      probe: 'ppm#ready',
+      container: 'app',
+      state: 'Failed',
+      lastProbeTime: '2026-01-01T00:00:05Z',
+      message: 'not ready\nmore',
+    });
+    const missing = await run(['probes', '--node', 'n9'], api, clock, () => Promise.resolve());
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /^kubectl kruise-node probes: the API server said: .*not found/);
+    assert.equal(
+      (await run(['probes'], new FakeApi(), clock, () => Promise.resolve())).stdout,
+      'No custom probes on any NodePodProbe.\n',
     );
   });
 

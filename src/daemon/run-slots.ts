@@ -1,6 +1,6 @@
-// The node-wide cap on parallel pulls, and the rule that one image reference is never pulled twice at once
-// (a version bump or a restart of a tag waits for the pull it replaces to let go). Waiters are served in
-// arrival order, skipping those whose reference is still busy.
+// A node-wide cap on runs at once (image pulls, probe runs), and the rule that one key is never run twice at once
+// (for pulls the image reference: a version bump or a restart of a tag waits for the pull it replaces to let go).
+// Waiters are served in arrival order, skipping those whose key is still busy.
 
 export type ReleaseSlot = () => void;
 
@@ -9,24 +9,24 @@ interface Waiter {
   grant: (release: ReleaseSlot) => void;
 }
 
-export class PullSlots {
+export class RunSlots {
   private readonly busy = new Set<string>();
   private waiters: Waiter[] = [];
   private used = 0;
 
   constructor(readonly capacity: number) {
     if (!Number.isInteger(capacity) || capacity < 1) {
-      throw new RangeError(`the pull cap must be a whole number >= 1, got ${capacity}`);
+      throw new RangeError(`the cap on runs at once must be a whole number >= 1, got ${capacity}`);
     }
   }
 
-  /** Pulls running now. */
+  /** Runs holding a slot now. */
   get inUse(): number {
     return this.used;
   }
 
   /**
-   * Resolves with a release function once a slot is free and `reference` is not being pulled; rejects with the
+   * Resolves with a release function once a slot is free and `reference` is not running; rejects with the
    * signal's reason if aborted first. Call the release exactly once (extra calls are ignored).
    */
   acquire(reference: string, signal?: AbortSignal): Promise<ReleaseSlot> {

@@ -1,11 +1,12 @@
 // Coalesced, rate-limited status writes for one object: request() marks the status dirty; one write runs at a
-// time, at most one per minIntervalMs, and the first after a quiet period goes out at once, so a phase change is
-// on the API server well within a second while a burst of changes becomes one write. A failed write is retried
+// time, at most one per minIntervalMs, and the first after a quiet period goes out at once (or after windowMs, to
+// gather what comes with it), so a phase change is on the API server within a second while a burst of changes
+// becomes one write. A failed write is retried
 // with backoff (1 s → 30 s). Whether anything is sent at all is the write function's call (it skips unchanged).
-import type { Logger } from '../../observability/logger.js';
-import { backoffDelay, type BackoffPolicy } from '../../util/backoff.js';
-import type { Clock, TimerHandle } from '../../util/clock.js';
-import { errorMessage } from '../../util/error-message.js';
+import type { Logger } from '../observability/logger.js';
+import { backoffDelay, type BackoffPolicy } from '../util/backoff.js';
+import type { Clock, TimerHandle } from '../util/clock.js';
+import { errorMessage } from '../util/error-message.js';
 
 export const DEFAULT_STATUS_MIN_INTERVAL_MS = 300;
 /** After failed writes: 1 s, doubling, at most 30 s, jittered. */
@@ -17,6 +18,10 @@ export interface StatusWriterOptions {
   /** Performs one write (computes the status from the current state and patches it if it changed). */
   write: () => Promise<void>;
   minIntervalMs?: number | undefined;
+  /** The first request after a quiet period waits this long, so the changes made with it share its write (0). */
+  windowMs?: number | undefined;
+  /** What is written, for the log line of a failed write (e.g. "NodeImage status"). */
+  subject?: string | undefined;
 }
 
 export class StatusWriter {
@@ -37,7 +42,8 @@ export class StatusWriter {
     if (this.stopped) return;
     this.dirty = true;
     if (this.writing || this.timer) return;
-    this.schedule(Math.max(0, this.lastWriteAt + this.minIntervalMs - this.options.clock.now()));
+    const window = this.options.windowMs ?? 0;
+    this.schedule(Math.max(window, this.lastWriteAt + this.minIntervalMs - this.options.clock.now()));
   }
 
   /** Write now what is pending (shutdown), then stop taking requests. */
@@ -47,6 +53,14 @@ export class StatusWriter {
     while (this.writing) await this.writing;
     if (this.dirty) await this.run();
     this.stopped = true;
+  }
+
+  /** Stop taking requests without writing what is pending (a write under way is waited for). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    this.timer = undefined;
+    while (this.writing) await this.writing;
   }
 
   private schedule(ms: number): void {
@@ -70,7 +84,7 @@ export class StatusWriter {
           this.dirty = true;
           this.options.logger.warn(
             { err: errorMessage(err), failures: this.failures },
-            'NodeImage status write failed; retrying',
+            `${this.options.subject ?? 'status'} write failed; retrying`,
           );
         },
       )

@@ -1,0 +1,299 @@
+// podprobemarker controller: writes each PodProbeMarker's probes into the NodePodProbes of the nodes its pods run
+// on (node-probes.ts), for the pods of its namespace it selects that are active, scheduled and Initialized; pods on
+// virtual-kubelet nodes are counted but get no entry (no agent runs there); entries of pods it no longer selects are
+// removed. One NodePodProbe write per node per reconcile at most, none when nothing changes, from the cache with its
+// resourceVersion (a conflict redoes the merge on a fresh read). A finalizer keeps a deleted marker until its probes
+// have left every NodePodProbe and its marks left its pods (marker-cleanup.ts). Status: observedGeneration and
+// matchedPods, written only when they change. A probe a pod cannot run (no such container, no such named port) is
+// left out for that pod and reported as a Warning event on the marker. Keyed `<namespace>/<name>`.
+import { NODE_POD_PROBE_CLEANUP_FINALIZER } from '../../api/constants.js';
+import { formatFieldErrors } from '../../api/field-errors.js';
+import { labelSelectorMatches } from '../../api/label-selector.js';
+import type { NodePodProbe, PodProbe } from '../../api/nodepodprobe.js';
+import { POD_PROBE_MARKERS, type PodProbeMarker } from '../../api/podprobemarker.js';
+import { validatePodProbeMarker } from '../../api/podprobemarker-validation.js';
+import type { WireNode, WirePod } from '../../api/wire.js';
+import { ControllerLoop } from '../../kube/controller-loop.js';
+import { updateFromFresh } from '../../kube/fresh-update.js';
+import type { Informer } from '../../kube/informer/informer.js';
+import { jsonEqual } from '../../kube/merge-patch.js';
+import { objectKey, splitKey } from '../../kube/object.js';
+import { OwnWriteExpectations } from '../../kube/own-writes.js';
+import { patchStatus } from '../../kube/status-patch.js';
+import type { ReconcileResult } from '../../kube/workqueue/workers.js';
+import type { ControllerParts } from '../shared/controller-parts.js';
+import { writeNodePodProbeSpec } from '../shared/node-pod-probe-write.js';
+import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.js';
+import { isPodActive, isVirtualKubelet, markerNameOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from '../shared/pod-probes.js';
+import { cleanupPatchFor, conditionsWithout } from './marker-cleanup.js';
+import { isProbedPod, mergeMarkerProbes, podProbesFor, summarizeProblems, type ProbeProblem } from './node-probes.js';
+
+/** Index of the pod and marker caches by namespace. */
+export const NAMESPACE_INDEX = 'namespace';
+
+export const EVENT_INVALID_MARKER = 'InvalidPodProbeMarker';
+export const EVENT_PROBE_NOT_APPLIED = 'ProbeNotApplied';
+
+const CACHE_WAIT_MS = 100;
+/** NodePodProbe writes in flight at once for one reconcile. */
+const NODE_WRITE_CONCURRENCY = 8;
+
+export interface PodProbeMarkerControllerOptions extends ControllerParts {
+  /** With the NAMESPACE_INDEX index. */
+  podProbeMarkers: Informer<PodProbeMarker>;
+  /** All pods, with the NAMESPACE_INDEX and POD_NODE_INDEX indexes. */
+  pods: Informer<WirePod>;
+  nodes: Informer<WireNode>;
+  /** With the NPP_MARKER_INDEX index. */
+  nodePodProbes: Informer<NodePodProbe>;
+}
+
+/** Pod changes that can change what a marker writes for it. */
+function podChangeMatters(old: WirePod, pod: WirePod): boolean {
+  const initialized = (p: WirePod): boolean =>
+    (p.status?.conditions ?? []).some((c) => c.type === 'Initialized' && c.status === 'True');
+  return (
+    old.metadata?.uid !== pod.metadata?.uid ||
+    old.spec?.nodeName !== pod.spec?.nodeName ||
+    old.status?.podIP !== pod.status?.podIP ||
+    isPodActive(old) !== isPodActive(pod) ||
+    initialized(old) !== initialized(pod) ||
+    !jsonEqual(old.metadata?.labels ?? {}, pod.metadata?.labels ?? {})
+  );
+}
+
+async function inBatches<T>(items: readonly T[], size: number, work: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(work));
+}
+
+export class PodProbeMarkerController {
+  private readonly loop: ControllerLoop;
+  private readonly expectations: OwnWriteExpectations;
+  private readonly nodeWrites: OwnWriteExpectations;
+  /** Marker key → the last event sent about it (one event per distinct problem, not one per reconcile). */
+  private readonly reported = new Map<string, string>();
+
+  constructor(private readonly o: PodProbeMarkerControllerOptions) {
+    this.expectations = new OwnWriteExpectations(o.clock);
+    this.nodeWrites = new OwnWriteExpectations(o.clock);
+    this.loop = new ControllerLoop('podprobemarker', o, (key) => this.reconcile(key));
+  }
+
+  start(): void {
+    const { podProbeMarkers, pods, nodePodProbes, nodes } = this.o;
+    this.loop.watch(
+      this.expectations.follow(podProbeMarkers, objectKey),
+      this.nodeWrites.follow(nodePodProbes, (npp) => npp.metadata.name ?? ''),
+      podProbeMarkers.addHandlers({
+        onAdd: (marker) => this.loop.add(objectKey(marker)),
+        onUpdate: (old, marker) => {
+          if (
+            old.metadata.generation !== marker.metadata.generation ||
+            !!old.metadata.deletionTimestamp !== !!marker.metadata.deletionTimestamp ||
+            !jsonEqual(old.metadata.finalizers ?? [], marker.metadata.finalizers ?? [])
+          ) {
+            this.loop.add(objectKey(marker));
+          }
+        },
+        onDelete: (marker) => this.loop.add(objectKey(marker)),
+      }),
+      pods.addHandlers({
+        onAdd: (pod) => {
+          if (pod.spec?.nodeName) this.enqueueSelecting(pod);
+        },
+        onUpdate: (old, pod) => {
+          if (!podChangeMatters(old, pod)) return;
+          this.enqueueSelecting(old);
+          this.enqueueSelecting(pod);
+        },
+        onDelete: (pod) => this.enqueueSelecting(pod),
+      }),
+      // pods whose node had no NodePodProbe yet (or a virtual-kubelet node that became a real one)
+      nodePodProbes.addHandlers({ onAdd: (npp) => this.enqueueForNode(npp.metadata.name ?? '') }),
+      nodes.addHandlers({
+        onUpdate: (old, node) => {
+          if (isVirtualKubelet(old) !== isVirtualKubelet(node)) this.enqueueForNode(node.metadata?.name ?? '');
+        },
+      }),
+    );
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** The markers whose selector matches the pod's labels. */
+  private enqueueSelecting(pod: WirePod, seen?: Set<string>): void {
+    const namespace = pod.metadata?.namespace;
+    if (!namespace) return;
+    for (const marker of this.o.podProbeMarkers.store.byIndex(NAMESPACE_INDEX, namespace)) {
+      if (!labelSelectorMatches(marker.spec.selector ?? {}, pod.metadata?.labels ?? {})) continue;
+      const key = objectKey(marker);
+      if (seen?.has(key)) continue;
+      seen?.add(key);
+      this.loop.add(key);
+    }
+  }
+
+  private enqueueForNode(node: string): void {
+    if (!node) return;
+    const seen = new Set<string>();
+    for (const pod of this.o.pods.store.byIndex(POD_NODE_INDEX, node)) this.enqueueSelecting(pod, seen);
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const marker = this.o.podProbeMarkers.get(key);
+    const { namespace = '', name } = splitKey(key);
+    if (!marker) {
+      // deleted without our finalizer (force-removed, or before we added it): take its probes back all the same
+      this.expectations.forget(key);
+      this.reported.delete(key);
+      await this.removeFromNodes(namespace, name);
+      return;
+    }
+    if (!this.expectations.isFresh(key, marker.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
+    if (marker.metadata.deletionTimestamp) return this.finalize(key, marker);
+
+    const errors = validatePodProbeMarker(marker);
+    if (errors.length > 0) {
+      this.report(marker, EVENT_INVALID_MARKER, `probes not applied: ${formatFieldErrors(errors)}`);
+      return;
+    }
+    if (!(marker.metadata.finalizers ?? []).includes(NODE_POD_PROBE_CLEANUP_FINALIZER)) {
+      const { object, written } = await updateFromFresh<PodProbeMarker>(
+        this.o.client,
+        POD_PROBE_MARKERS,
+        name,
+        namespace,
+        (draft) => {
+          if (draft.metadata.deletionTimestamp || draft.metadata.finalizers?.includes(NODE_POD_PROBE_CLEANUP_FINALIZER))
+            return false;
+          (draft.metadata.finalizers ??= []).push(NODE_POD_PROBE_CLEANUP_FINALIZER);
+          return true;
+        },
+      );
+      if (written) this.expectations.expect(key, object?.metadata.resourceVersion);
+      return; // the update brings us back with the finalizer in the cache
+    }
+
+    const wanted = new Map<string, Map<string, PodProbe>>();
+    const problems: ProbeProblem[] = [];
+    let matched = 0;
+    for (const pod of this.o.pods.store.byIndex(NAMESPACE_INDEX, namespace)) {
+      if (!isProbedPod(marker, pod)) continue;
+      const nodeName = pod.spec?.nodeName ?? '';
+      const node = this.o.nodes.get(nodeName);
+      if (!node) continue; // as OpenKruise: a pod on a node that is gone is not counted
+      matched++;
+      if (isVirtualKubelet(node)) continue;
+      const { entry, problems: podProblems } = podProbesFor(marker, pod);
+      problems.push(...podProblems);
+      let onNode = wanted.get(nodeName);
+      if (!onNode) wanted.set(nodeName, (onNode = new Map<string, PodProbe>()));
+      onNode.set(entry.uid, entry);
+    }
+    await this.writeNodes(namespace, name, wanted);
+    if (problems.length > 0) {
+      const { key: what, message } = summarizeProblems(problems);
+      this.report(marker, EVENT_PROBE_NOT_APPLIED, message, what);
+    } else this.reported.delete(key);
+
+    const generation = marker.metadata.generation ?? 0;
+    if (marker.status?.observedGeneration !== generation || (marker.status.matchedPods ?? 0) !== matched) {
+      const result = await patchStatus(this.o.client, POD_PROBE_MARKERS, marker, () => ({
+        observedGeneration: generation,
+        matchedPods: matched,
+      }));
+      if (result.patched) this.expectations.expect(key, result.object.metadata.resourceVersion);
+    }
+  }
+
+  /** One Warning event per distinct problem (`what`, by default the message), not one per reconcile. */
+  private report(marker: PodProbeMarker, reason: string, message: string, what = message): void {
+    const key = objectKey(marker);
+    if (this.reported.get(key) === `${reason}:${what}`) return;
+    this.reported.set(key, `${reason}:${what}`);
+    this.o.events.event(marker, 'Warning', reason, message, POD_PROBE_MARKERS);
+    this.loop.logger.warn({ podProbeMarker: key, reason }, message);
+  }
+
+  /** Make the marker's probes on every node it touches (wanted, or holding some of its probes) what `wanted` says. */
+  private async writeNodes(namespace: string, name: string, wanted: Map<string, Map<string, PodProbe>>): Promise<void> {
+    const nodes = new Set(wanted.keys());
+    for (const npp of this.o.nodePodProbes.store.byIndex(NPP_MARKER_INDEX, `${namespace}/${name}`)) {
+      nodes.add(npp.metadata.name ?? '');
+    }
+    const none = new Map<string, PodProbe>();
+    await inBatches([...nodes].sort(), NODE_WRITE_CONCURRENCY, async (node) => {
+      const npp = this.o.nodePodProbes.get(node);
+      if (!npp || npp.metadata.deletionTimestamp) return; // created by the nodepodprobe controller; its add brings us back
+      const onNode = wanted.get(node) ?? none;
+      const fresh = this.nodeWrites.isFresh(node, npp.metadata.resourceVersion);
+      const result = await writeNodePodProbeSpec(this.o.client, this.o.clock, npp, fresh, (draft) =>
+        mergeMarkerProbes((draft.spec ??= {}), namespace, name, onNode),
+      );
+      if (result.conflicts > 0)
+        this.o.metrics.nodePodProbeConflicts.inc({ controller: 'podprobemarker' }, result.conflicts);
+      if (result.written) {
+        this.nodeWrites.expect(node, result.object?.metadata.resourceVersion);
+        this.o.metrics.nodePodProbeWrites.inc({ controller: 'podprobemarker', reason: 'probes' });
+        this.loop.logger.debug(
+          { node, podProbeMarker: `${namespace}/${name}`, pods: onNode.size },
+          'NodePodProbe written',
+        );
+      }
+    });
+  }
+
+  private removeFromNodes(namespace: string, name: string): Promise<void> {
+    return this.writeNodes(namespace, name, new Map());
+  }
+
+  /** Deleted: probes out of every NodePodProbe, marks off its pods, then the finalizer off. */
+  private async finalize(key: string, marker: PodProbeMarker): Promise<void> {
+    if (!(marker.metadata.finalizers ?? []).includes(NODE_POD_PROBE_CLEANUP_FINALIZER)) return;
+    const { namespace = '', name } = splitKey(key);
+    const pods = new Map<string, WirePod>();
+    for (const npp of this.o.nodePodProbes.store.byIndex(NPP_MARKER_INDEX, key)) {
+      for (const entry of npp.spec?.podProbes ?? []) {
+        if (entry.namespace !== namespace || !(entry.probes ?? []).some((p) => markerNameOf(p) === name)) continue;
+        const pod = this.o.pods.get(`${entry.namespace}/${entry.name}`);
+        if (pod?.metadata?.uid === entry.uid) pods.set(objectKey(pod), pod);
+      }
+    }
+    for (const pod of this.o.pods.store.byIndex(NAMESPACE_INDEX, namespace)) {
+      if (isProbedPod(marker, pod)) pods.set(objectKey(pod), pod);
+    }
+    await this.removeFromNodes(namespace, name);
+    for (const pod of pods.values()) await this.unmark(marker, pod);
+    const { object, written } = await updateFromFresh<PodProbeMarker>(
+      this.o.client,
+      POD_PROBE_MARKERS,
+      name,
+      namespace,
+      (draft) => {
+        const finalizers = draft.metadata.finalizers ?? [];
+        if (!finalizers.includes(NODE_POD_PROBE_CLEANUP_FINALIZER)) return false;
+        draft.metadata.finalizers = finalizers.filter((f) => f !== NODE_POD_PROBE_CLEANUP_FINALIZER);
+        return true;
+      },
+    );
+    if (written) {
+      this.expectations.expect(key, object?.metadata.resourceVersion);
+      this.loop.logger.info({ podProbeMarker: key, pods: pods.size }, 'probes and marks removed; finalizer removed');
+    }
+  }
+
+  private async unmark(marker: PodProbeMarker, pod: WirePod): Promise<void> {
+    let current: WirePod | undefined = pod;
+    if (cleanupPatchFor(marker, pod)) {
+      const result = await patchPodMetadata(this.o.client, pod, (p) => cleanupPatchFor(marker, p));
+      current = result.pod;
+      if (result.written) this.o.metrics.podProbePodWrites.inc({ write: 'cleanup' });
+    }
+    if (!current || !conditionsWithout(marker, current)) return;
+    const result = await patchPodConditions(this.o.client, current, (p) => conditionsWithout(marker, p));
+    if (result.written) this.o.metrics.podProbePodWrites.inc({ write: 'cleanup' });
+  }
+}
