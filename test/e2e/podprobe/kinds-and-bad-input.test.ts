@@ -27,6 +27,7 @@ import {
   statefulSetManifest,
   type PodObject,
   type ProbeStack,
+  podShows as shows,
 } from './stack.js';
 
 const WEB = 'web';
@@ -96,15 +97,8 @@ describe('custom probes e2e: tcp and http probes, bad input, many pods', functio
     });
   }
 
-  function podShows(name: string, what: string, check: (p: PodObject) => boolean, timeoutMs = 60_000) {
-    return waitFor(
-      async () => {
-        const p = await getPod(stack, name);
-        return p && check(p) ? p : undefined;
-      },
-      { timeoutMs, intervalMs: 250, message: `pod ${name}: ${what}` },
-    );
-  }
+  const podShows = (name: string, what: string, check: (p: PodObject) => boolean, timeoutMs?: number) =>
+    shows(stack, name, what, check, timeoutMs);
 
   it('tcpSocket on a named port: the number in the NodePodProbe, True while the port listens, False on another', async () => {
     await createMarker('ppm-tcp', [tcpProbe('http')]);
@@ -127,7 +121,9 @@ describe('custom probes e2e: tcp and http probes, bad input, many pods', functio
       await podShows(
         p.metadata!.name!,
         `${READY} False with the connect error`,
-        (x) => conditionOf(x, READY)?.status === 'False' && /refused/.test(conditionOf(x, READY)?.message ?? ''),
+        (x) =>
+          conditionOf(x, READY)?.status === 'False' &&
+          /ECONNREFUSED|refused/i.test(conditionOf(x, READY)?.message ?? ''),
       );
     }
   });

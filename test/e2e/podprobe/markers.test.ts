@@ -30,6 +30,7 @@ import {
   statefulSetManifest,
   type PodObject,
   type ProbeStack,
+  podShows as shows,
 } from './stack.js';
 
 const STS = 'probe-sts';
@@ -78,15 +79,8 @@ describe('custom probes e2e: PodProbeMarker → NodePodProbe → the agent in ea
   const pod = (name: string): Promise<PodObject | undefined> => getPod(stack, name);
 
   /** Wait until pod `name` shows `check` (re-read every poll); returns the pod. */
-  function podShows(name: string, what: string, check: (p: PodObject) => boolean): Promise<PodObject> {
-    return waitFor(
-      async () => {
-        const p = await pod(name);
-        return p && check(p) ? p : undefined;
-      },
-      { ...WAIT, message: `pod ${name}: ${what}` },
-    );
-  }
+  const podShows = (name: string, what: string, check: (p: PodObject) => boolean, timeoutMs?: number) =>
+    shows(stack, name, what, check, timeoutMs);
 
   const healthy = (status: 'True' | 'False') => (p: PodObject) => conditionOf(p, HEALTHY)?.status === status;
 

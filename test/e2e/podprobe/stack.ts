@@ -298,6 +298,41 @@ export function runningPods(
   );
 }
 
+/**
+ * Wait until pod `name` passes `check` (read again every 250 ms); returns it. On timeout the error shows what the pod
+ * had last: its conditions other than kubelet's, its labels and annotations.
+ */
+export async function podShows(
+  scope: ProbeScope,
+  name: string,
+  what: string,
+  check: (pod: PodObject) => boolean,
+  timeoutMs = 60_000,
+): Promise<PodObject> {
+  let last: PodObject | undefined;
+  try {
+    return await waitFor(
+      async () => {
+        last = await getPod(scope, name);
+        return last && check(last) ? last : undefined;
+      },
+      { timeoutMs, intervalMs: 250, message: `pod ${name}: ${what}` },
+    );
+  } catch (err) {
+    const kubelets = new Set(['PodScheduled', 'Initialized', 'Ready', 'ContainersReady', 'PodReadyToStartContainers']);
+    const seen = {
+      conditions: last?.status?.conditions
+        ?.filter((c) => !kubelets.has(c.type))
+        .map((c) => ({ type: c.type, status: c.status, message: c.message })),
+      labels: last?.metadata?.labels,
+      annotations: last?.metadata?.annotations,
+    };
+    throw new Error(`${err instanceof Error ? err.message : String(err)}; last seen: ${JSON.stringify(seen)}`, {
+      cause: err,
+    });
+  }
+}
+
 export function conditionOf(pod: PodObject | undefined, type: string): WirePodCondition | undefined {
   return pod?.status?.conditions?.find((c) => c.type === type);
 }
