@@ -4,15 +4,16 @@
 // PERIOD s (default 1). Figures:
 // - the agent's CPU (% of one core) and RSS over a window with the pods and no marker, then the same window with the
 //   probes running, on the same node in the same run; the difference is what the probes cost the agent;
+// - what the agent achieved (its own counters, src/daemon/podprobe/metrics.ts): probe runs per second against those
+//   asked, timeouts, the mean run and the mean wait for a run slot;
 // - marker created -> every pod shows both conditions (s);
-// - NodePodProbe writes per minute (status and spec, from a watch) and pod writes per minute, at steady state (no
-//   result changes) and while results change;
+// - NodePodProbe status writes per minute (the agent's counter), spec writes and pod writes per minute (watches), at
+//   steady state (no result changing) and while results change;
 // - latency of a result change, from `rm`/`touch` of the probed file in the container (CRI ExecSync from here): to the
-//   new state in the NodePodProbe status (includes the wait for the next tick: 0 to PERIOD s), to the pod condition,
-//   and the part in between (NodePodProbe status written -> pod condition written: the controller), p50/p99;
+//   new state in the NodePodProbe status (includes the wait for the next tick: 0 to PERIOD s, and for a slot), to the
+//   pod condition, and the part in between (status seen -> condition seen: the controller), p50/p99;
 // - one exec: our CRI client's ExecSync (what the agent calls) against `crictl exec --sync` of the same command in the
-//   same container, p50 and the ratio, measured with the marker deleted (a quiet node); and the agent's own mean
-//   probe duration when it exports a probe-duration histogram.
+//   same container, p50 and the ratio, measured with the marker deleted (a quiet node).
 // PROBE_BENCH_PODS and PROBE_BENCH_PERIOD change the pod count and the period.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -22,6 +23,12 @@ import type { WireNode } from '../../src/api/wire.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import { CoreResources } from '../../src/kube/resource.js';
 import type { WatchStream } from '../../src/kube/watch-stream.js';
+import {
+  POD_PROBE_RUN_DURATION,
+  POD_PROBE_RUNS_TOTAL,
+  POD_PROBE_SLOT_WAIT,
+  POD_PROBE_STATUS_WRITES_TOTAL,
+} from '../../src/daemon/podprobe/metrics.js';
 import { binaryPaths } from '../cluster/k8s/binaries.js';
 import { cpuSeconds, rssMiB } from '../component/daemon/agent-process.js';
 import {
@@ -34,6 +41,7 @@ import {
   type PodObject,
   type ProbeStack,
 } from '../e2e/podprobe/stack.js';
+import { agentCounter } from '../support/nodeimages.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchSuite, Figure } from './framework.js';
 import { percentile, timeEach } from './stats.js';
@@ -52,21 +60,59 @@ const READY_PROBE = `${MARKER}#ready`;
 const QUIET = ['sh', '-c', 'touch /tmp/ready; trap "exit 0" TERM; sleep 2147483647 & wait'];
 const SETTLE_MS = 15_000;
 const WINDOW_MS = 45_000;
-const TOGGLES = 100;
+const TOGGLES = 60;
+/** A result change not seen on the pod within this long counts as missed (the run goes on). */
+const TOGGLE_TIMEOUT_MS = 60_000;
 const EXEC_RUNS = 50;
+
+/** The agent's own counters (src/daemon/podprobe/metrics.ts), summed over their labels. */
+interface AgentCounters {
+  runs: number;
+  timeouts: number;
+  statusWrites: number;
+  runSeconds: number;
+  runCount: number;
+  slotWaitSeconds: number;
+  slotWaitCount: number;
+}
+
+async function agentCounters(url: string): Promise<AgentCounters> {
+  const c = (metric: string, labels: Record<string, string> = {}) => agentCounter(url, metric, labels);
+  return {
+    runs: await c(POD_PROBE_RUNS_TOTAL),
+    timeouts: await c(POD_PROBE_RUNS_TOTAL, { result: 'timeout' }),
+    statusWrites: await c(POD_PROBE_STATUS_WRITES_TOTAL, { outcome: 'ok' }),
+    runSeconds: await c(`${POD_PROBE_RUN_DURATION}_sum`),
+    runCount: await c(`${POD_PROBE_RUN_DURATION}_count`),
+    slotWaitSeconds: await c(`${POD_PROBE_SLOT_WAIT}_sum`),
+    slotWaitCount: await c(`${POD_PROBE_SLOT_WAIT}_count`),
+  };
+}
+
+function minus(a: AgentCounters, b: AgentCounters): AgentCounters {
+  return {
+    runs: a.runs - b.runs,
+    timeouts: a.timeouts - b.timeouts,
+    statusWrites: a.statusWrites - b.statusWrites,
+    runSeconds: a.runSeconds - b.runSeconds,
+    runCount: a.runCount - b.runCount,
+    slotWaitSeconds: a.slotWaitSeconds - b.slotWaitSeconds,
+    slotWaitCount: a.slotWaitCount - b.slotWaitCount,
+  };
+}
 
 interface WindowFigures {
   cpuPercent: number;
   rssMiB: number;
-  nppStatusWrites: number;
+  /** NodePodProbe spec changes seen on the watch (the controller's writes). */
   nppSpecWrites: number;
   podWrites: number;
+  agent: AgentCounters;
   ms: number;
 }
 
 /** Counts of writes seen on the watches, and callbacks for the latency waiters. */
 class Observer {
-  nppStatusWrites = 0;
   nppSpecWrites = 0;
   podWrites = 0;
   /** pod uid -> state of READY_PROBE in the NodePodProbe status */
@@ -74,15 +120,11 @@ class Observer {
   /** pod name -> status of READY_CONDITION */
   readonly conditions = new Map<string, string>();
   readonly onChange: Array<() => void> = [];
-  private lastStatus = '';
   private lastSpec = '';
 
   node(npp: NodePodProbe): void {
-    const status = JSON.stringify(npp.status ?? {});
     const spec = JSON.stringify(npp.spec ?? {});
-    if (this.lastStatus && status !== this.lastStatus) this.nppStatusWrites++;
     if (this.lastSpec && spec !== this.lastSpec) this.nppSpecWrites++;
-    this.lastStatus = status;
     this.lastSpec = spec;
     for (const s of npp.status?.podProbeStatuses ?? []) {
       const state = s.probeStates?.find((p) => p.name === READY_PROBE)?.state;
@@ -99,19 +141,38 @@ class Observer {
   }
 }
 
-function follow<T extends KubeObject>(stream: WatchStream<T>, onEvent: (o: T, type: string) => void): void {
+/** Every event of a watch, re-opened whenever it ends (a watch the server closes), until the returned close(). */
+function follow<T extends KubeObject>(
+  open: () => Promise<WatchStream<T>>,
+  onEvent: (o: T, type: string) => void,
+): () => void {
+  let closed = false;
+  let stream: WatchStream<T> | undefined;
   void (async () => {
-    for await (const event of stream)
-      if (event.type !== 'DELETED' && event.type !== 'BOOKMARK') onEvent(event.object, event.type);
-  })().catch(() => undefined);
+    while (!closed) {
+      try {
+        stream = await open();
+        for await (const event of stream) {
+          if (event.type !== 'DELETED' && event.type !== 'BOOKMARK') onEvent(event.object, event.type);
+        }
+      } catch {
+        await sleep(200);
+      }
+    }
+  })();
+  return () => {
+    closed = true;
+    stream?.close();
+  };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The agent's CPU and RSS, and the writes seen, over `ms`. */
-async function measureWindow(pid: number, observer: Observer, ms: number): Promise<WindowFigures> {
+/** The agent's CPU, RSS and counters, and the writes seen, over `ms`. */
+async function measureWindow(pid: number, url: string, observer: Observer, ms: number): Promise<WindowFigures> {
+  const agent0 = await agentCounters(url);
   const cpu0 = cpuSeconds(pid);
-  const writes0 = [observer.nppStatusWrites, observer.nppSpecWrites, observer.podWrites] as const;
+  const writes0 = [observer.nppSpecWrites, observer.podWrites] as const;
   const t0 = performance.now();
   let rss = 0;
   while (performance.now() - t0 < ms) {
@@ -119,12 +180,13 @@ async function measureWindow(pid: number, observer: Observer, ms: number): Promi
     rss = Math.max(rss, rssMiB(pid));
   }
   const elapsed = performance.now() - t0;
+  const cpu = cpuSeconds(pid) - cpu0;
   return {
-    cpuPercent: ((cpuSeconds(pid) - cpu0) * 100_000) / elapsed,
+    cpuPercent: (cpu * 100_000) / elapsed,
     rssMiB: rss,
-    nppStatusWrites: observer.nppStatusWrites - writes0[0],
-    nppSpecWrites: observer.nppSpecWrites - writes0[1],
-    podWrites: observer.podWrites - writes0[2],
+    nppSpecWrites: observer.nppSpecWrites - writes0[0],
+    podWrites: observer.podWrites - writes0[1],
+    agent: minus(await agentCounters(url), agent0),
     ms: elapsed,
   };
 }
@@ -177,21 +239,27 @@ export const podProbeSuite: BenchSuite = {
     log(`${count} pods running after ${((performance.now() - podsUpStarted) / 1000).toFixed(1)} s`);
 
     const observer = new Observer();
-    const nppStream = await stack.client.watch<NodePodProbe>(NODE_POD_PROBES, {
-      fieldSelector: `metadata.name=${node.name}`,
-    });
-    defer(() => nppStream.close());
-    follow(nppStream, (npp) => observer.node(npp));
-    const podStream = await stack.client.watch<PodObject>(CoreResources.pods, {
-      namespace: stack.namespace,
-      labelSelector: `app=${APP}`,
-    });
-    defer(() => podStream.close());
-    follow(podStream, (pod, type) => observer.pod(pod, type));
+    defer(
+      follow(
+        () => stack.client.watch<NodePodProbe>(NODE_POD_PROBES, { fieldSelector: `metadata.name=${node.name}` }),
+        (npp) => observer.node(npp),
+      ),
+    );
+    defer(
+      follow(
+        () =>
+          stack.client.watch<PodObject>(CoreResources.pods, {
+            namespace: stack.namespace,
+            labelSelector: `app=${APP}`,
+          }),
+        (pod, type) => observer.pod(pod, type),
+      ),
+    );
+    const url = stack.system.agents.get(node.name)!.url;
 
     log(`baseline: ${SETTLE_MS / 1000} s settle, ${WINDOW_MS / 1000} s window, no marker`);
     await sleep(SETTLE_MS);
-    const baseline = await measureWindow(pid, observer, WINDOW_MS);
+    const baseline = await measureWindow(pid, url, observer, WINDOW_MS);
 
     log(`marker: 2 exec probes per pod, period ${PERIOD_S} s`);
     const probe = (name: string, command: string[], podConditionType: string) =>
@@ -223,7 +291,7 @@ export const podProbeSuite: BenchSuite = {
 
     log(`with probes: ${SETTLE_MS / 1000} s settle, ${WINDOW_MS / 1000} s window`);
     await sleep(SETTLE_MS);
-    const probed = await measureWindow(pid, observer, WINDOW_MS);
+    const probed = await measureWindow(pid, url, observer, WINDOW_MS);
 
     log(`${TOGGLES} result changes (rm / touch /tmp/ready through CRI), one at a time`);
     const cri = stack.cri(node);
@@ -241,7 +309,9 @@ export const podProbeSuite: BenchSuite = {
     const toState: number[] = [];
     const toCondition: number[] = [];
     const stateToCondition: number[] = [];
-    const writes0 = [observer.nppStatusWrites, observer.podWrites] as const;
+    const toggling0 = await agentCounters(url);
+    const podWrites0 = observer.podWrites;
+    let missed = 0;
     const togglesStarted = performance.now();
     for (let i = 0; i < TOGGLES; i++) {
       const pod = pods[i % pods.length]!;
@@ -251,17 +321,14 @@ export const podProbeSuite: BenchSuite = {
       const wantState = nowTrue ? 'Failed' : 'Succeeded';
       const wantCondition = nowTrue ? 'False' : 'True';
       let stateAt: number | undefined;
-      const done = new Promise<number>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`${name}: ${READY_CONDITION} not ${wantCondition} in 60 s`)),
-          60_000,
-        );
-        const check = (): void => {
+      let check: (() => void) | undefined;
+      const done = new Promise<number | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(undefined), TOGGLE_TIMEOUT_MS);
+        check = () => {
           const at = performance.now();
           if (stateAt === undefined && observer.states.get(uid) === wantState) stateAt = at;
           if (observer.conditions.get(name) === wantCondition) {
             clearTimeout(timer);
-            observer.onChange.splice(observer.onChange.indexOf(check), 1);
             resolve(at);
           }
         };
@@ -274,6 +341,13 @@ export const podProbeSuite: BenchSuite = {
       });
       const changedAt = performance.now();
       const conditionAt = await done;
+      observer.onChange.splice(observer.onChange.indexOf(check!), 1);
+      if (conditionAt === undefined) {
+        missed++;
+        log(`missed: ${name} ${READY_CONDITION} not ${wantCondition} within ${TOGGLE_TIMEOUT_MS / 1000} s`);
+        if (missed > 5) throw new Error(`more than 5 of ${i + 1} result changes not seen on the pod in time`);
+        continue;
+      }
       toCondition.push(conditionAt - changedAt);
       if (stateAt !== undefined) {
         toState.push(stateAt - changedAt);
@@ -281,11 +355,8 @@ export const podProbeSuite: BenchSuite = {
       }
     }
     const togglesMs = performance.now() - togglesStarted;
-    const togglingStatusWrites = observer.nppStatusWrites - writes0[0];
-    const togglingPodWrites = observer.podWrites - writes0[1];
-
-    const metrics = await (await fetch(`${stack.system.agents.get(node.name)!.url}/metrics`)).text();
-    const agentProbeMean = meanOfProbeHistogram(metrics);
+    const toggling = minus(await agentCounters(url), toggling0);
+    const togglingPodWrites = observer.podWrites - podWrites0;
 
     log('exec overhead: marker deleted, our ExecSync vs crictl exec --sync on one container');
     await stack.client.delete(POD_PROBE_MARKERS, MARKER, { namespace: stack.namespace });
@@ -305,20 +376,46 @@ export const podProbeSuite: BenchSuite = {
 
     const r = (x: number): number => Math.round(x * 10) / 10;
     const perMinute = (n: number, ms: number): number => r((n * 60_000) / ms);
-    const setup = `${count} pods x 2 exec probes, period ${PERIOD_S} s, on ${node.name}; 2 shared cores`;
+    const mean = (seconds: number, count: number): number => (count > 0 ? r((seconds * 1000) / count) : 0);
+    const wantedPerS = (count * 2) / PERIOD_S;
+    const setup = `${count} pods x 2 exec probes, period ${PERIOD_S} s, on ${node.name}; 2 cores shared with other work`;
     const figures: Figure[] = [
       { name: 'pods', value: count, unit: 'count', note: setup },
       {
         name: 'agent.cpu.noProbes',
         value: r(baseline.cpuPercent),
         unit: '%',
-        note: `${count} pods, no marker; ${r(baseline.ms / 1000)} s window`,
+        note: `${count} pods, no marker; ${r(baseline.ms / 1000)} s window; % of one core`,
       },
       { name: 'agent.cpu.probes', value: r(probed.cpuPercent), unit: '%', note: `same node, ${count * 2} probes` },
-      { name: 'agent.cpu.cost', value: r(probed.cpuPercent - baseline.cpuPercent), unit: '%', note: 'of one core' },
+      { name: 'agent.cpu.cost', value: r(probed.cpuPercent - baseline.cpuPercent), unit: '%', note: 'the increase' },
       { name: 'agent.rss.noProbes', value: r(baseline.rssMiB), unit: 'MiB', note: 'max over the window' },
       { name: 'agent.rss.probes', value: r(probed.rssMiB), unit: 'MiB' },
-      { name: 'agent.rss.cost', value: r(probed.rssMiB - baseline.rssMiB), unit: 'MiB' },
+      { name: 'agent.rss.cost', value: r(probed.rssMiB - baseline.rssMiB), unit: 'MiB', note: 'the increase' },
+      {
+        name: 'probeRuns.perSecond',
+        value: r((probed.agent.runs * 1000) / probed.ms),
+        unit: '/s',
+        note: `runs the agent completed (${wantedPerS}/s asked); the rest skipped while waiting for a slot`,
+      },
+      {
+        name: 'probeRuns.timeouts',
+        value: probed.agent.timeouts,
+        unit: 'count',
+        note: 'runs cut at timeoutSeconds (1 s) in the window',
+      },
+      {
+        name: 'probeRun.mean',
+        value: mean(probed.agent.runSeconds, probed.agent.runCount),
+        unit: 'ms',
+        note: 'one run, from its slot to its result (the agent histogram)',
+      },
+      {
+        name: 'slotWait.mean',
+        value: mean(probed.agent.slotWaitSeconds, probed.agent.slotWaitCount),
+        unit: 'ms',
+        note: 'a run waiting for one of the --max-concurrent-probes slots (16)',
+      },
       {
         name: 'markerToAllConditions',
         value: r(allConditionsS),
@@ -327,11 +424,16 @@ export const podProbeSuite: BenchSuite = {
       },
       {
         name: 'steady.nppStatusWritesPerMinute',
-        value: perMinute(probed.nppStatusWrites, probed.ms),
+        value: perMinute(probed.agent.statusWrites, probed.ms),
         unit: 'count',
-        note: 'NodePodProbe status changes seen on a watch, no result changing',
+        note: "the agent's NodePodProbe status patches, no result changing",
       },
-      { name: 'steady.nppSpecWritesPerMinute', value: perMinute(probed.nppSpecWrites, probed.ms), unit: 'count' },
+      {
+        name: 'steady.nppSpecWritesPerMinute',
+        value: perMinute(probed.nppSpecWrites, probed.ms),
+        unit: 'count',
+        note: 'seen on a watch',
+      },
       {
         name: 'steady.podWritesPerMinute',
         value: perMinute(probed.podWrites, probed.ms),
@@ -340,11 +442,17 @@ export const podProbeSuite: BenchSuite = {
       },
       {
         name: 'toggling.nppStatusWritesPerMinute',
-        value: perMinute(togglingStatusWrites, togglesMs),
+        value: perMinute(toggling.statusWrites, togglesMs),
         unit: 'count',
         note: `${TOGGLES} result changes one at a time over ${r(togglesMs / 1000)} s`,
       },
       { name: 'toggling.podWritesPerMinute', value: perMinute(togglingPodWrites, togglesMs), unit: 'count' },
+      {
+        name: 'toggling.missed',
+        value: missed,
+        unit: 'count',
+        note: `not on the pod within ${TOGGLE_TIMEOUT_MS / 1000} s`,
+      },
       {
         name: 'fileToState.p50',
         value: r(percentile(toState, 50)),
@@ -370,7 +478,7 @@ export const podProbeSuite: BenchSuite = {
         name: 'exec.ours.p50',
         value: r(percentile(ours, 50)),
         unit: 'ms',
-        note: `CriClient.execSync (the agent's call) of \`test -f\`, ${EXEC_RUNS} runs, quiet node`,
+        note: `CriClient.execSync (the agent's call) of \`test -f\`, ${EXEC_RUNS} runs, marker deleted`,
       },
       { name: 'exec.ours.p99', value: r(percentile(ours, 99)), unit: 'ms' },
       {
@@ -387,30 +495,6 @@ export const podProbeSuite: BenchSuite = {
         note: 'p50 ratio',
       },
     ];
-    if (agentProbeMean) {
-      figures.push({
-        name: 'agent.probeDuration.mean',
-        value: r(agentProbeMean.ms),
-        unit: 'ms',
-        note: `${agentProbeMean.metric} (the agent's own histogram, whole run, ${agentProbeMean.count} probes)`,
-      });
-    }
     return figures;
   },
 };
-
-/** The mean of the agent's probe-duration histogram (a metric whose name has `probe` and ends in `_seconds`). */
-function meanOfProbeHistogram(metrics: string): { metric: string; ms: number; count: number } | undefined {
-  const sums = new Map<string, number>();
-  const counts = new Map<string, number>();
-  for (const line of metrics.split('\n')) {
-    const m = /^(kruise_daemon_\w*probe\w*_seconds)_(sum|count)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
-    if (!m) continue;
-    const into = m[2] === 'sum' ? sums : counts;
-    into.set(m[1]!, (into.get(m[1]!) ?? 0) + Number(m[4]));
-  }
-  for (const [metric, count] of counts) {
-    if (count > 0) return { metric, ms: ((sums.get(metric) ?? 0) * 1000) / count, count };
-  }
-  return undefined;
-}
