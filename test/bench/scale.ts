@@ -3,8 +3,7 @@
 // their NodeImages, agents simulated by the fake agent (Succeeded after a short delay), then one ImagePullJob on all
 // nodes with parallelism 500. Figures: NodeImage creation, fan-out (every node has the job's tag), aggregation (last
 // agent report → job completed), the controller's RSS and its API requests (during the job, and at steady state).
-import { readFileSync } from 'node:fs';
-import { rssMiB } from '../component/daemon/agent-process.js';
+import { cpuSeconds, rssMiB } from '../component/daemon/agent-process.js';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
 import { FakeAgent } from '../support/fake-agent.js';
 import { waitFor } from '../support/wait.js';
@@ -16,12 +15,6 @@ const PARALLELISM = 500;
 const AGENT_DELAY_MS = 100;
 const UA = 'kruise-controller';
 const LEASES = '/apis/coordination.k8s.io/';
-
-/** utime + stime of a process, in seconds (clock ticks of 10 ms). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 export const scaleSuite: BenchSuite = {
   name: 'scale',

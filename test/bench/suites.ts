@@ -10,6 +10,7 @@ import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
+import { podProbeSuite } from './pod-probe.js';
 import { pullSecretsSuite } from './pull-secrets.js';
 import { scaleSuite } from './scale.js';
 
@@ -21,6 +22,7 @@ export const SUITES: readonly BenchSuite[] = [
   ipamSuite,
   launchPrioritySuite,
   persistentPodStateSuite,
+  podProbeSuite,
   scaleSuite,
   crrSuite,
   pullSecretsSuite,

@@ -8,6 +8,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { MAX_PROBE_MESSAGE_LENGTH } from '../../api/constants.js';
 import type { ContainerProbeSpec } from '../../api/podprobemarker.js';
+import { CriError } from '../../cri/errors.js';
 import type { WireHTTPGetAction } from '../../api/wire.js';
 import type { Clock } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
@@ -15,6 +16,12 @@ import type { ContainerRuntime } from '../podruntime/pod-containers.js';
 
 /** Sent unless the probe sets its own User-Agent (kubelet sends kube-probe/<version>). */
 export const PROBE_USER_AGENT = 'kube-probe/kruise-daemon';
+/**
+ * The runtime's words for a command it could not start in the container: runc's `OCI runtime exec failed: exec
+ * failed: unable to start container process: exec: "x": ... not found` / `no such file or directory`, crun's
+ * `executable file \`x\` not found`.
+ */
+const COMMAND_NOT_STARTED = /unable to start container process|executable file .*not found/i;
 /** Same-host redirects followed at most (kubelet's http client: 10). */
 const MAX_REDIRECTS = 10;
 /** Bytes of an http body read for the message (a UTF-8 character is at most 4 bytes). */
@@ -22,7 +29,8 @@ const MAX_BODY_BYTES = MAX_PROBE_MESSAGE_LENGTH * 4;
 
 /**
  * How a run ended. `error`: the probe could not be run at all (the runtime failed the ExecSync call): it counts as
- * neither success nor failure, as OpenKruise, and the state stays as it was.
+ * neither success nor failure, as OpenKruise, and the state stays as it was. A command the runtime could not start
+ * in the container (not in the image) is `failed`, with the runtime's words (OpenKruise records nothing then).
  */
 export type ProbeOutcome =
   { result: 'succeeded' | 'failed' | 'timeout'; message: string } | { result: 'error'; message: string };
@@ -109,7 +117,13 @@ async function runExec(
     );
   } catch (err) {
     if (signal.aborted) return { result: 'timeout', message: `probe timed out after ${run.timeoutMs / 1000}s` };
-    return { result: 'error', message: `exec in container ${run.containerName} failed: ${errorMessage(err)}` };
+    const message = `exec in container ${run.containerName} failed: ${errorMessage(err)}`;
+    // the runtime ran and could not start the command (not in the image, not executable): the command's own
+    // failure, as a shell's exit 126/127 would be, not a runtime outage
+    if (err instanceof CriError && err.kind === 'Unknown' && COMMAND_NOT_STARTED.test(err.runtimeMessage)) {
+      return { result: 'failed', message };
+    }
+    return { result: 'error', message };
   }
   const stdout = response.stdout.toString('utf8');
   const stderr = response.stderr.toString('utf8');

@@ -138,3 +138,9 @@ export function rssMiB(pid: number): number {
   if (!match) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(match[1]) / 1024;
 }
+
+/** User + system CPU time of a process so far, in seconds (utime + stime of /proc/PID/stat, clock ticks of 10 ms). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

@@ -120,7 +120,11 @@ describe('custom probes e2e (agent side)', function () {
       message: 'the http probe succeeds',
     });
     assert.equal((await stateOf('e2e#http'))?.message, 'hello\n');
-    assert.equal((await stateOf('e2e#tcp'))?.state, 'Succeeded');
+    // each probe runs on its own phase within the period: the tcp one may report after the http one
+    await waitFor(async () => (await stateOf('e2e#tcp'))?.state === 'Succeeded', {
+      timeoutMs: 30_000,
+      message: 'the tcp probe succeeds',
+    });
     const closed = await waitFor(async () => {
       const s = await stateOf('e2e#tcp-closed');
       return s?.state === 'Failed' ? s : undefined;

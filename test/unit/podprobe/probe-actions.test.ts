@@ -5,6 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { ContainerProbeSpec } from '../../../src/api/podprobemarker.js';
+import { CriError } from '../../../src/cri/errors.js';
 import {
   PROBE_USER_AGENT,
   runProbe,
@@ -139,6 +140,23 @@ describe('podprobe actions', () => {
       message: 'exec in container main failed: CRI ExecSync: container not found',
     });
     assert.deepEqual(requests[0], { request: { container_id: 'c1', cmd: ['check'], timeout: 2 }, timeoutMs: 2000 });
+  });
+
+  it('exec: a command the runtime cannot start in the container fails with the runtime’s words', async () => {
+    const runc =
+      'failed to exec in container: failed to start exec "e1": OCI runtime exec failed: exec failed: unable to start ' +
+      'container process: exec: "/no/such/probe": stat /no/such/probe: no such file or directory: unknown';
+    const errors = [
+      new CriError('Unknown', 2, 'ExecSync', 'runtime error (UNKNOWN)', runc),
+      new CriError('Unavailable', 14, 'ExecSync', 'runtime unavailable', 'connection refused'),
+    ];
+    const runtime: ExecRuntime = { execSync: () => Promise.reject(errors.shift()!) };
+    const spec = { exec: { command: ['/no/such/probe'] } };
+    assert.deepEqual(await probe(spec, { runtime }), {
+      result: 'failed',
+      message: `exec in container main failed: CRI ExecSync: runtime error (UNKNOWN): ${runc}`,
+    });
+    assert.equal((await probe(spec, { runtime })).result, 'error', 'a runtime outage is not a result');
   });
 
   it('grpc and an empty probe fail with a clear message', async () => {
