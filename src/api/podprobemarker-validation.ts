@@ -23,6 +23,9 @@ export const EMPTY_POLICY_MESSAGE = "marker policy annotations or labels can't b
 export const MORE_THAN_ONE_HANDLER_MESSAGE = 'may not specify more than 1 handler type';
 export const NO_HANDLER_MESSAGE = 'must specify a handler type';
 export const GRPC_MESSAGE = 'grpc probes are not supported by PodProbeMarker (use exec, httpGet or tcpSocket)';
+/** tcpSocket/httpGet `host` and an httpGet `Host` header are refused: a probe reaches only its pod (CVE-2026-24005). */
+export const PROBE_HOST_MESSAGE =
+  "a custom probe reaches only its pod's own IP: host can't be set (it would let the agent dial any address the node can reach)";
 export const IMMUTABLE_SELECTOR_MESSAGE = 'selector must be immutable';
 
 /** Conditions the kubelet or Kruise itself sets on pods: a probe may neither be named as one nor write one. */
@@ -230,6 +233,9 @@ function handlerErrors(kind: (typeof HANDLERS)[number], handler: unknown, at: st
       : [fieldError('FieldValueTypeInvalid', `${at}.command`, 'must be a list of strings', command)];
   }
   const errors = portErrors(handler.port, `${at}.port`);
+  if (handler.host !== undefined && handler.host !== null && handler.host !== '') {
+    errors.push(fieldError('FieldValueForbidden', `${at}.host`, `Forbidden: ${PROBE_HOST_MESSAGE}`));
+  }
   if (kind === 'httpGet') {
     const path = handler.path;
     if (typeof path !== 'string' || path === '')
@@ -241,6 +247,9 @@ function handlerErrors(kind: (typeof HANDLERS)[number], handler: unknown, at: st
     const headers = Array.isArray(handler.httpHeaders) ? (handler.httpHeaders as unknown[]) : [];
     for (const header of headers) {
       const name = isRecord(header) ? header.name : undefined;
+      if (typeof name === 'string' && name.toLowerCase() === 'host') {
+        errors.push(fieldError('FieldValueForbidden', `${at}.httpHeaders`, `Forbidden: ${PROBE_HOST_MESSAGE}`));
+      }
       if (typeof name !== 'string' || !HTTP_HEADER_NAME.test(name)) {
         errors.push(
           fieldError(

@@ -1,6 +1,6 @@
 // One run of a probe's action, as kubelet's probers: exec through CRI ExecSync in the container (exit 0 = success,
 // the output is the message), tcpSocket (a connection opens) and httpGet (2xx/3xx; redirects followed only on the
-// same host, as kubelet without followNonLocalRedirects) from the agent to the pod's IP or the probe's host; grpc
+// same host, as kubelet without followNonLocalRedirects) from the agent to the pod's own IP only (a probe naming another host fails: CVE-2026-24005); grpc
 // is refused. A run is cut at its timeout whatever the action does (its slot is freed then) and its signal aborted.
 // The message is cut to MAX_PROBE_MESSAGE_LENGTH characters; an http body is read only as far as the message needs.
 import http from 'node:http';
@@ -91,8 +91,16 @@ export async function runProbe(
 function runAction(run: ProbeRun, runtime: ExecRuntime, signal: AbortSignal): Promise<ProbeOutcome> {
   const { probe } = run;
   if (probe.exec) return runExec(run, probe.exec.command ?? [], runtime, signal);
+  const foreignHost = foreignHostOf(probe, run.podIP);
+  if (foreignHost !== undefined) {
+    // admission refuses a host; a NodePodProbe written around it still never makes the agent dial elsewhere
+    return Promise.resolve({
+      result: 'failed',
+      message: `probe host ${JSON.stringify(foreignHost)} refused: the agent probes only the pod's own IP`,
+    });
+  }
   if (probe.httpGet) return runHttpGet(probe.httpGet, run.podIP, run.timeoutMs, signal);
-  if (probe.tcpSocket) return runTcp(probe.tcpSocket.host || run.podIP, probe.tcpSocket.port, signal);
+  if (probe.tcpSocket) return runTcp(run.podIP, probe.tcpSocket.port, signal);
   if (probe.grpc) {
     return Promise.resolve({
       result: 'failed',
@@ -134,6 +142,14 @@ async function runExec(
   };
 }
 
+/** The host a tcpSocket/httpGet probe names (or its Host header) when it is not the pod's own IP. */
+function foreignHostOf(probe: ProbeRun['probe'], podIP: string | undefined): string | undefined {
+  const named = probe.tcpSocket?.host || probe.httpGet?.host;
+  if (named && named !== podIP) return named;
+  const hostHeader = probe.httpGet?.httpHeaders?.find((h) => h.name.toLowerCase() === 'host');
+  return hostHeader ? hostHeader.value : undefined;
+}
+
 /** A probe's port: a number 1-65535 (named ports are turned into numbers by the controller, as OpenKruise). */
 function portOf(port: number | string | undefined): number | string {
   const n = typeof port === 'string' && /^\d+$/.test(port) ? Number(port) : port;
@@ -144,8 +160,7 @@ function portOf(port: number | string | undefined): number | string {
 function runTcp(host: string | undefined, rawPort: number | string | undefined, signal: AbortSignal) {
   const port = portOf(rawPort);
   if (typeof port === 'string') return Promise.resolve<ProbeOutcome>({ result: 'failed', message: port });
-  if (!host)
-    return Promise.resolve<ProbeOutcome>({ result: 'failed', message: 'the pod has no IP yet and the probe no host' });
+  if (!host) return Promise.resolve<ProbeOutcome>({ result: 'failed', message: 'the pod has no IP yet' });
   return new Promise<ProbeOutcome>((resolve) => {
     const socket = net.connect({ host, port, signal });
     socket.once('connect', () => {
@@ -171,8 +186,8 @@ async function runHttpGet(
 ): Promise<ProbeOutcome> {
   const port = portOf(get.port);
   if (typeof port === 'string') return { result: 'failed', message: port };
-  const host = get.host || podIP;
-  if (!host) return { result: 'failed', message: 'the pod has no IP yet and the probe no host' };
+  const host = podIP;
+  if (!host) return { result: 'failed', message: 'the pod has no IP yet' };
   const scheme = (get.scheme || 'HTTP').toLowerCase();
   if (scheme !== 'http' && scheme !== 'https') {
     return { result: 'failed', message: `unsupported scheme ${JSON.stringify(get.scheme)}: HTTP or HTTPS` };

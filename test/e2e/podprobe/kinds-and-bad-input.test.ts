@@ -253,7 +253,7 @@ describe('custom probes e2e: tcp and http probes, bad input, many pods', functio
       assert.equal(conditionOf(await getPod(stack, p.metadata!.name!), 'probe.e2e/ghost'), undefined);
   });
 
-  it('refuses an invalid marker at admission with OpenKruise’s message', async () => {
+  it('refuses an invalid marker at admission with OpenKruise’s message (and a probe naming a host)', async () => {
     const bad = [
       {
         probe: execProbe({ name: 'a#b', containerName: 'web', command: ['true'], podConditionType: 'probe.e2e/x' }),
@@ -262,6 +262,16 @@ describe('custom probes e2e: tcp and http probes, bad input, many pods', functio
       {
         probe: execProbe({ name: 'bare', containerName: 'web', command: ['true'] }),
         message: /podConditionType and markerPolicy cannot be empty at the same time/,
+      },
+      {
+        // ours, as OpenKruise after CVE-2026-24005: a probe reaches only its pod
+        probe: {
+          name: 'elsewhere',
+          containerName: 'web',
+          probe: { tcpSocket: { port: 443, host: 'kubernetes.default' } },
+          podConditionType: 'probe.e2e/elsewhere',
+        },
+        message: /spec\.probes\[0\]\.probe\.tcpSocket\.host: Forbidden: a custom probe reaches only its pod's own IP/,
       },
     ];
     for (const { probe, message } of bad) {

@@ -54,8 +54,37 @@ describe('podprobe actions', () => {
     });
     assert.deepEqual(await probe({ tcpSocket: { port } }, { podIP: '' }), {
       result: 'failed',
-      message: 'the pod has no IP yet and the probe no host',
+      message: 'the pod has no IP yet',
     });
+  });
+
+  it('never dials a host other than the pod IP, nor sends a Host header (CVE-2026-24005), whatever the NodePodProbe says', async () => {
+    let connections = 0;
+    const server = net.createServer((socket) => {
+      connections++;
+      socket.end();
+    });
+    servers.push(server);
+    const port = await listen(server);
+    const refused = (host: string) => ({
+      result: 'failed',
+      message: `probe host ${JSON.stringify(host)} refused: the agent probes only the pod's own IP`,
+    });
+    assert.deepEqual(
+      await probe({ tcpSocket: { port, host: '127.0.0.1' } }, { podIP: '10.0.0.9' }),
+      refused('127.0.0.1'),
+    );
+    assert.deepEqual(
+      await probe({ httpGet: { port, path: '/', host: '127.0.0.1' } }, { podIP: '10.0.0.9' }),
+      refused('127.0.0.1'),
+    );
+    assert.deepEqual(
+      await probe({ httpGet: { port, path: '/', httpHeaders: [{ name: 'Host', value: 'metadata' }] } }),
+      refused('metadata'),
+    );
+    assert.equal(connections, 0);
+    // the pod's own IP named as host is the pod
+    assert.equal((await probe({ tcpSocket: { port, host: '127.0.0.1' } })).result, 'succeeded');
   });
 
   it('httpGet: 2xx/3xx succeed with the body as message, others fail; path, headers and User-Agent sent', async () => {

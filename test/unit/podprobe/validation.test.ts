@@ -11,6 +11,7 @@ import {
   EMPTY_PROBES_MESSAGE,
   EMPTY_SELECTOR_MESSAGE,
   GRPC_MESSAGE,
+  PROBE_HOST_MESSAGE,
   IMMUTABLE_SELECTOR_MESSAGE,
   MORE_THAN_ONE_HANDLER_MESSAGE,
   NIL_SELECTOR_MESSAGE,
@@ -77,6 +78,21 @@ const table: [string, Json, string][] = [
     MORE_THAN_ONE_HANDLER_MESSAGE,
   ],
   ['a grpc probe', object({}, { probe: { grpc: { port: 9000 } } }), GRPC_MESSAGE],
+  [
+    'a tcpSocket probe naming a host (CVE-2026-24005)',
+    object({}, { probe: { tcpSocket: { port: 80, host: '169.254.169.254' } } }),
+    `spec.probes[0].probe.tcpSocket.host: Forbidden: ${PROBE_HOST_MESSAGE}`,
+  ],
+  [
+    'an httpGet probe naming a host',
+    object({}, { probe: { httpGet: { port: 80, path: '/', host: 'kubernetes.default' } } }),
+    `spec.probes[0].probe.httpGet.host: Forbidden: ${PROBE_HOST_MESSAGE}`,
+  ],
+  [
+    'an httpGet probe with a Host header',
+    object({}, { probe: { httpGet: { port: 80, path: '/', httpHeaders: [{ name: 'host', value: 'x' }] } } }),
+    `spec.probes[0].probe.httpGet.httpHeaders: Forbidden: ${PROBE_HOST_MESSAGE}`,
+  ],
   [
     'an exec probe without a command',
     object({}, { probe: { exec: { command: [] } } }),
