@@ -26,7 +26,9 @@ const CRDS = [
   'imagelistpulljobs.apps.kruise.io',
   'imagepulljobs.apps.kruise.io',
   'nodeimages.apps.kruise.io',
+  'nodepodprobes.apps.kruise.io',
   'persistentpodstates.apps.kruise.io',
+  'podprobemarkers.apps.kruise.io',
 ];
 
 interface Pod {
@@ -305,7 +307,7 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
     );
   });
 
-  it('helm uninstall leaves nothing but the 5 CRDs', async () => {
+  it('helm uninstall leaves nothing but the 7 CRDs', async () => {
     const started = Date.now();
     helmRun(['uninstall', 'kruise-daemon', '--wait', '--timeout', '4m']);
     figure('helm uninstall --wait', Date.now() - started);
@@ -347,7 +349,7 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
       CRDS.map((c) => `crd ${c}`),
     );
     // every cluster-scoped object that was not there before the install: the CRDs, their API groups' APIServices and
-    // the custom resources the CRDs keep (the NodeImages)
+    // the custom resources the CRDs keep (the NodeImages and NodePodProbes)
     const added = [...clusterScoped()].filter((o) => !beforeInstall.has(o)).sort();
     assert.deepEqual(
       added,
@@ -356,6 +358,7 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
         'apiservice.apiregistration.k8s.io/v1beta1.apps.kruise.io',
         ...CRDS.map((c) => `customresourcedefinition.apiextensions.k8s.io/${c}`),
         ...cluster.layout.nodes.map((n) => `nodeimage.apps.kruise.io/${n.name}`),
+        ...cluster.layout.nodes.map((n) => `nodepodprobe.apps.kruise.io/${n.name}`),
       ],
       'nothing else cluster-scoped is left (no namespace, ClusterRole, binding, webhook configuration or policy)',
     );
