@@ -49,6 +49,8 @@ export class ProbeWorker {
   /** A result read from the object at start (an earlier run of the agent): kept if it is about this container. */
   private adopted: ProbeResult | undefined;
   private containerId: string | undefined;
+  /** When the current container started (from its CRI status, read once per container). */
+  private startedAtMs: number | undefined;
   private lastOutcome: 'succeeded' | 'failed' | undefined;
   private run = 0;
   private timer: TimerHandle | undefined;
@@ -146,12 +148,20 @@ export class ProbeWorker {
 
   /** One look at the container and, when due, one run. Returns when to look again, if not the next period. */
   private async check(): Promise<number | undefined> {
-    const { name } = { name: this.target.containerName };
-    const containers = await listPodContainers(this.deps.runtime, this.target.podUid, (c) => c.name === name);
+    const name = this.target.containerName;
+    // the list says which container is current and its state; its start time (one more call) only when it is new
+    const containers = await listPodContainers(
+      this.deps.runtime,
+      this.target.podUid,
+      (c) => c.name === name && (c.id !== this.containerId || this.startedAtMs === undefined),
+    );
     if (this.stopped) return undefined;
     const container = newestByName(containers).get(name);
     if (!container) return undefined;
-    const startedAtMs = container.startedAtMs ?? Number(container.createdAtNs / 1_000_000n);
+    if (container.id !== this.containerId || container.startedAtMs !== undefined) {
+      this.startedAtMs = container.startedAtMs;
+    }
+    const startedAtMs = this.startedAtMs ?? Number(container.createdAtNs / 1_000_000n);
     if (container.id !== this.containerId) {
       const first = this.containerId === undefined;
       this.containerId = container.id;

@@ -120,6 +120,27 @@ describe('podprobe worker', () => {
     assert.equal(w.result()!.message, 'ok');
   });
 
+  it("reads a container's start time once (one ContainerStatus per container), then only lists the pod's containers", async () => {
+    const h = harness();
+    let statusCalls = 0;
+    const status = h.runtime.containerStatus.bind(h.runtime);
+    h.runtime.containerStatus = (request) => {
+      statusCalls++;
+      return status(request);
+    };
+    const first = h.container('main', 60_000);
+    h.worker(exec({ periodSeconds: 1 }));
+    await h.clock.advance(5_000);
+    await waitFor(() => h.execs.length >= 5, { message: 'five runs' });
+    assert.equal(statusCalls, 1);
+    // a restart: the new container's start time is read, once
+    first.state = 'CONTAINER_EXITED';
+    h.container('main', 0);
+    await h.clock.advance(5_000);
+    await waitFor(() => h.execs.some((e) => e.id !== first.id), { message: 'a run in the new container' });
+    assert.equal(statusCalls, 2);
+  });
+
   it('floors period, delay and timeout at 1 s, and spreads workers by their jitter', async () => {
     const h = harness();
     h.container('main', 60_000);
