@@ -7,7 +7,8 @@
 // manager reads every namespace's secrets; the suite's namespaces are random), starts our controller on the host and
 // our agent in every node (as test/e2e does), waits for a NodeImage per node, runs the suite's specs (selected by
 // OpenKruise's ginkgo labels), prints one line per case and ginkgo's summary, and takes it all down. Flags after the
-// suite name go to kruise-e2e.test (e.g. `-ginkgo.focus='two jobs'`). Exit 0 only when every selected case passed.
+// suite name go to kruise-e2e.test (e.g. `-ginkgo.focus='two jobs'`). Exit 0 only when every selected case passed
+// or failed exactly as KNOWN_FAILURES (test/cluster/openkruise/e2e-suites.ts) says, with the reason printed.
 // Logs in $REAL_CLUSTER_DIR/logs/openkruise-e2e/. docs/openkruise-side-by-side.md.
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ import {
   E2E_SUITES,
   e2eArgs,
   e2eEnv,
+  e2eRunAccepted,
   formatE2eRun,
   isE2eSuiteName,
   LOOKALIKE_IMAGES,
@@ -196,7 +198,8 @@ async function main(argv: string[]): Promise<number> {
     log(`kruise-e2e.test exited ${code} after ${((performance.now() - suiteStarted) / 1000).toFixed(0)} s`);
     const report = readE2eReport(readFileSync(jsonReport, 'utf8'));
     for (const line of [...formatE2eRun(report), ...ginkgoSummary(output)]) console.log(line);
-    return code === 0 && report.failed === 0 ? 0 : 1;
+    // the binary exits 1 when any spec failed, the known ones included
+    return e2eRunAccepted(report) && (code === 0 || report.known > 0) ? 0 : 1;
   } finally {
     if (system) {
       writeLogs(runDir, system);

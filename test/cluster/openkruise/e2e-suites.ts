@@ -90,14 +90,41 @@ export interface E2eCase {
   text: string;
   state: string;
   seconds: number;
-  /** The failure's message and where it was raised (failed, panicked, timed out, interrupted). */
+  /** The failure's message (failed, panicked, timed out, interrupted). */
   failure?: string;
+  /** Where it was raised: file (from test/e2e/ on) and line. */
+  at?: string;
+  /** Why, when the failure is one of KNOWN_FAILURES. */
+  known?: string;
 }
+
+/**
+ * Failures of OpenKruise's specs that are not ours, each matched by the It's text and the exact check that fails
+ * (file:line of the failure), with the reason (docs/openkruise-side-by-side.md has the evidence). Any other failure,
+ * or one of these failing elsewhere, fails the run.
+ */
+export const KNOWN_FAILURES: readonly { it: string; at: string; reason: string }[] = [
+  ...[
+    { it: 'pull image with secret and ttl cleaned', at: 'test/e2e/apps/v1beta1/pullimages.go:174' },
+    { it: 'pull image with secret and completed', at: 'test/e2e/apps/v1beta1/pullimages.go:262' },
+    { it: 'pull image with secret', at: 'test/e2e/apps/v1alpha1/pullimages.go:174' },
+  ].map((known) => ({
+    ...known,
+    reason:
+      "theirs: a race in the spec. It looks for the job's copy of the pull secret about 1 s after creating the job, " +
+      'but the copy is deleted once the job completes (OpenKruise deletes it then too), and ours completes in under ' +
+      "1 s here (a small image from a local registry, or one already on the nodes); OpenKruise's daemon reports a " +
+      'tag no sooner than 3 to 5 s after it starts, so against OpenKruise the check always comes first',
+  })),
+];
 
 export interface E2eRun {
   cases: E2eCase[];
   passed: number;
+  /** Failures, the known ones included. */
   failed: number;
+  /** Failures that are KNOWN_FAILURES. */
+  known: number;
   /** Specs the filter left out (not counted as run). */
   notRun: number;
   suiteSucceeded: boolean;
@@ -114,13 +141,12 @@ function seconds(value: unknown): number {
   return typeof value === 'number' ? value / NS_PER_S : 0;
 }
 
-/** A failure's message and, when known, its file (from test/e2e/ on) and line. */
-function failureText(failure: Record<string, unknown>): string {
-  const message = text(failure.Message).trim();
-  if (!isRecord(failure.Location)) return message;
+/** Where a failure was raised: its file from test/e2e/ on, and line; undefined when the report does not say. */
+function failureLocation(failure: Record<string, unknown>): string | undefined {
+  if (!isRecord(failure.Location)) return undefined;
   const file = text(failure.Location.FileName).replace(/^.*\/test\/e2e\//, 'test/e2e/');
   const line = typeof failure.Location.LineNumber === 'number' ? `:${failure.Location.LineNumber}` : '';
-  return file ? `${message} (${file}${line})` : message;
+  return file ? `${file}${line}` : undefined;
 }
 
 /**
@@ -131,7 +157,7 @@ function failureText(failure: Record<string, unknown>): string {
 export function readE2eReport(json: string): E2eRun {
   const parsed: unknown = JSON.parse(json);
   if (!Array.isArray(parsed)) throw new Error('a ginkgo JSON report is an array of suite reports');
-  const run: E2eRun = { cases: [], passed: 0, failed: 0, notRun: 0, suiteSucceeded: true, seconds: 0 };
+  const run: E2eRun = { cases: [], passed: 0, failed: 0, known: 0, notRun: 0, suiteSucceeded: true, seconds: 0 };
   for (const suite of parsed) {
     if (!isRecord(suite)) throw new Error('a suite report is not an object');
     if (suite.SuiteSucceeded !== true) run.suiteSucceeded = false;
@@ -155,23 +181,45 @@ export function readE2eReport(json: string): E2eRun {
         state,
         seconds: seconds(spec.RunTime),
       };
-      if (isRecord(spec.Failure)) row.failure = failureText(spec.Failure);
+      if (isRecord(spec.Failure)) {
+        row.failure = text(spec.Failure.Message).trim();
+        const at = failureLocation(spec.Failure);
+        if (at) row.at = at;
+      }
       if (state === 'passed') run.passed++;
-      else run.failed++;
+      else {
+        run.failed++;
+        const leaf = text(spec.LeafNodeText);
+        const known = KNOWN_FAILURES.find((k) => k.it === leaf && k.at === row.at);
+        if (known && state === 'failed') {
+          row.known = known.reason;
+          run.known++;
+        }
+      }
       run.cases.push(row);
     }
   }
   return run;
 }
 
-/** The report as lines for a terminal: one per case, then the totals. */
+/** Some case ran, and every case passed or failed only as KNOWN_FAILURES says. */
+export function e2eRunAccepted(run: E2eRun): boolean {
+  return run.cases.length > 0 && run.failed === run.known;
+}
+
+/** The report as lines for a terminal: one per case (a failure's message, or its known reason, under it), then the totals. */
 export function formatE2eRun(run: E2eRun): string[] {
+  const indent = (body: string): string => `      ${body.split('\n').join('\n      ')}`;
   const lines = run.cases.map((c) => {
-    const head = `${c.state === 'passed' ? 'PASS' : c.state.toUpperCase()} ${c.seconds.toFixed(1).padStart(6)} s  ${c.version ? `${c.version} ` : ''}${c.text}`;
-    return c.failure ? `${head}\n      ${c.failure.split('\n').join('\n      ')}` : head;
+    const state = c.state === 'passed' ? 'PASS' : c.known ? 'KNOWN' : c.state.toUpperCase();
+    const head = `${state.padEnd(6)} ${c.seconds.toFixed(1).padStart(6)} s  ${c.version ? `${c.version} ` : ''}${c.text}`;
+    const at = c.at ? ` (${c.at})` : '';
+    if (c.known) return `${head}\n${indent(`${c.failure?.split('\n')[0] ?? ''}${at}`)}\n${indent(c.known)}`;
+    return c.failure !== undefined ? `${head}\n${indent(`${c.failure}${at}`)}` : head;
   });
+  const verdict = e2eRunAccepted(run) ? (run.known > 0 ? 'ACCEPTED' : 'SUCCESS') : 'FAIL';
   lines.push(
-    `${run.suiteSucceeded ? 'SUCCESS' : 'FAIL'}: ${run.passed} passed, ${run.failed} failed, ${run.notRun} not selected; ${run.seconds.toFixed(0)} s`,
+    `${verdict}: ${run.passed} passed, ${run.failed} failed (${run.known} known, not ours), ${run.notRun} not selected; ${run.seconds.toFixed(0)} s`,
   );
   return lines;
 }

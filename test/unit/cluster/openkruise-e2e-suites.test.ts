@@ -5,6 +5,7 @@ import {
   E2E_SUITES,
   e2eArgs,
   e2eEnv,
+  e2eRunAccepted,
   formatE2eRun,
   isE2eSuiteName,
   LOOKALIKE_IMAGES,
@@ -99,7 +100,28 @@ describe("OpenKruise's e2e suites (npm run openkruise-e2e)", () => {
     });
     assert.equal(run.cases[1]!.version, 'v1alpha1');
     assert.match(run.cases[1]!.failure!, /^Timed out after 10\.000s\./);
-    assert.match(run.cases[1]!.failure!, /\(test\/e2e\/apps\/v1alpha1\/pullimages\.go:174\)$/);
+    assert.equal(run.cases[1]!.at, 'test/e2e/apps/v1alpha1/pullimages.go:174');
+  });
+
+  it('accepts a known failure only at its own check, and no run without cases', () => {
+    const known = readE2eReport(report([passed, failed]));
+    assert.equal(known.known, 1);
+    assert.match(known.cases[1]!.known!, /^theirs: a race in the spec/);
+    assert.ok(e2eRunAccepted(known));
+
+    const elsewhere = {
+      ...failed,
+      Failure: { ...failed.Failure, Location: { ...failed.Failure.Location, LineNumber: 190 } },
+    };
+    const other = readE2eReport(report([passed, elsewhere]));
+    assert.equal(other.known, 0);
+    assert.ok(!e2eRunAccepted(other));
+
+    const otherCase = readE2eReport(report([{ ...failed, LeafNodeText: 'create two jobs to pull a same image' }]));
+    assert.ok(!e2eRunAccepted(otherCase));
+    const timedOut = readE2eReport(report([{ ...failed, State: 'timedout' }]));
+    assert.ok(!e2eRunAccepted(timedOut), 'a known check that timed the suite out is not the known failure');
+    assert.ok(!e2eRunAccepted(readE2eReport(report([notSelected]))));
   });
 
   it('counts a failed suite-level node as a case, and a passed one not at all', () => {
@@ -112,13 +134,23 @@ describe("OpenKruise's e2e suites (npm run openkruise-e2e)", () => {
     assert.equal(run.failed, 1);
     assert.equal(run.cases[0]!.text, 'AfterSuite');
     assert.equal(run.cases[0]!.failure, 'cleanup failed');
+    assert.equal(run.cases[0]!.at, undefined);
   });
 
-  it('formats a line per case, the failure indented under it, then the totals', () => {
+  it('formats a line per case, the failure or the known reason indented under it, then the totals', () => {
     const lines = formatE2eRun(readE2eReport(report([passed, failed, notSelected])));
     assert.match(lines[0]!, /^PASS +16\.2 s {2}v1beta1 PullImage .* create two jobs to pull a same image$/);
-    assert.match(lines[1]!, /^FAILED +17\.1 s {2}v1alpha1 PullImage .* pull image with secret\n {6}Timed out after/);
-    assert.equal(lines.at(-1), 'FAIL: 1 passed, 1 failed, 1 not selected; 65 s');
+    assert.match(
+      lines[1]!,
+      /^KNOWN +17\.1 s {2}v1alpha1 PullImage .* pull image with secret\n {6}Timed out after 10\.000s\. \(test\/e2e\/apps\/v1alpha1\/pullimages\.go:174\)\n {6}theirs: a race/,
+    );
+    assert.equal(lines.at(-1), 'ACCEPTED: 1 passed, 1 failed (1 known, not ours), 1 not selected; 65 s');
+
+    const unknown = { ...failed, LeafNodeText: 'create two jobs to pull a same image' };
+    const failing = formatE2eRun(readE2eReport(report([unknown])));
+    assert.match(failing[0]!, /^FAILED +17\.1 s .*\n {6}Timed out after 10\.000s\.\n {6}Expected\n/);
+    assert.match(failing[0]!, /to equal\n {10}<bool>: true \(test\/e2e\/apps\/v1alpha1\/pullimages\.go:174\)$/);
+    assert.equal(failing.at(-1), 'FAIL: 0 passed, 1 failed (0 known, not ours), 0 not selected; 65 s');
   });
 
   it('refuses what is not a ginkgo report', () => {
