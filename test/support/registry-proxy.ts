@@ -1,6 +1,8 @@
 // A small HTTP proxy in front of a test registry, to make pulls slow on purpose: while `stallBlobs` is on, blob
 // responses (/v2/<name>/blobs/...) are held until it is turned off (or the client gives up); manifest requests from
-// an address in `refuseFrom` are answered 404 (a pull that fails on one node of a real cluster only). Counts
+// an address in `refuseFrom` are answered 404 (a pull that fails on one node of a real cluster only); with
+// `blobDelayMs` set, every blob response starts that long after its request (a pull that takes as long as a real
+// image's from a remote registry, though the test image is small and local). Counts
 // manifest and blob requests, so a test can tell how many pulls reached the registry. Listens on loopback unless
 // told an address (the host's node-network address on the real cluster); for containerd, point a certs.d
 // hosts.toml (plain http) at it: writeContainerdHosts().
@@ -19,6 +21,8 @@ export interface RegistryProxy {
   /** ADDRESS:PORT (127.0.0.1 unless told) */
   host: string;
   stallBlobs: boolean;
+  /** Hold each blob response this long before forwarding it (0: none). */
+  blobDelayMs: number;
   /** Client addresses whose manifest requests get 404 (MANIFEST_UNKNOWN). */
   readonly refuseFrom: Set<string>;
   /** GET/HEAD of manifests, by repository:reference. */
@@ -35,7 +39,7 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
   let blobs = 0;
   const held = new Set<() => void>();
   const sockets = new Set<Socket>();
-  const state = { stallBlobs: false };
+  const state = { stallBlobs: false, blobDelayMs: 0 };
   const refuseFrom = new Set<string>();
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
@@ -80,6 +84,13 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
       res.on('close', () => held.delete(release));
       return;
     }
+    if (isBlob && state.blobDelayMs > 0) {
+      const timer = setTimeout(() => {
+        if (!res.destroyed) forward(req, res);
+      }, state.blobDelayMs);
+      res.on('close', () => clearTimeout(timer));
+      return;
+    }
     forward(req, res);
   });
   server.on('connection', (socket) => {
@@ -98,6 +109,12 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
     set stallBlobs(on: boolean) {
       state.stallBlobs = on;
       if (!on) for (const release of [...held]) release();
+    },
+    get blobDelayMs() {
+      return state.blobDelayMs;
+    },
+    set blobDelayMs(ms: number) {
+      state.blobDelayMs = ms;
     },
     manifestRequests: () => manifests,
     blobRequests: () => blobs,
