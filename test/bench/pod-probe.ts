@@ -104,6 +104,9 @@ function minus(a: AgentCounters, b: AgentCounters): AgentCounters {
 interface WindowFigures {
   cpuPercent: number;
   rssMiB: number;
+  /** At the window's end, from the agent's process metrics: V8 heap used, and memory outside the heap (buffers). */
+  heapUsedMiB: number;
+  externalMiB: number;
   /** NodePodProbe spec changes seen on the watch (the controller's writes). */
   nppSpecWrites: number;
   podWrites: number;
@@ -184,6 +187,8 @@ async function measureWindow(pid: number, url: string, observer: Observer, ms: n
   return {
     cpuPercent: (cpu * 100_000) / elapsed,
     rssMiB: rss,
+    heapUsedMiB: (await agentCounter(url, 'nodejs_heap_size_used_bytes')) / 2 ** 20,
+    externalMiB: (await agentCounter(url, 'nodejs_external_memory_bytes')) / 2 ** 20,
     nppSpecWrites: observer.nppSpecWrites - writes0[0],
     podWrites: observer.podWrites - writes0[1],
     agent: minus(await agentCounters(url), agent0),
@@ -393,6 +398,20 @@ export const podProbeSuite: BenchSuite = {
       { name: 'agent.rss.noProbes', value: r(baseline.rssMiB), unit: 'MiB', note: 'max over the window' },
       { name: 'agent.rss.probes', value: r(probed.rssMiB), unit: 'MiB' },
       { name: 'agent.rss.cost', value: r(probed.rssMiB - baseline.rssMiB), unit: 'MiB', note: 'the increase' },
+      {
+        name: 'agent.heapUsed.noProbes',
+        value: r(baseline.heapUsedMiB),
+        unit: 'MiB',
+        note: "V8 heap used at the window's end",
+      },
+      { name: 'agent.heapUsed.probes', value: r(probed.heapUsedMiB), unit: 'MiB' },
+      {
+        name: 'agent.external.noProbes',
+        value: r(baseline.externalMiB),
+        unit: 'MiB',
+        note: 'memory outside the V8 heap',
+      },
+      { name: 'agent.external.probes', value: r(probed.externalMiB), unit: 'MiB' },
       {
         name: 'probeRuns.perSecond',
         value: r((probed.agent.runs * 1000) / probed.ms),
