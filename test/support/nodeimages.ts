@@ -60,6 +60,34 @@ export async function waitForStatus(
   }
 }
 
+/**
+ * Resolves when a watch on the NodeImage shows a status that satisfies `check` (event-driven, so a benchmark adds no
+ * polling load while it measures). Start it before the write it waits for.
+ */
+export async function watchStatusUntil(
+  client: KubeClient,
+  name: string,
+  check: (status: NodeImageStatus) => boolean,
+  timeoutSeconds = 120,
+): Promise<void> {
+  const current = await client.get<NodeImage>(NODE_IMAGES, name);
+  const stream = await client.watch<NodeImage>(NODE_IMAGES, {
+    fieldSelector: `metadata.name=${name}`,
+    resourceVersion: current.metadata.resourceVersion,
+    timeoutSeconds,
+  });
+  return (async () => {
+    try {
+      for await (const event of stream) {
+        if (event.type !== 'BOOKMARK' && event.object.status && check(event.object.status)) return;
+      }
+      throw new Error('the NodeImage watch ended before the status was reached');
+    } finally {
+      stream.close();
+    }
+  })();
+}
+
 /** The status of one tag. */
 export function tagStatusOf(status: NodeImageStatus, image: string, tag: string) {
   return status.imageStatuses?.[image]?.tags.find((t) => t.tag === tag);
@@ -67,7 +95,11 @@ export function tagStatusOf(status: NodeImageStatus, image: string, tag: string)
 
 /** Sum of a counter in the agent's /metrics over the series whose labels include `labels`. */
 export async function agentCounter(base: string, metric: string, labels: Record<string, string> = {}): Promise<number> {
-  const body = (await httpGet(`${base}/metrics`)).body;
+  return metricSum((await httpGet(`${base}/metrics`)).body, metric, labels);
+}
+
+/** Sum of `metric` in a Prometheus text exposition over the series whose labels include `labels`. */
+export function metricSum(body: string, metric: string, labels: Record<string, string> = {}): number {
   let sum = 0;
   for (const line of body.split('\n')) {
     const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
