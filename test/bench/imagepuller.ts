@@ -112,12 +112,12 @@ export const imagePullerSuite: BenchSuite = {
       await removeImages(cri, refs.slice(0, 1));
       const requestsBefore = await apiRequests();
       const logsBefore = bench.agent.logs.length;
+      const seen = await watchStatusUntil(client, node.name, (s) => s.succeeded === TAGS);
       const writtenAt = Date.now();
       viaAgent.push(
         await timed(async () => {
-          const seen = watchStatusUntil(client, node.name, (s) => s.succeeded === TAGS);
           await setNodeImageSpec(client, node.name, spec);
-          await seen;
+          await seen.reached;
         }),
       );
       const pulled = await waitFor(

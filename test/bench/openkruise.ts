@@ -14,6 +14,7 @@
 // Bench content: imagepuller.ts's 20 tags of bench/busybox (one image id: removing one tag removes them all).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { NODE_IMAGES, type NodeImageSpec, type NodeImageStatus } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
@@ -69,6 +70,10 @@ interface SideFigures {
   pullCpuS: number;
   rssAfterPulls: number;
 }
+
+/** The machine's 1-minute load average, sampled at each phase (printed with the table: the machine is shared). */
+const loads: number[] = [];
+const sampleLoad = (): void => void loads.push(loadavg()[0]!);
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -155,6 +160,7 @@ async function measure(
     const steadyRequestsPerMin = ((await serverRequests(cluster)) - server0) / minutes;
     const steadyOwnRequestsPerMin = ((await agent.ownRequests()) - own0) / minutes;
     const rssIdle = rssMiB(agent.pid);
+    sampleLoad();
 
     const pull20: number[] = [];
     let pullRequests = 0;
@@ -178,10 +184,10 @@ async function measure(
       };
       const server = await serverRequests(cluster);
       const cpu = cpuSeconds(agent.pid);
-      const seen = watchStatusUntil(client, node.name, (s) => allAtVersion(s, repository, round));
+      const seen = await watchStatusUntil(client, node.name, (s) => allAtVersion(s, repository, round));
       const written = performance.now();
       await setNodeImageSpec(client, node.name, spec);
-      await seen;
+      await seen.reached;
       pull20.push(performance.now() - written);
       await sleep(LAND_MS);
       pullRequests += (await serverRequests(cluster)) - server;
@@ -189,6 +195,7 @@ async function measure(
       log(`${label}: round ${round}: ${TAGS} tags Succeeded after ${Math.round(pull20[pull20.length - 1]!)} ms`);
     }
     const rssAfterPulls = rssMiB(agent.pid);
+    sampleLoad();
     await setNodeImageSpec(client, node.name, { images: {} });
     return {
       readyMs,
@@ -213,6 +220,7 @@ export const openKruiseSuite: BenchSuite = {
   inDefaultRun: false,
   async run(context) {
     const { log } = context;
+    loads.length = 0;
     const build = await openKruiseBuild(log);
     log('the real cluster (REAL_CLUSTER_DIR)');
     const cluster = await useRealCluster();
@@ -342,8 +350,10 @@ export const openKruiseSuite: BenchSuite = {
         note: 'spawn -> our /readyz 200, its /healthz 200',
       },
     ];
-    log(`side by side on ${node.name} (${windowMin} min steady state):\n${markdownTable(pairs)}`);
+    const load = `load average (1 min) ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}`;
+    log(`side by side on ${node.name} (${windowMin} min steady state; ${load}):\n${markdownTable(pairs)}`);
     const figures: Figure[] = pairs.flatMap(sideBySide);
+    figures.push({ name: 'machine.load1.max', value: Math.max(...loads), unit: 'load', note: load });
     return figures;
   },
 };

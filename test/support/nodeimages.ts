@@ -61,22 +61,26 @@ export async function waitForStatus(
 }
 
 /**
- * Resolves when a watch on the NodeImage shows a status that satisfies `check` (event-driven, so a benchmark adds no
- * polling load while it measures). Start it before the write it waits for.
+ * A watch on the NodeImage, open when this resolves; its `reached` resolves when the watch shows a status that
+ * satisfies `check` (event-driven, so a benchmark adds no polling load while it measures). Open it before the write
+ * it waits for, then await `reached`. The watch starts at the list's
+ * resourceVersion, not the object's: after its CRD was replaced, the API server's watch cache starts anew and an
+ * object unchanged since then is older than the cache (410 Expired).
  */
 export async function watchStatusUntil(
   client: KubeClient,
   name: string,
   check: (status: NodeImageStatus) => boolean,
   timeoutSeconds = 120,
-): Promise<void> {
-  const current = await client.get<NodeImage>(NODE_IMAGES, name);
+): Promise<{ reached: Promise<void> }> {
+  const fieldSelector = `metadata.name=${name}`;
+  const current = await client.list<NodeImage>(NODE_IMAGES, { fieldSelector });
   const stream = await client.watch<NodeImage>(NODE_IMAGES, {
-    fieldSelector: `metadata.name=${name}`,
-    resourceVersion: current.metadata.resourceVersion,
+    fieldSelector,
+    ...(current.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
     timeoutSeconds,
   });
-  return (async () => {
+  const reached = (async () => {
     try {
       for await (const event of stream) {
         if (event.type !== 'BOOKMARK' && event.object.status && check(event.object.status)) return;
@@ -86,6 +90,9 @@ export async function watchStatusUntil(
       stream.close();
     }
   })();
+  // the caller awaits it after its write: a failure meanwhile must not be an unhandled rejection
+  reached.catch(() => undefined);
+  return { reached };
 }
 
 /** The status of one tag. */
