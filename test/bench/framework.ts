@@ -15,6 +15,8 @@ export interface Figure {
 export interface BenchContext {
   /** Iterations per measured operation (--iterations). */
   iterations: number;
+  /** --long: suites that measure a steady state use their long window (e.g. 10 min instead of 2). */
+  long: boolean;
   /** Progress for humans, on stderr (plain functions, so a suite may destructure them). */
   log: (message: string) => void;
   /** Register cleanup for what the suite started; run after the suite, last registered first, also on failure. */
@@ -60,12 +62,14 @@ export async function runSuites(
   suites: readonly BenchSuite[],
   iterations: number,
   log: (message: string) => void,
+  long = false,
 ): Promise<SuiteOutcome[]> {
   const outcomes: SuiteOutcome[] = [];
   for (const suite of suites) {
     const started = performance.now();
     const context: BenchContext = {
       iterations,
+      long,
       log: (message) => log(`[${suite.name}] ${message}`),
       defer: (cleanup) => void pendingCleanups.push(cleanup),
     };

@@ -20,10 +20,16 @@
 // image id, so RemoveImage of any of them removes every tag and the content: both runs start from an empty node.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { type NodeImage, type NodeImageSpec, type NodeImageStatus, NODE_IMAGES } from '../../src/api/nodeimage.js';
+import type { NodeImageSpec } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
 import { rssMiB, type AgentProcess } from '../component/daemon/agent-process.js';
-import { agentCounter, removeImages, setNodeImageSpec, waitForStatus } from '../support/nodeimages.js';
+import {
+  agentCounter,
+  removeImages,
+  setNodeImageSpec,
+  waitForStatus,
+  watchStatusUntil,
+} from '../support/nodeimages.js';
 import { startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 import { besideRecorded, type BenchContext, type BenchSuite, type Figure } from './framework.js';
@@ -106,12 +112,12 @@ export const imagePullerSuite: BenchSuite = {
       await removeImages(cri, refs.slice(0, 1));
       const requestsBefore = await apiRequests();
       const logsBefore = bench.agent.logs.length;
+      const seen = await watchStatusUntil(client, node.name, (s) => s.succeeded === TAGS);
       const writtenAt = Date.now();
       viaAgent.push(
         await timed(async () => {
-          const seen = watchUntil(bench, (s) => s.succeeded === TAGS);
           await setNodeImageSpec(client, node.name, spec);
-          await seen;
+          await seen.reached;
         }),
       );
       const pulled = await waitFor(
@@ -199,7 +205,8 @@ export const imagePullerSuite: BenchSuite = {
   },
 };
 
-async function pushBenchTags(
+/** The busybox test image pushed to the cluster's registry under each of `tags` of `repository` (skipped if there). */
+export async function pushBenchTags(
   context: BenchContext,
   cluster: RealCluster,
   repository: string,
@@ -262,30 +269,6 @@ async function reactionTimes(bench: Bench, repository: string, n: number): Promi
     );
   }
   return samples;
-}
-
-/**
- * Resolves when a watch on the NodeImage shows a status that satisfies `check` (event-driven, so the bench adds no
- * polling load while it measures).
- */
-async function watchUntil(bench: Bench, check: (status: NodeImageStatus) => boolean): Promise<void> {
-  const client = bench.cluster.admin;
-  const current = await client.get<NodeImage>(NODE_IMAGES, bench.node);
-  const stream = await client.watch<NodeImage>(NODE_IMAGES, {
-    fieldSelector: `metadata.name=${bench.node}`,
-    resourceVersion: current.metadata.resourceVersion,
-    timeoutSeconds: 120,
-  });
-  return (async () => {
-    try {
-      for await (const event of stream) {
-        if (event.type !== 'BOOKMARK' && event.object.status && check(event.object.status)) return;
-      }
-      throw new Error('the NodeImage watch ended before the status was reached');
-    } finally {
-      stream.close();
-    }
-  })();
 }
 
 async function criPullTotals(base: string): Promise<{ seconds: number; count: number }> {

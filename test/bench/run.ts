@@ -6,17 +6,23 @@ import { abortRunningSuite, formatJson, formatText, runSuites, type BenchSuite }
 import { SUITES } from './suites.js';
 import { errorMessage } from '../../src/util/error-message.js';
 
-const USAGE = `Usage: npm run bench -- [--iterations N] [SUITE...]
+const USAGE = `Usage: npm run bench -- [--iterations N] [--long] [SUITE...]
+
+  --long  suites measuring a steady state use their long window (openkruise: 10 min per agent instead of 2)
 
 Suites (default: those marked *):
 ${SUITES.map((s) => `  ${s.inDefaultRun ? '*' : ' '} ${s.name.padEnd(10)} ${s.description}`).join('\n')}`;
 
-function choose(argv: string[]): { suites: BenchSuite[]; iterations: number } | number {
+function choose(argv: string[]): { suites: BenchSuite[]; iterations: number; long: boolean } | number {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv,
-      options: { iterations: { type: 'string', short: 'n' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        iterations: { type: 'string', short: 'n' },
+        long: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
       allowPositionals: true,
     });
   } catch (err) {
@@ -40,7 +46,7 @@ function choose(argv: string[]): { suites: BenchSuite[]; iterations: number } | 
   }
   const suites =
     names.length === 0 ? SUITES.filter((s) => s.inDefaultRun) : SUITES.filter((s) => names.includes(s.name));
-  return { suites, iterations };
+  return { suites, iterations, long: parsed.values.long === true };
 }
 
 async function main(): Promise<number> {
@@ -48,13 +54,14 @@ async function main(): Promise<number> {
   if (typeof choice === 'number') return choice;
   const started = new Date();
   try {
-    const outcomes = await runSuites(choice.suites, choice.iterations, (m) => console.error(m));
+    const outcomes = await runSuites(choice.suites, choice.iterations, (m) => console.error(m), choice.long);
     console.log(formatText(outcomes));
     console.log(
       formatJson(outcomes, {
         at: started.toISOString(),
         node: process.version,
         iterations: choice.iterations,
+        long: String(choice.long),
       }),
     );
     return outcomes.some((o) => o.error) ? 1 : 0;

@@ -9,6 +9,7 @@ import { imageSuite } from './image.js';
 import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
+import { openKruiseSuite } from './openkruise.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { podProbeSuite } from './pod-probe.js';
 import { pullSecretsSuite } from './pull-secrets.js';
@@ -27,4 +28,5 @@ export const SUITES: readonly BenchSuite[] = [
   crrSuite,
   pullSecretsSuite,
   imageSuite,
+  openKruiseSuite,
 ];

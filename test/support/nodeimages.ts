@@ -60,6 +60,41 @@ export async function waitForStatus(
   }
 }
 
+/**
+ * A watch on the NodeImage, open when this resolves; its `reached` resolves when the watch shows a status that
+ * satisfies `check` (event-driven, so a benchmark adds no polling load while it measures). Open it before the write
+ * it waits for, then await `reached`. The watch starts at the list's
+ * resourceVersion, not the object's: after its CRD was replaced, the API server's watch cache starts anew and an
+ * object unchanged since then is older than the cache (410 Expired).
+ */
+export async function watchStatusUntil(
+  client: KubeClient,
+  name: string,
+  check: (status: NodeImageStatus) => boolean,
+  timeoutSeconds = 120,
+): Promise<{ reached: Promise<void> }> {
+  const fieldSelector = `metadata.name=${name}`;
+  const current = await client.list<NodeImage>(NODE_IMAGES, { fieldSelector });
+  const stream = await client.watch<NodeImage>(NODE_IMAGES, {
+    fieldSelector,
+    ...(current.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
+    timeoutSeconds,
+  });
+  const reached = (async () => {
+    try {
+      for await (const event of stream) {
+        if (event.type !== 'BOOKMARK' && event.object.status && check(event.object.status)) return;
+      }
+      throw new Error('the NodeImage watch ended before the status was reached');
+    } finally {
+      stream.close();
+    }
+  })();
+  // the caller awaits it after its write: a failure meanwhile must not be an unhandled rejection
+  reached.catch(() => undefined);
+  return { reached };
+}
+
 /** The status of one tag. */
 export function tagStatusOf(status: NodeImageStatus, image: string, tag: string) {
   return status.imageStatuses?.[image]?.tags.find((t) => t.tag === tag);
@@ -67,7 +102,11 @@ export function tagStatusOf(status: NodeImageStatus, image: string, tag: string)
 
 /** Sum of a counter in the agent's /metrics over the series whose labels include `labels`. */
 export async function agentCounter(base: string, metric: string, labels: Record<string, string> = {}): Promise<number> {
-  const body = (await httpGet(`${base}/metrics`)).body;
+  return metricSum((await httpGet(`${base}/metrics`)).body, metric, labels);
+}
+
+/** Sum of `metric` in a Prometheus text exposition over the series whose labels include `labels`. */
+export function metricSum(body: string, metric: string, labels: Record<string, string> = {}): number {
   let sum = 0;
   for (const line of body.split('\n')) {
     const match = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})? (\S+)$/.exec(line);
