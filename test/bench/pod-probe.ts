@@ -3,7 +3,8 @@
 // the pods already there), each with one busybox container and a PodProbeMarker giving it 2 exec probes every
 // PERIOD s (default 1). Figures:
 // - the agent's CPU (% of one core) and RSS over a window with the pods and no marker, then the same window with the
-//   probes running, on the same node in the same run; the difference is what the probes cost the agent;
+//   probes running, on the same node in the same run; the difference is what the probes cost the agent; and the
+//   agent's V8 heap (committed and used) and external memory at the highest RSS sample of each window (its /metrics);
 // - what the agent achieved (its own counters, src/daemon/podprobe/metrics.ts): probe runs per second against those
 //   asked, timeouts, the mean run and the mean wait for a run slot;
 // - marker created -> every pod shows both conditions (s);
@@ -15,6 +16,8 @@
 // - one exec: our CRI client's ExecSync (what the agent calls) against `crictl exec --sync` of the same command in the
 //   same container, p50 and the ratio, measured with the marker deleted (a quiet node).
 // PROBE_BENCH_PODS and PROBE_BENCH_PERIOD change the pod count and the period.
+// PROBE_BENCH_AGENT_ARGS (words) and PROBE_BENCH_AGENT_ENV (a JSON object, e.g. {"NODE_OPTIONS":"..."}) are added
+// to the agent's command line and environment, to compare settings.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { NODE_POD_PROBES, type NodePodProbe } from '../../src/api/nodepodprobe.js';
@@ -104,7 +107,8 @@ function minus(a: AgentCounters, b: AgentCounters): AgentCounters {
 interface WindowFigures {
   cpuPercent: number;
   rssMiB: number;
-  /** At the window's end, from the agent's process metrics: V8 heap used, and memory outside the heap (buffers). */
+  /** The agent's V8 heap (committed, used) and external memory at the sample of highest RSS, MiB. */
+  heapTotalMiB: number;
   heapUsedMiB: number;
   externalMiB: number;
   /** NodePodProbe spec changes seen on the watch (the controller's writes). */
@@ -172,23 +176,44 @@ function follow<T extends KubeObject>(
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The agent's CPU, RSS and counters, and the writes seen, over `ms`. */
+/** PROBE_BENCH_AGENT_ENV: a JSON object of strings, or nothing. */
+function agentEnvFrom(text: string | undefined): Record<string, string> {
+  if (!text) return {};
+  const value: unknown = JSON.parse(text);
+  const isStringMap =
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((v) => typeof v === 'string');
+  if (!isStringMap) throw new Error(`PROBE_BENCH_AGENT_ENV must be a JSON object of strings, got ${text}`);
+  return value as Record<string, string>;
+}
+
 async function measureWindow(pid: number, url: string, observer: Observer, ms: number): Promise<WindowFigures> {
   const agent0 = await agentCounters(url);
   const cpu0 = cpuSeconds(pid);
   const writes0 = [observer.nppSpecWrites, observer.podWrites] as const;
   const t0 = performance.now();
   let rss = 0;
+  let heap = { heapTotalMiB: 0, heapUsedMiB: 0, externalMiB: 0 };
+  const mib = async (metric: string) => (await agentCounter(url, metric)) / 1024 / 1024;
   while (performance.now() - t0 < ms) {
     await sleep(1000);
-    rss = Math.max(rss, rssMiB(pid));
+    const now = rssMiB(pid);
+    if (now <= rss) continue;
+    rss = now;
+    heap = {
+      heapTotalMiB: await mib('nodejs_heap_size_total_bytes'),
+      heapUsedMiB: await mib('nodejs_heap_size_used_bytes'),
+      externalMiB: await mib('nodejs_external_memory_bytes'),
+    };
   }
   const elapsed = performance.now() - t0;
   const cpu = cpuSeconds(pid) - cpu0;
   return {
     cpuPercent: (cpu * 100_000) / elapsed,
     rssMiB: rss,
-    heapUsedMiB: (await agentCounter(url, 'nodejs_heap_size_used_bytes')) / 2 ** 20,
-    externalMiB: (await agentCounter(url, 'nodejs_external_memory_bytes')) / 2 ** 20,
+    ...heap,
     nppSpecWrites: observer.nppSpecWrites - writes0[0],
     podWrites: observer.podWrites - writes0[1],
     agent: minus(await agentCounters(url), agent0),
@@ -210,7 +235,11 @@ export const podProbeSuite: BenchSuite = {
   description: `${WANTED_PODS} pods x 2 exec probes (period ${PERIOD_S} s) on one node: agent CPU/RSS cost, NodePodProbe writes, result -> condition p50/p99, ExecSync vs crictl`,
   inDefaultRun: false,
   async run({ log, defer }) {
-    const stack = await startProbeStack({ namespacePrefix: 'kd-probe-bench' });
+    const stack = await startProbeStack({
+      namespacePrefix: 'kd-probe-bench',
+      agentArgs: (process.env.PROBE_BENCH_AGENT_ARGS ?? '').split(' ').filter(Boolean),
+      agentEnv: agentEnvFrom(process.env.PROBE_BENCH_AGENT_ENV),
+    });
     defer(() => stack.close());
     const node = stack.nodes[0]!;
     const pid = stack.system.agentProcess(node).pid;
@@ -398,20 +427,15 @@ export const podProbeSuite: BenchSuite = {
       { name: 'agent.rss.noProbes', value: r(baseline.rssMiB), unit: 'MiB', note: 'max over the window' },
       { name: 'agent.rss.probes', value: r(probed.rssMiB), unit: 'MiB' },
       { name: 'agent.rss.cost', value: r(probed.rssMiB - baseline.rssMiB), unit: 'MiB', note: 'the increase' },
-      {
-        name: 'agent.heapUsed.noProbes',
-        value: r(baseline.heapUsedMiB),
-        unit: 'MiB',
-        note: "V8 heap used at the window's end",
-      },
-      { name: 'agent.heapUsed.probes', value: r(probed.heapUsedMiB), unit: 'MiB' },
-      {
-        name: 'agent.external.noProbes',
-        value: r(baseline.externalMiB),
-        unit: 'MiB',
-        note: 'memory outside the V8 heap',
-      },
-      { name: 'agent.external.probes', value: r(probed.externalMiB), unit: 'MiB' },
+      ...(['baseline', 'probes'] as const).flatMap((phase) => {
+        const w = phase === 'baseline' ? baseline : probed;
+        const note = 'at the highest RSS sample';
+        return [
+          { name: `agent.heapTotal.${phase}`, value: r(w.heapTotalMiB), unit: 'MiB', note },
+          { name: `agent.heapUsed.${phase}`, value: r(w.heapUsedMiB), unit: 'MiB', note },
+          { name: `agent.external.${phase}`, value: r(w.externalMiB), unit: 'MiB', note },
+        ];
+      }),
       {
         name: 'probeRuns.perSecond',
         value: r((probed.agent.runs * 1000) / probed.ms),

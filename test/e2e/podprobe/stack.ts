@@ -58,6 +58,7 @@ const NAMESPACE_GONE_TIMEOUT_MS = 120_000;
 export async function startProbeStack(options: {
   namespacePrefix: string;
   agentArgs?: string[];
+  agentEnv?: Record<string, string>;
   controllerArgs?: string[];
 }): Promise<ProbeStack> {
   const cluster = await useRealCluster();
@@ -83,6 +84,7 @@ export async function startProbeStack(options: {
   try {
     system = await startSystem(cluster, {
       agentArgs: options.agentArgs ?? [],
+      agentEnv: options.agentEnv,
       controllerArgs: options.controllerArgs,
     });
     await system.controller!.leading(60_000);
