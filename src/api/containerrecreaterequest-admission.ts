@@ -3,6 +3,7 @@
 // with OpenKruise's message under the path of the field; on update spec and the identity labels are immutable.
 // This webhook runs before the CRD schema, so it checks the shapes it reads itself: a field of the wrong type is
 // denied by its type with the value given, never by a rule about its value.
+import { isPodActive } from './pod-active.js';
 import {
   CRR_ACTIVE_LABEL,
   CRR_FAILURE_POLICIES,
@@ -152,11 +153,6 @@ function defaultAndCheckStrategy(strategy: JsonObject): FieldError[] {
 export type PodLookup = { found: true; pod: WirePod } | { found: false };
 export type NodeLookup = { found: true; node: WireNode } | { found: false };
 
-function podIsActive(pod: WirePod): boolean {
-  const phase = pod.status?.phase;
-  return phase !== 'Succeeded' && phase !== 'Failed' && !pod.metadata?.deletionTimestamp;
-}
-
 /** Checks against the pod; on success fills labels, grace period and each container's read-only fields. */
 export function fillCrrFromPod(crr: CheckedCrr, lookup: PodLookup): FieldError[] {
   const spec = crr.spec;
@@ -172,7 +168,7 @@ export function fillCrrFromPod(crr: CheckedCrr, lookup: PodLookup): FieldError[]
   }
   const pod = lookup.pod;
   const sidecarTerminated = (pod.status?.conditions ?? []).some((c) => c.type === SIDECAR_TERMINATED_CONDITION);
-  if (!podIsActive(pod) && !sidecarTerminated) {
+  if (!isPodActive(pod) && !sidecarTerminated) {
     return [invalid('spec.podName', `not allowed to recreate containers in an inactive Pod ${spec.podName}`)];
   }
   if (!pod.spec?.nodeName) {

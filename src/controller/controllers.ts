@@ -5,7 +5,7 @@ import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../api/constants.js';
 import type { KubeClient } from '../kube/client.js';
 import type { EventRecorder } from '../kube/event-recorder.js';
 import { Informer, waitForCacheSync } from '../kube/informer/informer.js';
-import { byNamespace } from '../kube/informer/store.js';
+import { byNamespace, NAMESPACE_INDEX } from '../kube/informer/store.js';
 import type { KubeMetrics } from '../kube/metrics.js';
 import { CoreResources } from '../kube/resource.js';
 import type { Clock } from '../util/clock.js';
@@ -39,7 +39,7 @@ import type { ControllerMetrics } from './shared/metrics.js';
 import { NODE_POD_PROBES, type NodePodProbe } from '../api/nodepodprobe.js';
 import { POD_PROBE_MARKERS, type PodProbeMarker } from '../api/podprobemarker.js';
 import { NodePodProbeController } from './nodepodprobe/controller.js';
-import { NAMESPACE_INDEX, PodProbeMarkerController } from './podprobemarker/controller.js';
+import { PodProbeMarkerController } from './podprobemarker/controller.js';
 import { byNodeName, markerKeysOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from './shared/pod-probes.js';
 
 export interface ControllerSettings {
@@ -88,7 +88,7 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const jobs = new Informer<ImagePullJob>(IMAGE_PULL_JOBS, client, {
     ...common,
     name: IMAGE_PULL_JOBS.resource,
-    indexers: { namespace: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
+    indexers: { [NAMESPACE_INDEX]: byNamespace, [UID_INDEX]: byUid, [CONTROLLER_UID_INDEX]: byControllerUid },
   });
   const listJobs = new Informer<ImageListPullJob>(IMAGE_LIST_PULL_JOBS, client, {
     ...common,
@@ -97,7 +97,11 @@ export function startControllers(settings: ControllerSettings, deps: ControllerD
   const pods = new Informer<WirePod>(CoreResources.pods, client, {
     ...common,
     name: 'pods',
-    indexers: { namespace: byNamespace, [POD_CONTROLLER_UID_INDEX]: byPodControllerUid, [POD_NODE_INDEX]: byNodeName },
+    indexers: {
+      [NAMESPACE_INDEX]: byNamespace,
+      [POD_CONTROLLER_UID_INDEX]: byPodControllerUid,
+      [POD_NODE_INDEX]: byNodeName,
+    },
   });
   // Only the pull-secret copies here; each source secret a job names has a watch of its own (PullSecretSync), so the
   // controller needs no cluster-wide or namespace-wide secret rights.

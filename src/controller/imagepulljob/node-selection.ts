@@ -1,6 +1,8 @@
 // Which NodeImages a job targets: `selector.names`, a label selector over NodeImage labels (= Node labels),
 // `podSelector` (the nodes of the active pods it matches in the job's namespace), or all NodeImages. From the caches.
+import { isPodActive } from '../../api/pod-active.js';
 import { labelSelectorMatches } from '../../api/label-selector.js';
+import { NAMESPACE_INDEX } from '../../kube/informer/store.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import type { ImagePullJob } from '../../api/imagepulljob.js';
 import type { NodeImage } from '../../api/nodeimage.js';
@@ -19,9 +21,8 @@ export function selectNodeImages(
   };
   if (spec.podSelector) {
     const names = new Set<string>();
-    for (const pod of pods?.store.byIndex('namespace', job.metadata.namespace ?? '') ?? []) {
-      const phase = pod.status?.phase;
-      if (pod.metadata?.deletionTimestamp || phase === 'Succeeded' || phase === 'Failed') continue;
+    for (const pod of pods?.store.byIndex(NAMESPACE_INDEX, job.metadata.namespace ?? '') ?? []) {
+      if (!isPodActive(pod)) continue;
       const node = pod.spec?.nodeName;
       if (node && labelSelectorMatches(spec.podSelector, pod.metadata?.labels ?? {})) names.add(node);
     }

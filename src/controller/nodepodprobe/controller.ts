@@ -3,6 +3,7 @@
 // with another uid) pruned from the spec; and each pod's probe results (the status the agent writes) mapped onto
 // the pod: conditions and markerPolicy labels/annotations (pod-marks.ts), each written only when it changes and
 // conditional on the pod as read. Keyed by node name.
+import { isPodActive } from '../../api/pod-active.js';
 import { NODE_POD_PROBES, type NodePodProbe, type PodProbe, type PodProbeStatus } from '../../api/nodepodprobe.js';
 import type { PodProbeMarker } from '../../api/podprobemarker.js';
 import type { WireNode, WirePod } from '../../api/wire.js';
@@ -17,7 +18,7 @@ import { rfc3339 } from '../../util/time.js';
 import type { ControllerParts } from '../shared/controller-parts.js';
 import { writeNodePodProbeSpec } from '../shared/node-pod-probe-write.js';
 import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.js';
-import { isPodActive, isVirtualKubelet, NPP_MARKER_INDEX } from '../shared/pod-probes.js';
+import { isVirtualKubelet, NPP_MARKER_INDEX } from '../shared/pod-probes.js';
 import { conditionsWith, marksFor, metadataPatchFor } from './pod-marks.js';
 
 export const EVENT_CONDITION_CONFLICT = 'ProbeConditionConflict';

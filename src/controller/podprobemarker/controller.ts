@@ -6,6 +6,7 @@
 // have left every NodePodProbe and its marks left its pods (marker-cleanup.ts). Status: observedGeneration and
 // matchedPods, written only when they change. A probe a pod cannot run (no such container, no such named port) is
 // left out for that pod and reported as a Warning event on the marker. Keyed `<namespace>/<name>`.
+import { isPodActive } from '../../api/pod-active.js';
 import { NODE_POD_PROBE_CLEANUP_FINALIZER } from '../../api/constants.js';
 import { formatFieldErrors } from '../../api/field-errors.js';
 import { labelSelectorMatches } from '../../api/label-selector.js';
@@ -14,6 +15,7 @@ import { POD_PROBE_MARKERS, type PodProbeMarker } from '../../api/podprobemarker
 import { validatePodProbeMarker } from '../../api/podprobemarker-validation.js';
 import type { WireNode, WirePod } from '../../api/wire.js';
 import { ControllerLoop } from '../../kube/controller-loop.js';
+import { NAMESPACE_INDEX } from '../../kube/informer/store.js';
 import { updateFromFresh } from '../../kube/fresh-update.js';
 import type { Informer } from '../../kube/informer/informer.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
@@ -24,12 +26,9 @@ import type { ReconcileResult } from '../../kube/workqueue/workers.js';
 import type { ControllerParts } from '../shared/controller-parts.js';
 import { writeNodePodProbeSpec } from '../shared/node-pod-probe-write.js';
 import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.js';
-import { isPodActive, isVirtualKubelet, markerNameOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from '../shared/pod-probes.js';
+import { isVirtualKubelet, markerNameOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from '../shared/pod-probes.js';
 import { cleanupPatchFor, conditionsWithout } from './marker-cleanup.js';
 import { isProbedPod, mergeMarkerProbes, podProbesFor, summarizeProblems, type ProbeProblem } from './node-probes.js';
-
-/** Index of the pod and marker caches by namespace. */
-export const NAMESPACE_INDEX = 'namespace';
 
 export const EVENT_INVALID_MARKER = 'InvalidPodProbeMarker';
 export const EVENT_PROBE_NOT_APPLIED = 'ProbeNotApplied';

@@ -2,13 +2,14 @@
 // httpGet/tcpSocket turned into numbers from the container's ports, as OpenKruise, so the agent needs no pod spec),
 // the pods it selects, and the merge of its entries into one node's NodePodProbe spec (its probes added, changed or
 // removed; other markers' probes left as they are; a pod entry left without probes dropped).
+import { isPodActive } from '../../api/pod-active.js';
 import { POD_PROBE_NAME_SEPARATOR } from '../../api/constants.js';
 import type { ContainerProbe, NodePodProbeSpec, PodProbe } from '../../api/nodepodprobe.js';
 import type { PodProbeMarker } from '../../api/podprobemarker.js';
 import { labelSelectorMatches } from '../../api/label-selector.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
-import { isPodActive, markerNameOf } from '../shared/pod-probes.js';
+import { markerNameOf } from '../shared/pod-probes.js';
 
 function isInitialized(pod: WirePod): boolean {
   return (pod.status?.conditions ?? []).some((c) => c.type === 'Initialized' && c.status === 'True');

@@ -31,12 +31,6 @@ export function markerKeysOf(npp: NodePodProbe): string[] {
   return [...keys];
 }
 
-/** Running or pending, not being deleted (kube's IsPodActive). */
-export function isPodActive(pod: WirePod): boolean {
-  const phase = pod.status?.phase;
-  return phase !== 'Succeeded' && phase !== 'Failed' && !pod.metadata?.deletionTimestamp;
-}
-
 /** A virtual-kubelet node (label type=virtual-kubelet): no agent runs there. */
 export function isVirtualKubelet(node: WireNode | undefined): boolean {
   return node?.metadata?.labels?.[VIRTUAL_KUBELET_LABEL] === VIRTUAL_KUBELET_LABEL_VALUE;

@@ -4,6 +4,7 @@
 // runtime or the pod status, whichever tells first), then changes an annotation of the pod so kubelet syncs it at
 // once instead of at its 10-15 s retry (docs/adr/0002), and marks the pod completed after the last level.
 // Level-triggered: the decision is recomputed from the pod, the ConfigMap and the runtime on every reconcile.
+import { isPodActive } from '../../api/pod-active.js';
 import { CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION } from '../../api/constants.js';
 import type { WirePod } from '../../api/wire.js';
 import {
@@ -148,15 +149,7 @@ export class LaunchPriorityController {
   private async reconcile(key: string): Promise<{ requeueAfter?: number } | void> {
     const pod = this.options.pods.get(key);
     const uid = pod?.metadata?.uid;
-    const phase = pod?.status?.phase;
-    if (
-      !pod ||
-      !uid ||
-      pod.metadata?.deletionTimestamp ||
-      phase === 'Succeeded' ||
-      phase === 'Failed' ||
-      !hasBarrierEnv(pod)
-    ) {
+    if (!pod || !uid || !isPodActive(pod) || !hasBarrierEnv(pod)) {
       this.drop(key);
       return;
     }

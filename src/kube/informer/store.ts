@@ -4,6 +4,8 @@ import { objectKey, type KubeObject } from '../object.js';
 /** Values an object is filed under in one index (an object may be under several, or none). */
 export type IndexFunc<T> = (obj: T) => string[];
 
+/** The usual name of the byNamespace index. */
+export const NAMESPACE_INDEX = 'namespace';
 export const byNamespace: IndexFunc<KubeObject> = (obj) => (obj.metadata?.namespace ? [obj.metadata.namespace] : []);
 
 /** Index by the value of one label. */

@@ -7,7 +7,7 @@ import { NODE_POD_PROBES, type NodePodProbe } from '../../../src/api/nodepodprob
 import { POD_PROBE_MARKERS, type PodProbeMarker } from '../../../src/api/podprobemarker.js';
 import type { WireNode, WirePod } from '../../../src/api/wire.js';
 import { NodePodProbeController } from '../../../src/controller/nodepodprobe/controller.js';
-import { NAMESPACE_INDEX, PodProbeMarkerController } from '../../../src/controller/podprobemarker/controller.js';
+import { PodProbeMarkerController } from '../../../src/controller/podprobemarker/controller.js';
 import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import {
   byNodeName,
@@ -19,7 +19,7 @@ import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import type { EventRecorder } from '../../../src/kube/event-recorder.js';
 import { Informer, type ListWatcher } from '../../../src/kube/informer/informer.js';
-import { byNamespace } from '../../../src/kube/informer/store.js';
+import { byNamespace, NAMESPACE_INDEX } from '../../../src/kube/informer/store.js';
 import { applyMergePatch } from '../../../src/kube/merge-patch.js';
 import { OWN_WRITE_DEADLINE_MS } from '../../../src/kube/own-writes.js';
 import type { KubeObject } from '../../../src/kube/object.js';
