@@ -4,7 +4,7 @@
 
 import type { KubeObject } from '../kube/object.js';
 import type { ResourceType } from '../kube/resource.js';
-import { KRUISE_GROUP, V1ALPHA1 } from './constants.js';
+import { KRUISE_GROUP, POD_PROBE_NAME_SEPARATOR, V1ALPHA1 } from './constants.js';
 import type { ObjectMeta, Time } from './meta.js';
 import type { ContainerProbeSpec, ProbeState } from './podprobemarker.js';
 
@@ -15,6 +15,17 @@ export const NODE_POD_PROBES: ResourceType = {
   namespaced: false,
   kind: 'NodePodProbe',
 };
+
+/** A marker's probe as named in a NodePodProbe: `<marker>#<probe>`. */
+export function nodeProbeName(markerName: string, probeName: string): string {
+  return `${markerName}${POD_PROBE_NAME_SEPARATOR}${probeName}`;
+}
+
+/** The marker and probe names of a NodePodProbe probe name; undefined for a name without `#`. */
+export function splitNodeProbeName(name: string): { markerName: string; probeName: string } | undefined {
+  const at = name.indexOf(POD_PROBE_NAME_SEPARATOR);
+  return at < 0 ? undefined : { markerName: name.slice(0, at), probeName: name.slice(at + 1) };
+}
 
 export interface ContainerProbe {
   /** `<marker name>#<probe name>` for a marker's probe; unique within the pod. */
@@ -29,7 +40,7 @@ export interface PodProbe {
   name: string;
   namespace: string;
   uid: string;
-  /** The pod's IP, the host of tcpSocket/httpGet probes that name none (newer OpenKruise only). */
+  /** The pod's IP, the only address tcpSocket/httpGet probes reach (newer OpenKruise only). */
   IP?: string;
   probes?: ContainerProbe[];
 }

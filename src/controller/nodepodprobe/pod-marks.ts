@@ -8,9 +8,8 @@
 // - its markerPolicy: the labels/annotations of the policy matching the state are set, the keys of the other
 //   policies removed (Unknown matches none, so all its policies' keys go; OpenKruise removes only the last one's);
 // - a state whose marker or probe is gone marks nothing (the marker's own cleanup removes its marks).
-import type { PodProbeStatus } from '../../api/nodepodprobe.js';
+import { splitNodeProbeName, type PodProbeStatus } from '../../api/nodepodprobe.js';
 import type { PodContainerProbe, PodProbeMarker } from '../../api/podprobemarker.js';
-import { POD_PROBE_NAME_SEPARATOR } from '../../api/constants.js';
 import type { WirePod, WirePodCondition } from '../../api/wire.js';
 import { parseTime } from '../../util/time.js';
 
@@ -29,12 +28,11 @@ export function markerProbeOf(
   name: string,
   markerOf: (markerName: string) => PodProbeMarker | undefined,
 ): PodContainerProbe | undefined {
-  const at = name.indexOf(POD_PROBE_NAME_SEPARATOR);
-  if (at < 0) return undefined;
-  const marker = markerOf(name.slice(0, at));
+  const names = splitNodeProbeName(name);
+  if (!names) return undefined;
+  const marker = markerOf(names.markerName);
   if (!marker || marker.metadata.deletionTimestamp) return undefined;
-  const probeName = name.slice(at + 1);
-  return marker.spec.probes.find((p) => p.name === probeName);
+  return marker.spec.probes.find((p) => p.name === names.probeName);
 }
 
 export function marksFor(

@@ -3,8 +3,7 @@
 // the pods it selects, and the merge of its entries into one node's NodePodProbe spec (its probes added, changed or
 // removed; other markers' probes left as they are; a pod entry left without probes dropped).
 import { isPodActive } from '../../api/pod-active.js';
-import { POD_PROBE_NAME_SEPARATOR } from '../../api/constants.js';
-import type { ContainerProbe, NodePodProbeSpec, PodProbe } from '../../api/nodepodprobe.js';
+import { nodeProbeName, type ContainerProbe, type NodePodProbeSpec, type PodProbe } from '../../api/nodepodprobe.js';
 import type { PodProbeMarker } from '../../api/podprobemarker.js';
 import { labelSelectorMatches } from '../../api/label-selector.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
@@ -105,7 +104,7 @@ export function podProbesFor(marker: PodProbeMarker, pod: WirePod): PodProbes {
       continue;
     }
     probes.push({
-      name: `${markerName}${POD_PROBE_NAME_SEPARATOR}${spec.name}`,
+      name: nodeProbeName(markerName, spec.name),
       containerName: spec.containerName,
       probe,
       podProbeMarkerName: markerName,

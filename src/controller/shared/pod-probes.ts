@@ -1,8 +1,8 @@
 // What the PodProbeMarker and NodePodProbe controllers both read: the cache indexes they share (pods by node,
 // NodePodProbes by the markers with probes in them), which marker a NodePodProbe probe comes from, and which pods
 // and nodes count.
-import { POD_PROBE_NAME_SEPARATOR, VIRTUAL_KUBELET_LABEL, VIRTUAL_KUBELET_LABEL_VALUE } from '../../api/constants.js';
-import type { ContainerProbe, NodePodProbe } from '../../api/nodepodprobe.js';
+import { VIRTUAL_KUBELET_LABEL, VIRTUAL_KUBELET_LABEL_VALUE } from '../../api/constants.js';
+import { splitNodeProbeName, type ContainerProbe, type NodePodProbe } from '../../api/nodepodprobe.js';
 import type { WireNode, WirePod } from '../../api/wire.js';
 
 /** Index of the pod cache by spec.nodeName. */
@@ -15,8 +15,7 @@ export const byNodeName = (pod: WirePod): string[] => (pod.spec?.nodeName ? [pod
 /** The marker a NodePodProbe probe comes from: its podProbeMarkerName, else the part of its name before `#`. */
 export function markerNameOf(probe: ContainerProbe): string {
   if (probe.podProbeMarkerName) return probe.podProbeMarkerName;
-  const at = probe.name.indexOf(POD_PROBE_NAME_SEPARATOR);
-  return at < 0 ? '' : probe.name.slice(0, at);
+  return splitNodeProbeName(probe.name)?.markerName ?? '';
 }
 
 /** `<namespace>/<marker>` of every marker with a probe in this NodePodProbe (NPP_MARKER_INDEX). */

@@ -10,7 +10,7 @@ export interface ProbeTarget {
   podNamespace: string;
   podName: string;
   podUid: string;
-  /** The pod's IP (the host of tcpSocket/httpGet probes that name none); absent until the controller knows it. */
+  /** The pod's IP (the only address tcpSocket/httpGet probes reach); absent until the controller knows it. */
   podIP: string | undefined;
   containerName: string;
   probeName: string;
