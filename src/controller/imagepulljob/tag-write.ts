@@ -10,6 +10,23 @@ import { sameRef, tagDrifts } from './job-status.js';
 
 export const NEVER_TAG_TTL_SECONDS = 86_400;
 export const NEVER_MIN_ACTIVE_DEADLINE_SECONDS = 1800;
+/** The agents' wait between two attempts of a tag: 1 s, doubled each time, at most 30 s (both agents alike). */
+const RETRY_FIRST_WAIT_SECONDS = 1;
+const RETRY_MAX_WAIT_SECONDS = 30;
+
+/**
+ * A Never job's deadline for its tags: at least 1800 s, and long enough for every attempt the job allows
+ * (backoffLimit + 1 attempts of timeoutSeconds each, and the waits between them). OpenKruise takes
+ * max(1800, timeoutSeconds), so a job whose attempts need longer is cut short before its retries (its issue #2071).
+ */
+export function neverActiveDeadlineSeconds(timeoutSeconds: number, backoffLimit: number): number {
+  let waits = 0;
+  for (let i = 0, wait = RETRY_FIRST_WAIT_SECONDS; i < backoffLimit; i++) {
+    waits += wait;
+    wait = Math.min(2 * wait, RETRY_MAX_WAIT_SECONDS);
+  }
+  return Math.max(NEVER_MIN_ACTIVE_DEADLINE_SECONDS, timeoutSeconds * (backoffLimit + 1) + waits);
+}
 
 export interface TagPolicyOptions {
   /** Added to an Always job's own TTL for its tags (--default-ttlseconds-for-always-nodeimage, 300). */
@@ -17,7 +34,7 @@ export interface TagPolicyOptions {
   random: () => number;
 }
 
-/** The pull policy a new tag of this job gets (OpenKruise's rules, so a Never job re-pulls about daily). */
+/** The pull policy a new tag of this job gets (OpenKruise's rules, so a Never job re-pulls about daily; its deadline covers every attempt). */
 export function tagPullPolicyFor(job: ImagePullJob, options: TagPolicyOptions): ImageTagPullPolicy {
   const timeoutSeconds = job.spec?.pullPolicy?.timeoutSeconds ?? 600;
   const backoffLimit = job.spec?.pullPolicy?.backoffLimit ?? 3;
@@ -27,7 +44,7 @@ export function tagPullPolicyFor(job: ImagePullJob, options: TagPolicyOptions): 
       timeoutSeconds,
       backoffLimit,
       ttlSecondsAfterFinished: NEVER_TAG_TTL_SECONDS + Math.floor(options.random() * 1200) - 600,
-      activeDeadlineSeconds: Math.max(NEVER_MIN_ACTIVE_DEADLINE_SECONDS, timeoutSeconds),
+      activeDeadlineSeconds: neverActiveDeadlineSeconds(timeoutSeconds, backoffLimit),
     };
   }
   const base =
