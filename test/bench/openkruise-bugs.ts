@@ -1,0 +1,174 @@
+// `npm run bench -- openkruise-bugs`: the bugs OpenKruise's users report (issue 18), each run as the same steps
+// against OpenKruise v1.9.1's kruise-daemon and against our agent, one at a time on kd-node-1 of the real local
+// cluster (REAL_CLUSTER_DIR): ours first (deploy/'s API objects), then OpenKruise's (its own API objects swapped in
+// for the time it runs, ours put back). No controller runs: the cases write what a manager would
+// (test/cluster/openkruise/bug-cases.ts). Prints per case whether each agent did what the issue's reporter expected,
+// with the evidence, as a Markdown table (docs/openkruise-side-by-side.md); figures: 1/0 per agent and case, and
+// the durations. Not part of `npm run bench` without names, nor of `npm test`.
+import { loadavg } from 'node:os';
+import { join } from 'node:path';
+import { CriClient } from '../../src/cri/client.js';
+import { errorMessage } from '../../src/util/error-message.js';
+import { DAEMON_CASES, type AgentSide, type BugCase, type CaseEnv } from '../cluster/openkruise/bug-cases.js';
+import { OpenKruiseDaemonProcess } from '../cluster/openkruise/daemon-process.js';
+import { daemonApiObjects, openKruiseBuild, swapInObjects } from '../cluster/openkruise/openkruise.js';
+import { runChecked } from '../cluster/runtime/exec.js';
+import { setNodeImageSpec } from '../support/nodeimages.js';
+import { splitReference } from '../support/real-images.js';
+import { agentKubeconfigOf, startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
+import { deleteTestNamespace, ensureNamespace, waitForDefaultServiceAccount } from '../support/test-namespace.js';
+import { waitFor } from '../support/wait.js';
+import { verdictFigures, verdictTable, type BugVerdict, type SideVerdict } from './bug-verdicts.js';
+import type { BenchSuite, Figure } from './framework.js';
+
+const NAMESPACE = 'openkruise-bugs';
+/** OpenKruise's daemon at -v=3: client-go logs each client-side throttling wait over 50 ms at that level. */
+const OPENKRUISE_VERBOSITY = '-v=3';
+
+interface RunningAgent {
+  side: AgentSide;
+  stop(): Promise<unknown>;
+}
+
+/** A copy of the cluster's busybox image in a repository of its own, and its manifest digest. */
+async function pushCaseImage(cluster: RealCluster): Promise<{ repository: string; digest: string }> {
+  const repository = `${cluster.registry}/openkruise-bugs/busybox`;
+  const flags = ['--src-tls-verify=false', '--dest-tls-verify=false'];
+  await runChecked('skopeo', [
+    'copy',
+    '--quiet',
+    ...flags,
+    `docker://${cluster.images.busybox1}`,
+    `docker://${repository}:1`,
+  ]);
+  const inspected = await runChecked('skopeo', [
+    'inspect',
+    '--tls-verify=false',
+    '--format',
+    '{{.Digest}}',
+    `docker://${repository}:1`,
+  ]);
+  const digest = inspected.trim();
+  if (!/^sha256:[0-9a-f]{64}$/.test(digest)) throw new Error(`skopeo inspect ${repository}:1 gave ${digest}`);
+  return { repository, digest };
+}
+
+/** Run every case on one agent; a case that throws fails with the error as its evidence. */
+async function runCases(
+  cases: readonly BugCase[],
+  env: CaseEnv,
+  log: (message: string) => void,
+): Promise<Map<number, SideVerdict>> {
+  const verdicts = new Map<number, SideVerdict>();
+  for (const bug of cases) {
+    log(`${env.agent.name}: #${bug.issue} ${bug.title}`);
+    const started = performance.now();
+    let verdict: SideVerdict;
+    try {
+      const result = await bug.run(env);
+      verdict = { passed: result.passed, evidence: result.evidence, ms: performance.now() - started };
+    } catch (err) {
+      verdict = { passed: false, evidence: `error: ${errorMessage(err)}`, ms: performance.now() - started };
+    }
+    log(`${env.agent.name}: #${bug.issue} ${verdict.passed ? 'passes' : 'fails'}: ${verdict.evidence}`);
+    verdicts.set(bug.issue, verdict);
+  }
+  return verdicts;
+}
+
+export const openKruiseBugsSuite: BenchSuite = {
+  name: 'openkruise-bugs',
+  description: "OpenKruise's reported bugs, each run against its kruise-daemon and our agent on one real node",
+  inDefaultRun: false,
+  async run(context) {
+    const { log } = context;
+    const loads: number[] = [loadavg()[0]!];
+    const build = await openKruiseBuild(log);
+    log('the real cluster (REAL_CLUSTER_DIR)');
+    const cluster = await useRealCluster();
+    const node = cluster.nodes[0]!;
+    const client = cluster.admin;
+    const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+    context.defer(() => cri.close());
+    await deleteTestNamespace(client, NAMESPACE, { waitMs: 120_000 });
+    await ensureNamespace(client, NAMESPACE);
+    await waitForDefaultServiceAccount(client, NAMESPACE);
+    context.defer(() => deleteTestNamespace(client, NAMESPACE));
+    context.defer(() => setNodeImageSpec(client, node.name, { images: {} }));
+    const { repository, digest } = await pushCaseImage(cluster);
+    log(`case image ${repository}:1 (${digest})`);
+
+    const envFor = (side: AgentSide): CaseEnv => ({
+      client,
+      namespace: NAMESPACE,
+      node,
+      cri,
+      agent: side,
+      repository,
+      digest,
+      otherImage: splitReference(cluster.images.busybox2),
+      log,
+    });
+    const onAgent = async (start: () => Promise<RunningAgent>): Promise<Map<number, SideVerdict>> => {
+      await setNodeImageSpec(client, node.name, { images: {} });
+      const agent = await start();
+      try {
+        return await runCases(DAEMON_CASES, envFor(agent.side), log);
+      } finally {
+        await agent.stop();
+        loads.push(loadavg()[0]!);
+      }
+    };
+
+    log(`ours on ${node.name}`);
+    const ours = await onAgent(async () => {
+      const agent = await startAgentOn(cluster, node);
+      return {
+        side: { name: 'ours', logLines: () => agent.process.logs.map((l) => JSON.stringify(l)) },
+        stop: () => agent.process.stop(),
+      };
+    });
+
+    log(`OpenKruise ${build.version}'s API objects for its daemon (ours are put back after)`);
+    const restoreOurs = swapInObjects(cluster.layout, daemonApiObjects(cluster.layout, build));
+    let theirs: Map<number, SideVerdict>;
+    try {
+      log(`OpenKruise's kruise-daemon on ${node.name} (${OPENKRUISE_VERBOSITY})`);
+      theirs = await onAgent(async () => {
+        const daemon = await OpenKruiseDaemonProcess.start({
+          binary: build.daemon,
+          node,
+          kubeconfig: agentKubeconfigOf(cluster, node),
+          logFile: join(cluster.layout.logDir, `openkruise-bugs-daemon-${node.name}.log`),
+          extraArgs: [OPENKRUISE_VERBOSITY],
+        });
+        try {
+          await waitFor(() => daemon.healthy(), {
+            timeoutMs: 60_000,
+            intervalMs: 100,
+            message: 'kruise-daemon /healthz 200',
+          });
+        } catch (err) {
+          await daemon.stop();
+          throw err;
+        }
+        return { side: { name: 'openkruise', logLines: () => daemon.log() }, stop: () => daemon.stop() };
+      });
+    } finally {
+      log('putting our API objects back');
+      restoreOurs();
+    }
+
+    const verdicts: BugVerdict[] = DAEMON_CASES.map((bug) => ({
+      issue: bug.issue,
+      title: bug.title,
+      ours: ours.get(bug.issue)!,
+      theirs: theirs.get(bug.issue)!,
+    }));
+    const load = `load average (1 min) ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}`;
+    log(`OpenKruise's reported bugs on ${node.name}, side by side (${load}):\n${verdictTable(verdicts)}`);
+    const figures: Figure[] = verdicts.flatMap(verdictFigures);
+    figures.push({ name: 'machine.load1.max', value: Math.max(...loads), unit: 'load', note: load });
+    return figures;
+  },
+};

@@ -1,0 +1,312 @@
+// OpenKruise's reported bugs as cases for one node agent at a time (`npm run bench -- openkruise-bugs`,
+// test/bench/openkruise-bugs.ts): each case runs the same steps on kd-node-1 whichever agent serves the node (ours,
+// or OpenKruise v1.9.1's kruise-daemon) and says whether the agent did what the issue's reporter expected, with the
+// evidence (a status, a log line, a count). No controller runs: what OpenKruise's manager and webhooks would write is
+// written by hand (the NodeImage spec; the CRR labels and statusContext, by our CRR admission handler, which fills
+// them as OpenKruise's webhook does). docs/openkruise-side-by-side.md has the cases, the issues and the results.
+import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
+import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
+import type { ImageTagSpec } from '../../../src/api/nodeimage.js';
+import { apiReader, crrAdmissionHandler } from '../../../src/controller/admission/crr/handler.js';
+import type { CriClient } from '../../../src/cri/client.js';
+import type { KubeClient } from '../../../src/kube/client.js';
+import { CoreResources } from '../../../src/kube/resource.js';
+import { getCrr, runPod, SLEEP_FOREVER, type CrrScope, type PodObject } from '../../e2e/containerrecreate/stack.js';
+import { removeImages, setNodeImageSpec, tagStatusOf, waitForStatus } from '../../support/nodeimages.js';
+import { waitFor } from '../../support/wait.js';
+import { throttleWaits } from '../../bench/bug-verdicts.js';
+import type { NodeLayout } from '../k8s/layout.js';
+
+export type SideName = 'ours' | 'openkruise';
+
+/** The agent serving the node during a case. */
+export interface AgentSide {
+  name: SideName;
+  /** Its log lines so far (ours: one JSON object a line; OpenKruise's: klog text). */
+  logLines(): string[];
+}
+
+export interface CaseEnv extends CrrScope {
+  client: KubeClient;
+  node: NodeLayout;
+  cri: CriClient;
+  agent: AgentSide;
+  /** `<registry>/openkruise-bugs/busybox`: a repository only these cases use. */
+  repository: string;
+  /** The digest of `<repository>:1`'s manifest (`sha256:...`). */
+  digest: string;
+  /** Another image of the registry, already on the node: the pods' image, and spec writes that are not the case's. */
+  otherImage: { image: string; tag: string };
+  log: (message: string) => void;
+}
+
+export interface CaseResult {
+  passed: boolean;
+  /** What shows it: a status, a message, a log line, a count. */
+  evidence: string;
+  /** A duration the case measured, for both sides (e.g. created -> Completed), if any. */
+  figure?: { name: string; unit: string; value: number };
+}
+
+export interface BugCase {
+  /** OpenKruise's issue or pull request number. */
+  issue: number;
+  title: string;
+  run(env: CaseEnv): Promise<CaseResult>;
+}
+
+/** The pod's objects and our CRR admission: the labels and statusContext OpenKruise's webhook would fill. */
+async function createFilledCrr(
+  env: CaseEnv,
+  name: string,
+  podName: string,
+  containers: string[],
+): Promise<ContainerRecreateRequest> {
+  const requested: ContainerRecreateRequest = {
+    apiVersion: 'apps.kruise.io/v1alpha1',
+    kind: 'ContainerRecreateRequest',
+    metadata: { name, namespace: env.namespace },
+    spec: { podName, containers: containers.map((c) => ({ name: c })), strategy: { terminationGracePeriodSeconds: 2 } },
+  };
+  const decision = await crrAdmissionHandler(apiReader(env.client))({
+    uid: name,
+    kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'ContainerRecreateRequest' },
+    resource: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'containerrecreaterequests' },
+    namespace: env.namespace,
+    operation: 'CREATE',
+    object: requested,
+  });
+  if (!decision.allowed) throw new Error(`CRR ${name} refused by the admission check: ${decision.message}`);
+  return env.client.create<ContainerRecreateRequest>(
+    CONTAINER_RECREATE_REQUESTS,
+    (decision.object as ContainerRecreateRequest | undefined) ?? requested,
+    {
+      namespace: env.namespace,
+    },
+  );
+}
+
+/** Pods of SLEEP_FOREVER containers on the case's node, all running and ready (created together). */
+async function runPods(env: CaseEnv, names: string[], containers: string[]): Promise<void> {
+  await Promise.all(
+    names.map((name) =>
+      runPod(
+        env,
+        {
+          apiVersion: 'v1',
+          kind: 'Pod',
+          metadata: { name, namespace: env.namespace },
+          spec: {
+            nodeName: env.node.name,
+            terminationGracePeriodSeconds: 2,
+            containers: containers.map((c) => ({
+              name: c,
+              image: `${env.otherImage.image}:${env.otherImage.tag}`,
+              command: SLEEP_FOREVER,
+            })),
+          },
+        } satisfies PodObject,
+        180_000,
+      ),
+    ),
+  );
+}
+
+async function deletePods(env: CaseEnv, names: string[]): Promise<void> {
+  await Promise.all(
+    names.map((name) =>
+      env.client
+        .delete(CoreResources.pods, name, { namespace: env.namespace, gracePeriodSeconds: 0 })
+        .catch(() => undefined),
+    ),
+  );
+}
+
+/** The CRR's phase once Completed, or the last phase seen when the deadline passed. */
+async function crrOutcome(env: CaseEnv, name: string, timeoutMs: number): Promise<{ phase: string; ms: number }> {
+  const started = performance.now();
+  let last = '(none)';
+  try {
+    await waitFor(
+      async () => {
+        const crr = await getCrr(env, name);
+        last = crr?.status?.phase ?? '(no status)';
+        return crr?.status?.phase === 'Completed';
+      },
+      { timeoutMs, intervalMs: 200, message: `CRR ${name} Completed` },
+    );
+  } catch {
+    return { phase: last, ms: performance.now() - started };
+  }
+  return { phase: 'Completed', ms: performance.now() - started };
+}
+
+/** How long a tag may take before the case calls it stuck. */
+const TAG_TIMEOUT_MS = 60_000;
+/** OpenKruise's issue says "Pending indefinitely": a CRR not Completed by then is stuck. */
+const CRR_TIMEOUT_MS = 60_000;
+
+const tagOnce = (tag: string, version: number): ImageTagSpec => ({
+  tag,
+  version,
+  pullPolicy: { timeoutSeconds: 30, backoffLimit: 0 },
+});
+
+/** Wait for the tag's phase to end (Succeeded or Failed); the phase and message, or what was last seen. */
+async function tagOutcome(env: CaseEnv, image: string, tag: string, version: number): Promise<string> {
+  let last = '(no status)';
+  try {
+    await waitForStatus(
+      env.client,
+      env.node.name,
+      (status) => {
+        const t = tagStatusOf(status, image, tag);
+        if (!t || t.version !== version) return false;
+        last = `${t.phase}${t.message ? `: ${t.message}` : ''}`;
+        return t.phase === 'Succeeded' || t.phase === 'Failed';
+      },
+      { timeoutMs: TAG_TIMEOUT_MS, intervalMs: 200, message: `${image}:${tag} done` },
+    );
+  } catch {
+    return `${last} after ${TAG_TIMEOUT_MS / 1000} s`;
+  }
+  return last;
+}
+
+/** #2534: an ImagePullJob of `repo@sha256:...` is written as tag `sha256:...` of `repo` (its manager's split). */
+const digestPinned: BugCase = {
+  issue: 2534,
+  title: 'digest-pinned image (tag `sha256:...` in the NodeImage)',
+  async run(env) {
+    const pinned = `${env.repository}@${env.digest}`;
+    await removeImages(env.cri, [pinned]);
+    await setNodeImageSpec(env.client, env.node.name, {
+      images: { [env.repository]: { tags: [tagOnce(env.digest, 1)] } },
+    });
+    const outcome = await tagOutcome(env, env.repository, env.digest, 1);
+    const onNode = (await env.cri.imageStatus({ image: { image: pinned } })).image?.id;
+    await setNodeImageSpec(env.client, env.node.name, { images: {} });
+    const passed = outcome.startsWith('Succeeded') && onNode !== undefined;
+    return { passed, evidence: `tag status ${outcome}; ${pinned} on the node: ${onNode ? 'yes' : 'no'}` };
+  },
+};
+
+/** Secret names the NodeImage refers to and that do not exist (the copies of finished jobs, deleted). */
+const GONE_SECRETS = ['openkruise-bugs-gone-a', 'openkruise-bugs-gone-b'];
+/** Spec writes after the pull (other jobs' tags coming and going, as in the issue's AdvancedCronJob). */
+const SPEC_WRITES = 10;
+
+/** #2235: a pulled image whose pull secrets are gone; every later NodeImage sync logs each one as an error. */
+const secretLogFlood: BugCase = {
+  issue: 2235,
+  title: '"failed to get secret" logged on every NodeImage sync after the pull',
+  async run(env) {
+    const pullSecrets = GONE_SECRETS.map((name) => ({ namespace: 'kruise-daemon-config', name }));
+    const own = { pullSecrets, tags: [tagOnce('1', 1)] };
+    await setNodeImageSpec(env.client, env.node.name, { images: { [env.repository]: own } });
+    const first = await tagOutcome(env, env.repository, '1', 1);
+    const mark = env.agent.logLines().length;
+    const { image, tag } = env.otherImage;
+    for (let version = 1; version <= SPEC_WRITES; version++) {
+      await setNodeImageSpec(env.client, env.node.name, {
+        images: { [env.repository]: own, [image]: { tags: [tagOnce(tag, version)] } },
+      });
+      await tagOutcome(env, image, tag, version);
+    }
+    await setNodeImageSpec(env.client, env.node.name, { images: {} });
+    const lines = env.agent.logLines().slice(mark);
+    const about = lines.filter((l) => GONE_SECRETS.some((name) => l.includes(name)));
+    const passed = about.length <= GONE_SECRETS.length;
+    const sample = about[0] ? `; first: ${about[0].slice(0, 220)}` : '';
+    return {
+      passed,
+      evidence:
+        `the pull: ${first}; then ${SPEC_WRITES} spec writes of another image: ${about.length} log lines about the ` +
+        `${GONE_SECRETS.length} missing secrets${sample}`,
+      figure: { name: 'secretLogLines', unit: 'count', value: about.length },
+    };
+  },
+};
+
+/** Pods (of two containers) the case runs #2474's sequence on, one after another. */
+const SECOND_CRR_PODS = 3;
+
+/**
+ * #2474: CRR-1 restarts container a and completes; it is deleted and CRR-2 for container b of the same pod is
+ * created at once: the reporter's CRR-2 stayed Pending.
+ */
+const secondCrrAfterDelete: BugCase = {
+  issue: 2474,
+  title: 'a second CRR created right after the first is deleted',
+  async run(env) {
+    const pods = Array.from({ length: SECOND_CRR_PODS }, (_, i) => `bugs-2474-${env.agent.name}-${i}`);
+    await runPods(env, pods, ['a', 'b']);
+    const results: string[] = [];
+    let passed = true;
+    const toCompleted: number[] = [];
+    try {
+      for (const pod of pods) {
+        await createFilledCrr(env, `${pod}-1`, pod, ['a']);
+        const first = await crrOutcome(env, `${pod}-1`, CRR_TIMEOUT_MS);
+        if (first.phase !== 'Completed') {
+          passed = false;
+          results.push(`${pod}: CRR-1 ${first.phase} after ${(first.ms / 1000).toFixed(0)} s`);
+          continue;
+        }
+        await env.client.delete(CONTAINER_RECREATE_REQUESTS, `${pod}-1`, { namespace: env.namespace });
+        await createFilledCrr(env, `${pod}-2`, pod, ['b']);
+        const second = await crrOutcome(env, `${pod}-2`, CRR_TIMEOUT_MS);
+        if (second.phase === 'Completed') toCompleted.push(second.ms);
+        else passed = false;
+        results.push(`${pod}: CRR-2 ${second.phase} after ${(second.ms / 1000).toFixed(1)} s`);
+      }
+    } finally {
+      await deletePods(env, pods);
+    }
+    const figure =
+      toCompleted.length > 0
+        ? { figure: { name: 'secondCrr.createdToCompleted.max', unit: 'ms', value: Math.max(...toCompleted) } }
+        : {};
+    return { passed, evidence: results.join('; '), ...figure };
+  },
+};
+
+/** CRRs created at once, each on its own pod (one container): the agent's API writes come in a burst. */
+const BURST_CRRS = 20;
+
+/**
+ * #2298 (OpenKruise's pull request adding --rest-config-qps/--rest-config-burst to kruise-daemon, default still
+ * client-go's 5 and 10): a burst of CRRs on one node; each takes several status writes, which its client holds back.
+ */
+const throttling: BugCase = {
+  issue: 2298,
+  title: `client-side throttling at the default 5 QPS / burst 10 (${BURST_CRRS} CRRs at once)`,
+  async run(env) {
+    const pods = Array.from({ length: BURST_CRRS }, (_, i) => `bugs-2298-${env.agent.name}-${i}`);
+    await runPods(env, pods, ['c']);
+    const mark = env.agent.logLines().length;
+    const started = performance.now();
+    let outcomes: { phase: string; ms: number }[];
+    try {
+      await Promise.all(pods.map((pod) => createFilledCrr(env, `${pod}-crr`, pod, ['c'])));
+      outcomes = await Promise.all(pods.map((pod) => crrOutcome(env, `${pod}-crr`, 3 * CRR_TIMEOUT_MS)));
+    } finally {
+      await deletePods(env, pods);
+    }
+    const allMs = performance.now() - started;
+    const completed = outcomes.filter((o) => o.phase === 'Completed').length;
+    const waits = throttleWaits(env.agent.logLines().slice(mark));
+    const longest = waits.length > 0 ? Math.max(...waits) : 0;
+    const passed = completed === BURST_CRRS && longest < 1;
+    return {
+      passed,
+      evidence:
+        `${completed}/${BURST_CRRS} Completed, the last ${(Math.max(...outcomes.map((o) => o.ms)) / 1000).toFixed(1)} s ` +
+        `after the creates; ${waits.length} client-side throttling waits logged, longest ${longest.toFixed(2)} s`,
+      figure: { name: 'burstCrr.allCompleted', unit: 'ms', value: allMs },
+    };
+  },
+};
+
+/** The cases that need no OpenKruise manager, in the order they run. */
+export const DAEMON_CASES: readonly BugCase[] = [digestPinned, secretLogFlood, secondCrrAfterDelete, throttling];
