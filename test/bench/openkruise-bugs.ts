@@ -1,21 +1,29 @@
 // `npm run bench -- openkruise-bugs`: the bugs OpenKruise's users report (issue 18), each run as the same steps
 // against OpenKruise v1.9.1's kruise-daemon and against our agent, one at a time on kd-node-1 of the real local
 // cluster (REAL_CLUSTER_DIR): ours first (deploy/'s API objects), then OpenKruise's (its own API objects swapped in
-// for the time it runs, ours put back). No controller runs: the cases write what a manager would
-// (test/cluster/openkruise/bug-cases.ts). Prints per case whether each agent did what the issue's reporter expected,
+// for the time it runs, ours put back). Each side in two stages (test/cluster/openkruise/bug-cases.ts): the agent
+// alone, then with its controller (our kruise-controller; OpenKruise's kruise-manager, manager-process.ts, with its
+// webhooks and all its CRDs). Prints per case whether each agent did what the issue's reporter expected,
 // with the evidence, as a Markdown table (docs/openkruise-side-by-side.md); figures: 1/0 per agent and case, and
 // the durations. Not part of `npm run bench` without names, nor of `npm test`.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CriClient } from '../../src/cri/client.js';
 import { errorMessage } from '../../src/util/error-message.js';
-import { DAEMON_CASES, type AgentSide, type BugCase, type CaseEnv } from '../cluster/openkruise/bug-cases.js';
+import { BUG_CASES, type AgentSide, type BugCase, type CaseEnv } from '../cluster/openkruise/bug-cases.js';
 import { OpenKruiseDaemonProcess } from '../cluster/openkruise/daemon-process.js';
+import { OpenKruiseManagerProcess } from '../cluster/openkruise/manager-process.js';
 import { daemonApiObjects, openKruiseBuild, swapInObjects } from '../cluster/openkruise/openkruise.js';
 import { runChecked } from '../cluster/runtime/exec.js';
 import { setNodeImageSpec } from '../support/nodeimages.js';
 import { splitReference } from '../support/real-images.js';
-import { agentKubeconfigOf, startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
+import {
+  agentKubeconfigOf,
+  startAgentOn,
+  startSystem,
+  useRealCluster,
+  type RealCluster,
+} from '../support/real-cluster.js';
 import { deleteTestNamespace, ensureNamespace, waitForDefaultServiceAccount } from '../support/test-namespace.js';
 import { waitFor } from '../support/wait.js';
 import { verdictFigures, verdictTable, type BugVerdict, type SideVerdict } from './bug-verdicts.js';
@@ -109,57 +117,86 @@ export const openKruiseBugsSuite: BenchSuite = {
       otherImage: splitReference(cluster.images.busybox2),
       log,
     });
-    const onAgent = async (start: () => Promise<RunningAgent>): Promise<Map<number, SideVerdict>> => {
+    const stage = (name: BugCase['stage']): BugCase[] => BUG_CASES.filter((bug) => bug.stage === name);
+    const onAgent = async (
+      cases: readonly BugCase[],
+      start: () => Promise<RunningAgent>,
+    ): Promise<Map<number, SideVerdict>> => {
       await setNodeImageSpec(client, node.name, { images: {} });
       const agent = await start();
       try {
-        return await runCases(DAEMON_CASES, envFor(agent.side), log);
+        return await runCases(cases, envFor(agent.side), log);
       } finally {
         await agent.stop();
         loads.push(loadavg()[0]!);
       }
     };
+    const startOpenKruiseDaemon = async (): Promise<RunningAgent> => {
+      const daemon = await OpenKruiseDaemonProcess.start({
+        binary: build.daemon,
+        node,
+        kubeconfig: agentKubeconfigOf(cluster, node),
+        logFile: join(cluster.layout.logDir, `openkruise-bugs-daemon-${node.name}.log`),
+        extraArgs: [OPENKRUISE_VERBOSITY],
+      });
+      try {
+        await waitFor(() => daemon.healthy(), {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+          message: 'kruise-daemon /healthz 200',
+        });
+      } catch (err) {
+        await daemon.stop();
+        throw err;
+      }
+      return { side: { name: 'openkruise', logLines: () => daemon.log() }, stop: () => daemon.stop() };
+    };
 
-    log(`ours on ${node.name}`);
-    const ours = await onAgent(async () => {
+    log(`ours on ${node.name}: the agent alone`);
+    const ours = await onAgent(stage('agent'), async () => {
       const agent = await startAgentOn(cluster, node);
       return {
         side: { name: 'ours', logLines: () => agent.process.logs.map((l) => JSON.stringify(l)) },
         stop: () => agent.process.stop(),
       };
     });
+    log(`ours on ${node.name}: kruise-controller on the host, the agent`);
+    for (const [issue, verdict] of await onAgent(stage('system'), async () => {
+      const system = await startSystem(cluster, { nodes: [node] });
+      const agent = system.agentProcess(node);
+      return {
+        side: { name: 'ours', logLines: () => agent.logs.map((l) => JSON.stringify(l)) },
+        stop: () => system.stop(),
+      };
+    })) {
+      ours.set(issue, verdict);
+    }
 
     log(`OpenKruise ${build.version}'s API objects for its daemon (ours are put back after)`);
     const restoreOurs = swapInObjects(cluster.layout, daemonApiObjects(cluster.layout, build));
     let theirs: Map<number, SideVerdict>;
     try {
-      log(`OpenKruise's kruise-daemon on ${node.name} (${OPENKRUISE_VERBOSITY})`);
-      theirs = await onAgent(async () => {
-        const daemon = await OpenKruiseDaemonProcess.start({
-          binary: build.daemon,
-          node,
-          kubeconfig: agentKubeconfigOf(cluster, node),
-          logFile: join(cluster.layout.logDir, `openkruise-bugs-daemon-${node.name}.log`),
-          extraArgs: [OPENKRUISE_VERBOSITY],
+      log(`OpenKruise's kruise-daemon on ${node.name} (${OPENKRUISE_VERBOSITY}): the daemon alone`);
+      theirs = await onAgent(stage('agent'), startOpenKruiseDaemon);
+      log(`OpenKruise's kruise-manager on the host (its CRDs and webhooks), its daemon on ${node.name}`);
+      const manager = await OpenKruiseManagerProcess.start({ build, layout: cluster.layout });
+      try {
+        await waitFor(() => manager.ready(), {
+          timeoutMs: 120_000,
+          intervalMs: 250,
+          message: 'kruise-manager /readyz',
         });
-        try {
-          await waitFor(() => daemon.healthy(), {
-            timeoutMs: 60_000,
-            intervalMs: 100,
-            message: 'kruise-daemon /healthz 200',
-          });
-        } catch (err) {
-          await daemon.stop();
-          throw err;
-        }
-        return { side: { name: 'openkruise', logLines: () => daemon.log() }, stop: () => daemon.stop() };
-      });
+        for (const [issue, verdict] of await onAgent(stage('system'), startOpenKruiseDaemon))
+          theirs.set(issue, verdict);
+      } finally {
+        await manager.stop();
+      }
     } finally {
       log('putting our API objects back');
       restoreOurs();
     }
 
-    const verdicts: BugVerdict[] = DAEMON_CASES.map((bug) => ({
+    const verdicts: BugVerdict[] = BUG_CASES.map((bug) => ({
       issue: bug.issue,
       title: bug.title,
       ours: ours.get(bug.issue)!,

@@ -11,6 +11,7 @@ import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
 import { openKruiseSuite } from './openkruise.js';
 import { openKruiseBugsSuite } from './openkruise-bugs.js';
+import { openKruiseHandoverSuite } from './openkruise-handover.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { podProbeSuite } from './pod-probe.js';
 import { pullSecretsSuite } from './pull-secrets.js';
@@ -31,4 +32,5 @@ export const SUITES: readonly BenchSuite[] = [
   imageSuite,
   openKruiseSuite,
   openKruiseBugsSuite,
+  openKruiseHandoverSuite,
 ];

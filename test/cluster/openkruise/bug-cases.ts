@@ -1,17 +1,25 @@
 // OpenKruise's reported bugs as cases for one node agent at a time (`npm run bench -- openkruise-bugs`,
 // test/bench/openkruise-bugs.ts): each case runs the same steps on kd-node-1 whichever agent serves the node (ours,
 // or OpenKruise v1.9.1's kruise-daemon) and says whether the agent did what the issue's reporter expected, with the
-// evidence (a status, a log line, a count). No controller runs: what OpenKruise's manager and webhooks would write is
-// written by hand (the NodeImage spec; the CRR labels and statusContext, by our CRR admission handler, which fills
-// them as OpenKruise's webhook does). docs/openkruise-side-by-side.md has the cases, the issues and the results.
-import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
+// evidence (a status, a log line, a count). Two stages: the agent alone (no controller: the NodeImage spec is written
+// by hand, as OpenKruise's ImagePullJob controller would write it), and the agent with a controller (ours, or
+// OpenKruise's kruise-manager: its webhook fills a CRR's labels and statusContext, its CRR controller copies the pod's
+// container statuses into the CRR, which is what wakes OpenKruise's daemon once a container runs again).
+// docs/openkruise-side-by-side.md has the cases, the issues and the results.
 import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
+import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
 import type { ImageTagSpec } from '../../../src/api/nodeimage.js';
-import { apiReader, crrAdmissionHandler } from '../../../src/controller/admission/crr/handler.js';
 import type { CriClient } from '../../../src/cri/client.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { CoreResources } from '../../../src/kube/resource.js';
-import { getCrr, runPod, SLEEP_FOREVER, type CrrScope, type PodObject } from '../../e2e/containerrecreate/stack.js';
+import {
+  createCrr as createCrrIn,
+  getCrr,
+  runPod,
+  SLEEP_FOREVER,
+  type CrrScope,
+  type PodObject,
+} from '../../e2e/containerrecreate/stack.js';
 import { removeImages, setNodeImageSpec, tagStatusOf, waitForStatus } from '../../support/nodeimages.js';
 import { waitFor } from '../../support/wait.js';
 import { throttleWaits } from '../../bench/bug-verdicts.js';
@@ -52,38 +60,18 @@ export interface BugCase {
   /** OpenKruise's issue or pull request number. */
   issue: number;
   title: string;
+  /** `agent`: the agent alone; `system`: with its controller (ours, or OpenKruise's manager) and webhooks. */
+  stage: 'agent' | 'system';
   run(env: CaseEnv): Promise<CaseResult>;
 }
 
-/** The pod's objects and our CRR admission: the labels and statusContext OpenKruise's webhook would fill. */
-async function createFilledCrr(
-  env: CaseEnv,
-  name: string,
-  podName: string,
-  containers: string[],
-): Promise<ContainerRecreateRequest> {
-  const requested: ContainerRecreateRequest = {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'ContainerRecreateRequest',
-    metadata: { name, namespace: env.namespace },
-    spec: { podName, containers: containers.map((c) => ({ name: c })), strategy: { terminationGracePeriodSeconds: 2 } },
-  };
-  const decision = await crrAdmissionHandler(apiReader(env.client))({
-    uid: name,
-    kind: { group: 'apps.kruise.io', version: 'v1alpha1', kind: 'ContainerRecreateRequest' },
-    resource: { group: 'apps.kruise.io', version: 'v1alpha1', resource: 'containerrecreaterequests' },
-    namespace: env.namespace,
-    operation: 'CREATE',
-    object: requested,
+/** A CRR as a user writes it (the controller's webhook fills the rest). */
+function createCrr(env: CaseEnv, name: string, podName: string, containers: string[]): Promise<unknown> {
+  return createCrrIn(env, name, {
+    podName,
+    containers: containers.map((c) => ({ name: c })),
+    strategy: { terminationGracePeriodSeconds: 2 },
   });
-  if (!decision.allowed) throw new Error(`CRR ${name} refused by the admission check: ${decision.message}`);
-  return env.client.create<ContainerRecreateRequest>(
-    CONTAINER_RECREATE_REQUESTS,
-    (decision.object as ContainerRecreateRequest | undefined) ?? requested,
-    {
-      namespace: env.namespace,
-    },
-  );
 }
 
 /** Pods of SLEEP_FOREVER containers on the case's node, all running and ready (created together). */
@@ -177,6 +165,7 @@ async function tagOutcome(env: CaseEnv, image: string, tag: string, version: num
 const digestPinned: BugCase = {
   issue: 2534,
   title: 'digest-pinned image (tag `sha256:...` in the NodeImage)',
+  stage: 'agent',
   async run(env) {
     const pinned = `${env.repository}@${env.digest}`;
     await removeImages(env.cri, [pinned]);
@@ -200,6 +189,7 @@ const SPEC_WRITES = 10;
 const secretLogFlood: BugCase = {
   issue: 2235,
   title: '"failed to get secret" logged on every NodeImage sync after the pull',
+  stage: 'agent',
   async run(env) {
     const pullSecrets = GONE_SECRETS.map((name) => ({ namespace: 'kruise-daemon-config', name }));
     const own = { pullSecrets, tags: [tagOnce('1', 1)] };
@@ -238,6 +228,7 @@ const SECOND_CRR_PODS = 3;
 const secondCrrAfterDelete: BugCase = {
   issue: 2474,
   title: 'a second CRR created right after the first is deleted',
+  stage: 'system',
   async run(env) {
     const pods = Array.from({ length: SECOND_CRR_PODS }, (_, i) => `bugs-2474-${env.agent.name}-${i}`);
     await runPods(env, pods, ['a', 'b']);
@@ -246,7 +237,7 @@ const secondCrrAfterDelete: BugCase = {
     const toCompleted: number[] = [];
     try {
       for (const pod of pods) {
-        await createFilledCrr(env, `${pod}-1`, pod, ['a']);
+        await createCrr(env, `${pod}-1`, pod, ['a']);
         const first = await crrOutcome(env, `${pod}-1`, CRR_TIMEOUT_MS);
         if (first.phase !== 'Completed') {
           passed = false;
@@ -254,7 +245,7 @@ const secondCrrAfterDelete: BugCase = {
           continue;
         }
         await env.client.delete(CONTAINER_RECREATE_REQUESTS, `${pod}-1`, { namespace: env.namespace });
-        await createFilledCrr(env, `${pod}-2`, pod, ['b']);
+        await createCrr(env, `${pod}-2`, pod, ['b']);
         const second = await crrOutcome(env, `${pod}-2`, CRR_TIMEOUT_MS);
         if (second.phase === 'Completed') toCompleted.push(second.ms);
         else passed = false;
@@ -281,6 +272,7 @@ const BURST_CRRS = 20;
 const throttling: BugCase = {
   issue: 2298,
   title: `client-side throttling at the default 5 QPS / burst 10 (${BURST_CRRS} CRRs at once)`,
+  stage: 'system',
   async run(env) {
     const pods = Array.from({ length: BURST_CRRS }, (_, i) => `bugs-2298-${env.agent.name}-${i}`);
     await runPods(env, pods, ['c']);
@@ -288,7 +280,7 @@ const throttling: BugCase = {
     const started = performance.now();
     let outcomes: { phase: string; ms: number }[];
     try {
-      await Promise.all(pods.map((pod) => createFilledCrr(env, `${pod}-crr`, pod, ['c'])));
+      await Promise.all(pods.map((pod) => createCrr(env, `${pod}-crr`, pod, ['c'])));
       outcomes = await Promise.all(pods.map((pod) => crrOutcome(env, `${pod}-crr`, 3 * CRR_TIMEOUT_MS)));
     } finally {
       await deletePods(env, pods);
@@ -308,5 +300,66 @@ const throttling: BugCase = {
   },
 };
 
-/** The cases that need no OpenKruise manager, in the order they run. */
-export const DAEMON_CASES: readonly BugCase[] = [digestPinned, secretLogFlood, secondCrrAfterDelete, throttling];
+const NEVER_TIMEOUT_SECONDS = 3600;
+const NEVER_BACKOFF_LIMIT = 3;
+
+/**
+ * #2071: a `completionPolicy: Never` ImagePullJob's tags get activeDeadlineSeconds max(1800, timeoutSeconds) from
+ * OpenKruise's manager, so with 1 h attempts the deadline ends the pull after the first and its backoffLimit retries
+ * never run (the daemon checks the deadline before each attempt, imagepuller_worker.go:399-405).
+ */
+const neverDeadline: BugCase = {
+  issue: 2071,
+  title: '`completionPolicy: Never` job: the tag deadline leaves room for backoffLimit retries',
+  stage: 'system',
+  async run(env) {
+    const name = 'bugs-2071-never';
+    await env.client.create(
+      IMAGE_PULL_JOBS,
+      {
+        apiVersion: 'apps.kruise.io/v1beta1',
+        kind: 'ImagePullJob',
+        metadata: { name, namespace: env.namespace },
+        spec: {
+          image: `${env.repository}:1`,
+          selector: { names: [env.node.name] },
+          completionPolicy: { type: 'Never' },
+          pullPolicy: { timeoutSeconds: NEVER_TIMEOUT_SECONDS, backoffLimit: NEVER_BACKOFF_LIMIT },
+        },
+      },
+      { namespace: env.namespace },
+    );
+    try {
+      const ni = await waitForStatus(
+        env.client,
+        env.node.name,
+        (_, object) =>
+          (object.spec?.images?.[env.repository]?.tags ?? []).some((t) =>
+            (t.ownerReferences ?? []).some((o) => o.name === name),
+          ),
+        { timeoutMs: 60_000, message: `the tag of ImagePullJob ${name} in NodeImage ${env.node.name}` },
+      );
+      const tag = ni.spec?.images?.[env.repository]?.tags.find((t) => t.tag === '1');
+      const deadline = tag?.pullPolicy?.activeDeadlineSeconds ?? 0;
+      const needed = NEVER_TIMEOUT_SECONDS * (NEVER_BACKOFF_LIMIT + 1);
+      return {
+        passed: deadline >= needed,
+        evidence:
+          `timeoutSeconds ${NEVER_TIMEOUT_SECONDS}, backoffLimit ${NEVER_BACKOFF_LIMIT}: the tag's ` +
+          `activeDeadlineSeconds ${deadline} (${NEVER_BACKOFF_LIMIT + 1} attempts need ${needed})`,
+        figure: { name: 'neverTag.activeDeadlineSeconds', unit: 's', value: deadline },
+      };
+    } finally {
+      await env.client.delete(IMAGE_PULL_JOBS, name, { namespace: env.namespace }).catch(() => undefined);
+    }
+  },
+};
+
+/** Every case, in the order they run within a stage. */
+export const BUG_CASES: readonly BugCase[] = [
+  digestPinned,
+  secretLogFlood,
+  neverDeadline,
+  secondCrrAfterDelete,
+  throttling,
+];
