@@ -5,7 +5,8 @@
 // alone, then with its controller (our kruise-controller; OpenKruise's kruise-manager, manager-process.ts, with its
 // webhooks and all its CRDs). Prints per case whether each agent did what the issue's reporter expected,
 // with the evidence, as a Markdown table (docs/openkruise-side-by-side.md); figures: 1/0 per agent and case, and
-// the durations. Not part of `npm run bench` without names, nor of `npm test`.
+// the durations. OPENKRUISE_BUGS=2534,1263 runs only those cases. Not part of `npm run bench` without names, nor of
+// `npm test`.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { CriClient } from '../../src/cri/client.js';
@@ -84,6 +85,19 @@ async function runCases(
   return verdicts;
 }
 
+/** OPENKRUISE_BUGS (issue numbers, comma-separated; default every case) picks the cases to run. */
+function selectedCases(raw: string | undefined): BugCase[] {
+  if (!raw) return [...BUG_CASES];
+  const wanted = raw.split(',').map((n) => Number(n.trim().replace(/^#/, '')));
+  const unknown = wanted.filter((n) => !BUG_CASES.some((bug) => bug.issue === n));
+  if (unknown.length > 0) {
+    throw new Error(
+      `OPENKRUISE_BUGS: no case for ${unknown.join(', ')} (cases: ${BUG_CASES.map((b) => b.issue).join(', ')})`,
+    );
+  }
+  return BUG_CASES.filter((bug) => wanted.includes(bug.issue));
+}
+
 export const openKruiseBugsSuite: BenchSuite = {
   name: 'openkruise-bugs',
   description: "OpenKruise's reported bugs, each run against its kruise-daemon and our agent on one real node",
@@ -117,7 +131,8 @@ export const openKruiseBugsSuite: BenchSuite = {
       otherImage: splitReference(cluster.images.busybox2),
       log,
     });
-    const stage = (name: BugCase['stage']): BugCase[] => BUG_CASES.filter((bug) => bug.stage === name);
+    const selected = selectedCases(process.env.OPENKRUISE_BUGS);
+    const stage = (name: BugCase['stage']): BugCase[] => selected.filter((bug) => bug.stage === name);
     const onAgent = async (
       cases: readonly BugCase[],
       start: () => Promise<RunningAgent>,
@@ -152,14 +167,16 @@ export const openKruiseBugsSuite: BenchSuite = {
       return { side: { name: 'openkruise', logLines: () => daemon.log() }, stop: () => daemon.stop() };
     };
 
-    log(`ours on ${node.name}: the agent alone`);
-    const ours = await onAgent(stage('agent'), async () => {
+    const startOurAgent = async (): Promise<RunningAgent> => {
       const agent = await startAgentOn(cluster, node);
       return {
         side: { name: 'ours', logLines: () => agent.process.logs.map((l) => JSON.stringify(l)) },
         stop: () => agent.process.stop(),
       };
-    });
+    };
+
+    log(`ours on ${node.name}: the agent alone`);
+    const ours = await onAgent(stage('agent'), startOurAgent);
     log(`ours on ${node.name}: kruise-controller on the host, the agent`);
     for (const [issue, verdict] of await onAgent(stage('system'), async () => {
       const system = await startSystem(cluster, { nodes: [node] });
@@ -170,6 +187,30 @@ export const openKruiseBugsSuite: BenchSuite = {
       };
     })) {
       ours.set(issue, verdict);
+    }
+
+    const startManager = async (): Promise<OpenKruiseManagerProcess> => {
+      const manager = await OpenKruiseManagerProcess.start({ build, layout: cluster.layout });
+      try {
+        await waitFor(() => manager.ready(), {
+          timeoutMs: 120_000,
+          intervalMs: 250,
+          message: 'kruise-manager /readyz',
+        });
+      } catch (err) {
+        await manager.stop();
+        throw err;
+      }
+      return manager;
+    };
+    log(`ours on ${node.name} beside OpenKruise's kruise-manager (its CRDs and webhooks; a CloneSet)`);
+    const managerForOurs = await startManager();
+    try {
+      for (const [issue, verdict] of await onAgent(stage('openkruise-manager'), startOurAgent)) {
+        ours.set(issue, verdict);
+      }
+    } finally {
+      await managerForOurs.stop();
     }
 
     log(`OpenKruise ${build.version}'s API objects for its daemon (ours are put back after)`);
@@ -196,7 +237,7 @@ export const openKruiseBugsSuite: BenchSuite = {
       restoreOurs();
     }
 
-    const verdicts: BugVerdict[] = BUG_CASES.map((bug) => ({
+    const verdicts: BugVerdict[] = selected.map((bug) => ({
       issue: bug.issue,
       title: bug.title,
       ours: ours.get(bug.issue)!,

@@ -11,7 +11,8 @@ import { IMAGE_PULL_JOBS } from '../../../src/api/imagepulljob.js';
 import type { ImageTagSpec } from '../../../src/api/nodeimage.js';
 import type { CriClient } from '../../../src/cri/client.js';
 import type { KubeClient } from '../../../src/kube/client.js';
-import { CoreResources } from '../../../src/kube/resource.js';
+import type { KubeObject } from '../../../src/kube/object.js';
+import { CoreResources, type ResourceType } from '../../../src/kube/resource.js';
 import {
   createCrr as createCrrIn,
   getCrr,
@@ -60,8 +61,11 @@ export interface BugCase {
   /** OpenKruise's issue or pull request number. */
   issue: number;
   title: string;
-  /** `agent`: the agent alone; `system`: with its controller (ours, or OpenKruise's manager) and webhooks. */
-  stage: 'agent' | 'system';
+  /**
+   * `agent`: the agent alone; `system`: with its controller (ours, or OpenKruise's manager) and webhooks;
+   * `openkruise-manager`: with OpenKruise's manager for both agents (a CloneSet, which only it serves).
+   */
+  stage: 'agent' | 'system' | 'openkruise-manager';
   run(env: CaseEnv): Promise<CaseResult>;
 }
 
@@ -355,6 +359,134 @@ const neverDeadline: BugCase = {
   },
 };
 
+const CLONE_SETS: ResourceType = {
+  group: 'apps.kruise.io',
+  version: 'v1alpha1',
+  resource: 'clonesets',
+  namespaced: true,
+  kind: 'CloneSet',
+};
+/** How long the pod must keep its restart count once updated: a second restart would come within a few seconds. */
+const SETTLED_MS = 15_000;
+
+interface CoreEventLike {
+  reason?: string;
+  message?: string;
+  source?: { component?: string };
+  involvedObject?: { name?: string };
+}
+
+/**
+ * #1263: a CloneSet in-place update that changes the image and an env-from-metadata label together. kubelet restarts
+ * the container for the image; OpenKruise's daemon (InPlaceUpdateEnvFromMetadata) restarts it too for the env, so the
+ * preStop hook runs twice (a FailedPreStopHook when one kill cuts the other's hook short).
+ */
+const imageAndEnvTogether: BugCase = {
+  issue: 1263,
+  title: 'in-place update of image and env-from-metadata together: one restart, preStop once',
+  stage: 'openkruise-manager',
+  async run(env) {
+    const name = `bugs-1263-${env.agent.name}`;
+    const template = (image: string, version: string): object => ({
+      metadata: { labels: { app: name, version } },
+      spec: {
+        nodeSelector: { 'kubernetes.io/hostname': env.node.name },
+        terminationGracePeriodSeconds: 30,
+        containers: [
+          {
+            name: 'app',
+            image,
+            command: SLEEP_FOREVER,
+            env: [{ name: 'VERSION', valueFrom: { fieldRef: { fieldPath: "metadata.labels['version']" } } }],
+            lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo PRESTOP > /proc/1/fd/1; sleep 3'] } } },
+          },
+        ],
+      },
+    });
+    const oldImage = `${env.repository}:1`;
+    const newImage = `${env.otherImage.image}:${env.otherImage.tag}`;
+    await env.client.create(
+      CLONE_SETS,
+      {
+        apiVersion: 'apps.kruise.io/v1alpha1',
+        kind: 'CloneSet',
+        metadata: { name, namespace: env.namespace },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: name } },
+          updateStrategy: { type: 'InPlaceIfPossible' },
+          template: template(oldImage, 'v1'),
+        },
+      },
+      { namespace: env.namespace },
+    );
+    try {
+      const running = (image: string) => async (): Promise<PodObject | undefined> => {
+        const list = await env.client.list<PodObject>(CoreResources.pods, {
+          namespace: env.namespace,
+          labelSelector: `app=${name}`,
+        });
+        const pod = list.items.find((p) => !p.metadata?.deletionTimestamp);
+        const status = pod?.status?.containerStatuses?.find((c) => c.name === 'app');
+        return status?.ready && status.state?.running && pod?.spec?.containers[0]?.image === image ? pod : undefined;
+      };
+      const before = await waitFor(running(oldImage), { timeoutMs: 120_000, message: `${name}'s pod running` });
+      const podName = before.metadata!.name!;
+      const restarts0 = before.status!.containerStatuses![0]!.restartCount ?? 0;
+      const since = Date.now();
+      await env.client.patch(
+        CLONE_SETS,
+        name,
+        { spec: { template: template(newImage, 'v2') } },
+        { namespace: env.namespace, type: 'merge' },
+      );
+      const updated = await waitFor(
+        async () => {
+          const pod = await running(newImage)();
+          const status = pod?.status?.containerStatuses?.[0];
+          return status && status.restartCount > restarts0 ? pod : undefined;
+        },
+        { timeoutMs: 120_000, message: `${podName} updated in place and running` },
+      );
+      // a second restart (the agent's, for the env) comes within seconds of kubelet's: the count must hold
+      let restarts = updated.status!.containerStatuses![0]!.restartCount - restarts0;
+      const settled = performance.now();
+      await waitFor(
+        async () => {
+          const pod = await running(newImage)();
+          const count = pod?.status?.containerStatuses?.[0]?.restartCount;
+          if (count !== undefined) restarts = count - restarts0;
+          return performance.now() - settled >= SETTLED_MS;
+        },
+        { timeoutMs: SETTLED_MS + 60_000, intervalMs: 500, message: `${podName} settled` },
+      );
+      const events = await env.client.list<CoreEventLike & KubeObject>(CoreResources.events, {
+        namespace: env.namespace,
+      });
+      const ofPod = events.items.filter(
+        (e) => e.involvedObject?.name === podName && Date.parse(e.metadata?.creationTimestamp ?? '') >= since - 1000,
+      );
+      const kills = ofPod.filter((e) => e.reason === 'Killing').map((e) => e.source?.component ?? '?');
+      const failedHooks = ofPod.filter((e) => e.reason === 'FailedPreStopHook');
+      const logs = await env.client.transport.request({
+        method: 'GET',
+        path: `/api/v1/namespaces/${env.namespace}/pods/${podName}/log?container=app&previous=true`,
+      });
+      const preStops = logs.body.split('\n').filter((l) => l.trim() === 'PRESTOP').length;
+      return {
+        passed: restarts === 1 && failedHooks.length === 0,
+        evidence:
+          `restartCount +${restarts}; Killing events from ${kills.join(', ') || 'none'}; ` +
+          `FailedPreStopHook ${failedHooks.length}${failedHooks[0] ? ` (${failedHooks[0].message ?? ''})` : ''}; ` +
+          `PRESTOP in the last stopped container's log ${preStops}`,
+        figure: { name: 'inPlace.restarts', unit: 'count', value: restarts },
+      };
+    } finally {
+      await env.client.delete(CLONE_SETS, name, { namespace: env.namespace }).catch(() => undefined);
+    }
+  },
+};
+
 /** Every case, in the order they run within a stage. */
 export const BUG_CASES: readonly BugCase[] = [
   digestPinned,
@@ -362,4 +494,5 @@ export const BUG_CASES: readonly BugCase[] = [
   neverDeadline,
   secondCrrAfterDelete,
   throttling,
+  imageAndEnvTogether,
 ];
