@@ -72,11 +72,17 @@ export const openKruiseHandoverSuite: BenchSuite = {
     const served = await nodeRegistryProxy(cluster);
     context.defer(() => served.close());
     const source = `${cluster.registry}/openkruise-handover/busybox:1`;
+    // layers recompressed with zstd: blobs no other image on the node shares, so its content goes with the image and
+    // every pull of it fetches them (a copy with the same layers would find them in containerd's content store)
     await runChecked('skopeo', [
       'copy',
       '--quiet',
       '--src-tls-verify=false',
       '--dest-tls-verify=false',
+      '--format',
+      'oci',
+      '--dest-compress-format',
+      'zstd',
       `docker://${cluster.images.busybox2}`,
       `docker://${source}`,
     ]);
