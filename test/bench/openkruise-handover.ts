@@ -10,6 +10,8 @@
 // completes and the image is on the node; counted: the preStop runs (its own line in the container's log), the
 // PullImage calls (containerd's log) and the registry requests (the proxy's counters). Not part of `npm test`.
 import { readFileSync, statSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
 import { CriClient } from '../../src/cri/client.js';
@@ -44,6 +46,22 @@ const AGENT_ONLY = join(packageRoot(), 'deploy', 'overlays', 'agent-only');
 const AGENT_ONLY_SELECTOR = 'app.kubernetes.io/component!=crds';
 const AGENT_ONLY_ACCOUNT = 'kruise-daemon-ts';
 
+/** `from` with one more layer (a file with this run's time in it), copied to `to` (umoci insert, skopeo). */
+async function pushImageWithOwnLayer(from: string, to: string): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'kd-handover-image-'));
+  try {
+    const layout = `${join(dir, 'layout')}:image`;
+    const file = join(dir, 'handover');
+    await writeFile(file, `hand-over run at ${new Date().toISOString()}\n`);
+    const tls = ['--src-tls-verify=false', '--dest-tls-verify=false'];
+    await runChecked('skopeo', ['copy', '--quiet', ...tls, `docker://${from}`, `oci:${layout}`]);
+    await runChecked('umoci', ['insert', '--image', layout, file, '/handover']);
+    await runChecked('skopeo', ['copy', '--quiet', ...tls, `oci:${layout}`, `docker://${to}`]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Lines of a file from a byte offset on (a log written by another process). */
 function linesFrom(file: string, offset: number): string[] {
   return readFileSync(file).subarray(offset).toString('utf8').split('\n');
@@ -72,20 +90,9 @@ export const openKruiseHandoverSuite: BenchSuite = {
     const served = await nodeRegistryProxy(cluster);
     context.defer(() => served.close());
     const source = `${cluster.registry}/openkruise-handover/busybox:1`;
-    // layers recompressed with zstd: blobs no other image on the node shares, so its content goes with the image and
-    // every pull of it fetches them (a copy with the same layers would find them in containerd's content store)
-    await runChecked('skopeo', [
-      'copy',
-      '--quiet',
-      '--src-tls-verify=false',
-      '--dest-tls-verify=false',
-      '--format',
-      'oci',
-      '--dest-compress-format',
-      'zstd',
-      `docker://${cluster.images.busybox2}`,
-      `docker://${source}`,
-    ]);
+    // busybox 2.0 plus a layer of its own (a file naming this run): containerd skips fetching a layer whose unpacked
+    // snapshot it has, so only a layer no other image has keeps the pull waiting on the held blobs
+    await pushImageWithOwnLayer(cluster.images.busybox2, source);
     const repository = `${served.proxy.host}/openkruise-handover/busybox`;
     const pullRef = `${repository}:1`;
     await removeImages(cri, [pullRef, source]);
