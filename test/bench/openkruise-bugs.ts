@@ -34,6 +34,9 @@ const NAMESPACE = 'openkruise-bugs';
 /** OpenKruise's daemon at -v=3: client-go logs each client-side throttling wait over 50 ms at that level. */
 const OPENKRUISE_VERBOSITY = '-v=3';
 
+/** A case a stage left out (a stage that failed before it). */
+const NOT_RUN: SideVerdict = { passed: false, evidence: 'not run', ms: 0 };
+
 interface RunningAgent {
   side: AgentSide;
   stop(): Promise<unknown>;
@@ -220,15 +223,10 @@ export const openKruiseBugsSuite: BenchSuite = {
       log(`OpenKruise's kruise-daemon on ${node.name} (${OPENKRUISE_VERBOSITY}): the daemon alone`);
       theirs = await onAgent(stage('agent'), startOpenKruiseDaemon);
       log(`OpenKruise's kruise-manager on the host (its CRDs and webhooks), its daemon on ${node.name}`);
-      const manager = await OpenKruiseManagerProcess.start({ build, layout: cluster.layout });
+      const manager = await startManager();
       try {
-        await waitFor(() => manager.ready(), {
-          timeoutMs: 120_000,
-          intervalMs: 250,
-          message: 'kruise-manager /readyz',
-        });
-        for (const [issue, verdict] of await onAgent(stage('system'), startOpenKruiseDaemon))
-          theirs.set(issue, verdict);
+        const cases = [...stage('system'), ...stage('openkruise-manager')];
+        for (const [issue, verdict] of await onAgent(cases, startOpenKruiseDaemon)) theirs.set(issue, verdict);
       } finally {
         await manager.stop();
       }
@@ -240,8 +238,8 @@ export const openKruiseBugsSuite: BenchSuite = {
     const verdicts: BugVerdict[] = selected.map((bug) => ({
       issue: bug.issue,
       title: bug.title,
-      ours: ours.get(bug.issue)!,
-      theirs: theirs.get(bug.issue)!,
+      ours: ours.get(bug.issue) ?? NOT_RUN,
+      theirs: theirs.get(bug.issue) ?? NOT_RUN,
     }));
     const load = `load average (1 min) ${Math.min(...loads).toFixed(1)} to ${Math.max(...loads).toFixed(1)}`;
     log(`OpenKruise's reported bugs on ${node.name}, side by side (${load}):\n${verdictTable(verdicts)}`);
