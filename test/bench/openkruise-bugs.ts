@@ -25,12 +25,11 @@ import {
   useRealCluster,
   type RealCluster,
 } from '../support/real-cluster.js';
-import { deleteTestNamespace, ensureNamespace, waitForDefaultServiceAccount } from '../support/test-namespace.js';
+import { createTestNamespace, deleteTestNamespace } from '../support/test-namespace.js';
 import { waitFor } from '../support/wait.js';
 import { verdictFigures, verdictTable, type BugVerdict, type SideVerdict } from './bug-verdicts.js';
 import type { BenchSuite, Figure } from './framework.js';
 
-const NAMESPACE = 'openkruise-bugs';
 /** OpenKruise's daemon at -v=3: client-go logs each client-side throttling wait over 50 ms at that level. */
 const OPENKRUISE_VERBOSITY = '-v=3';
 
@@ -115,17 +114,15 @@ export const openKruiseBugsSuite: BenchSuite = {
     const client = cluster.admin;
     const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
     context.defer(() => cri.close());
-    await deleteTestNamespace(client, NAMESPACE, { waitMs: 120_000 });
-    await ensureNamespace(client, NAMESPACE);
-    await waitForDefaultServiceAccount(client, NAMESPACE);
-    context.defer(() => deleteTestNamespace(client, NAMESPACE));
+    const namespace = await createTestNamespace(client, 'openkruise-bugs', { forPods: true });
+    context.defer(() => deleteTestNamespace(client, namespace));
     context.defer(() => setNodeImageSpec(client, node.name, { images: {} }));
     const { repository, digest } = await pushCaseImage(cluster);
     log(`case image ${repository}:1 (${digest})`);
 
     const envFor = (side: AgentSide): CaseEnv => ({
       client,
-      namespace: NAMESPACE,
+      namespace,
       node,
       cri,
       agent: side,
@@ -150,23 +147,13 @@ export const openKruiseBugsSuite: BenchSuite = {
       }
     };
     const startOpenKruiseDaemon = async (): Promise<RunningAgent> => {
-      const daemon = await OpenKruiseDaemonProcess.start({
+      const daemon = await OpenKruiseDaemonProcess.startHealthy({
         binary: build.daemon,
         node,
         kubeconfig: agentKubeconfigOf(cluster, node),
         logFile: join(cluster.layout.logDir, `openkruise-bugs-daemon-${node.name}.log`),
         extraArgs: [OPENKRUISE_VERBOSITY],
       });
-      try {
-        await waitFor(() => daemon.healthy(), {
-          timeoutMs: 60_000,
-          intervalMs: 100,
-          message: 'kruise-daemon /healthz 200',
-        });
-      } catch (err) {
-        await daemon.stop();
-        throw err;
-      }
       return { side: { name: 'openkruise', logLines: () => daemon.log() }, stop: () => daemon.stop() };
     };
 

@@ -33,11 +33,10 @@ import {
 import { getNodeImage, removeImages, tagStatusOf } from '../support/nodeimages.js';
 import { nodeRegistryProxy } from '../support/real-images.js';
 import { agentKubeconfigOf, startAgentOn, useRealCluster } from '../support/real-cluster.js';
-import { deleteTestNamespace, ensureNamespace, waitForDefaultServiceAccount } from '../support/test-namespace.js';
+import { createTestNamespace, deleteTestNamespace } from '../support/test-namespace.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchSuite, Figure } from './framework.js';
 
-const NAMESPACE = 'openkruise-handover';
 const POD = 'handover';
 const CRR = 'handover-crr';
 const JOB = 'handover-pull';
@@ -78,13 +77,11 @@ export const openKruiseHandoverSuite: BenchSuite = {
     const cluster = await useRealCluster();
     const node = cluster.nodes[0]!;
     const client = cluster.admin;
-    const scope = { client, namespace: NAMESPACE };
     const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
     context.defer(() => cri.close());
-    await deleteTestNamespace(client, NAMESPACE, { waitMs: 120_000 });
-    await ensureNamespace(client, NAMESPACE);
-    await waitForDefaultServiceAccount(client, NAMESPACE);
-    context.defer(() => deleteTestNamespace(client, NAMESPACE));
+    const namespace = await createTestNamespace(client, 'openkruise-handover', { forPods: true });
+    context.defer(() => deleteTestNamespace(client, namespace));
+    const scope = { client, namespace };
 
     // the job's image: a copy no pod runs, served through a proxy that holds its blobs, absent from the node
     const served = await nodeRegistryProxy(cluster);
@@ -104,21 +101,20 @@ export const openKruiseHandoverSuite: BenchSuite = {
     const restoreDaemonObjects = swapInObjects(cluster.layout, daemonApiObjects(cluster.layout, build));
     context.defer(() => restoreDaemonObjects());
     log(`OpenKruise's kruise-daemon on ${node.name}`);
-    const theirs = await OpenKruiseDaemonProcess.start({
+    const theirs = await OpenKruiseDaemonProcess.startHealthy({
       binary: build.daemon,
       node,
       kubeconfig: agentKubeconfigOf(cluster, node),
       logFile: join(cluster.layout.logDir, `openkruise-handover-daemon-${node.name}.log`),
     });
     context.defer(() => theirs.stop());
-    await waitFor(() => theirs.healthy(), { timeoutMs: 60_000, intervalMs: 100, message: 'kruise-daemon /healthz' });
 
     const before = await runPod(
       scope,
       {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: POD, namespace: NAMESPACE },
+        metadata: { name: POD, namespace },
         spec: {
           nodeName: node.name,
           terminationGracePeriodSeconds: 30,
@@ -146,7 +142,7 @@ export const openKruiseHandoverSuite: BenchSuite = {
       {
         apiVersion: 'apps.kruise.io/v1beta1',
         kind: 'ImagePullJob',
-        metadata: { name: JOB, namespace: NAMESPACE },
+        metadata: { name: JOB, namespace },
         spec: {
           image: pullRef,
           selector: { names: [node.name] },
@@ -155,7 +151,7 @@ export const openKruiseHandoverSuite: BenchSuite = {
           completionPolicy: { type: 'Always', activeDeadlineSeconds: 900 },
         },
       },
-      { namespace: NAMESPACE },
+      { namespace },
     );
     await createCrr(scope, CRR, {
       podName: POD,
@@ -227,7 +223,7 @@ export const openKruiseHandoverSuite: BenchSuite = {
     const job = await waitFor(
       () =>
         client
-          .get<ImagePullJob>(IMAGE_PULL_JOBS, JOB, { namespace: NAMESPACE })
+          .get<ImagePullJob>(IMAGE_PULL_JOBS, JOB, { namespace })
           .then((j) => (j.status?.completionTime ? j : undefined)),
       { timeoutMs: 180_000, intervalMs: 250, message: `ImagePullJob ${JOB} completed` },
     );
@@ -248,7 +244,7 @@ export const openKruiseHandoverSuite: BenchSuite = {
       l.includes(`StopContainer for \\"${bareId(old.containerID)}\\" with timeout`),
     );
     const pulls = containerd.filter((l) => l.includes(`msg="PullImage \\"${pullRef}\\""`));
-    const previous = kubectl(cluster.layout, ['logs', '-n', NAMESPACE, POD, '-c', 'app', '--previous']);
+    const previous = kubectl(cluster.layout, ['logs', '-n', namespace, POD, '-c', 'app', '--previous']);
     const preStops = previous.ok ? previous.out.split('\n').filter((l) => l.trim() === 'PRESTOP').length : -1;
     const restarts = (now.restartCount ?? 0) - (old.restartCount ?? 0);
 

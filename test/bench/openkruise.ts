@@ -33,7 +33,6 @@ import {
   watchStatusUntil,
 } from '../support/nodeimages.js';
 import { agentKubeconfigOf, startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
-import { waitFor } from '../support/wait.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
 import { pushBenchTags } from './imagepuller.js';
 import { cpuTicksOfStat, markdownTable, sideBySide, type Pair } from './side-by-side.js';
@@ -265,23 +264,13 @@ export const openKruiseSuite: BenchSuite = {
     try {
       log(`OpenKruise's kruise-daemon on ${node.name}`);
       theirs = await measure(context, cluster, node, cri, repository, 'openkruise', async () => {
-        const daemon = await OpenKruiseDaemonProcess.start({
+        const daemon = await OpenKruiseDaemonProcess.startHealthy({
           binary: build.daemon,
           node,
           kubeconfig: agentKubeconfigOf(cluster, node),
           logFile: join(cluster.layout.logDir, `openkruise-daemon-${node.name}.log`),
           extraArgs: [`--max-workers-for-pull-image=${PARALLEL}`],
         });
-        try {
-          await waitFor(() => daemon.healthy(), {
-            timeoutMs: 60_000,
-            intervalMs: 100,
-            message: 'kruise-daemon /healthz 200',
-          });
-        } catch (err) {
-          await daemon.stop();
-          throw err;
-        }
         return {
           pid: daemon.pid,
           ownRequests: () => agentCounter(daemon.url, 'rest_client_requests_total'),

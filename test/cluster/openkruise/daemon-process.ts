@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import type { NodeLayout } from '../k8s/layout.js';
 import { runningPid } from '../runtime/processes.js';
+import { waitFor } from '../../support/wait.js';
 
 /** Ports off OpenKruise's defaults (10221, 10222), which our agent also takes by default. */
 export const OPENKRUISE_DAEMON_PORT = 10231;
@@ -93,6 +94,18 @@ export class OpenKruiseDaemonProcess {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Start it and wait for /healthz 200 (every informer synced); stopped again when that does not come. */
+  static async startHealthy(options: OpenKruiseDaemonOptions, timeoutMs = 60_000): Promise<OpenKruiseDaemonProcess> {
+    const daemon = await OpenKruiseDaemonProcess.start(options);
+    try {
+      await waitFor(() => daemon.healthy(), { timeoutMs, intervalMs: 100, message: 'kruise-daemon /healthz 200' });
+    } catch (err) {
+      await daemon.stop();
+      throw err;
+    }
+    return daemon;
   }
 
   get pid(): number {
