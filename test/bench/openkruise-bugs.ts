@@ -137,6 +137,7 @@ export const openKruiseBugsSuite: BenchSuite = {
       cases: readonly BugCase[],
       start: () => Promise<RunningAgent>,
     ): Promise<Map<number, SideVerdict>> => {
+      if (cases.length === 0) return new Map();
       await setNodeImageSpec(client, node.name, { images: {} });
       const agent = await start();
       try {
@@ -179,7 +180,8 @@ export const openKruiseBugsSuite: BenchSuite = {
       ours.set(issue, verdict);
     }
 
-    const startManager = async (): Promise<OpenKruiseManagerProcess> => {
+    /** `run` with OpenKruise's kruise-manager on the host (stopped after, its CRDs and webhooks removed). */
+    const withManager = async <T>(run: () => Promise<T>): Promise<T> => {
       const manager = await OpenKruiseManagerProcess.start({ build, layout: cluster.layout });
       try {
         await waitFor(() => manager.ready(), {
@@ -187,20 +189,15 @@ export const openKruiseBugsSuite: BenchSuite = {
           intervalMs: 250,
           message: 'kruise-manager /readyz',
         });
-      } catch (err) {
+        return await run();
+      } finally {
         await manager.stop();
-        throw err;
       }
-      return manager;
     };
-    log(`ours on ${node.name} beside OpenKruise's kruise-manager (its CRDs and webhooks; a CloneSet)`);
-    const managerForOurs = await startManager();
-    try {
-      for (const [issue, verdict] of await onAgent(stage('openkruise-manager'), startOurAgent)) {
-        ours.set(issue, verdict);
-      }
-    } finally {
-      await managerForOurs.stop();
+    const managed = stage('openkruise-manager');
+    if (managed.length > 0) {
+      log(`ours on ${node.name} beside OpenKruise's kruise-manager (its CRDs and webhooks; a CloneSet)`);
+      for (const [issue, verdict] of await withManager(() => onAgent(managed, startOurAgent))) ours.set(issue, verdict);
     }
 
     log(`OpenKruise ${build.version}'s API objects for its daemon (ours are put back after)`);
@@ -209,13 +206,11 @@ export const openKruiseBugsSuite: BenchSuite = {
     try {
       log(`OpenKruise's kruise-daemon on ${node.name} (${OPENKRUISE_VERBOSITY}): the daemon alone`);
       theirs = await onAgent(stage('agent'), startOpenKruiseDaemon);
-      log(`OpenKruise's kruise-manager on the host (its CRDs and webhooks), its daemon on ${node.name}`);
-      const manager = await startManager();
-      try {
-        const cases = [...stage('system'), ...stage('openkruise-manager')];
-        for (const [issue, verdict] of await onAgent(cases, startOpenKruiseDaemon)) theirs.set(issue, verdict);
-      } finally {
-        await manager.stop();
+      const withItsManager = [...stage('system'), ...managed];
+      if (withItsManager.length > 0) {
+        log(`OpenKruise's kruise-manager on the host (its CRDs and webhooks), its daemon on ${node.name}`);
+        const verdicts = await withManager(() => onAgent(withItsManager, startOpenKruiseDaemon));
+        for (const [issue, verdict] of verdicts) theirs.set(issue, verdict);
       }
     } finally {
       log('putting our API objects back');
