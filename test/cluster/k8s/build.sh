@@ -3,8 +3,8 @@
 # version: $KD_CACHE/bin/<component>-<version>/<binary>. A component whose binary is already there is skipped, so a
 # warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
 #
-# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm openkruise (default: the cluster's
-#        four; helm (the chart's tests) and openkruise (the side-by-side bench) are built only when named)
+# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm openkruise kwok (default: the
+#        cluster's four; helm (the chart's tests), openkruise and kwok (the side-by-side benches) only when named)
 # env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon)
 #
 # Only helper modules (a go.mod with versions and replace lines, written here) and this script are ours; no upstream
@@ -139,6 +139,19 @@ build_helm() {
   say "helm $v: built in $((SECONDS - t0)) s"
 }
 
+# kwok: KWOK's kwok binary (fake Nodes kept Ready by node leases) for `npm run bench -- openkruise-scale`.
+build_kwok() {
+  local v=$KWOK_VERSION out=$KD_CACHE/bin/kwok-$KWOK_VERSION
+  [ -x "$out/kwok" ] && { say "kwok $v: cached in $out"; return; }
+  need_go
+  local log=$KD_CACHE/logs/kwok-$v.log t0=$SECONDS
+  mkdir -p "$out.tmp"; : >"$log"
+  say "kwok $v: first build (1 to 3 minutes; log: $log)"
+  GOBIN=$out.tmp CGO_ENABLED=0 run "$log" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$v"
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+  say "kwok $v: built in $((SECONDS - t0)) s"
+}
+
 # openkruise: OpenKruise's own kruise-manager, kruise-daemon and e2e test binary, the peers the side-by-side bench
 # measures us against (never part of `npm test`). Built as its Dockerfile does (CGO_ENABLED=0, no ldflags; -trimpath
 # only drops build paths), from a helper module whose go.mod copies github.com/openkruise/kruise's own go line,
@@ -188,7 +201,7 @@ build_openkruise() {
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
 for c in "${want[@]}"; do
   case $c in
-    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;; openkruise) build_openkruise ;;
-    *) say "unknown component '$c' (kubernetes etcd crictl holder helm openkruise)"; exit 2 ;;
+    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;; openkruise) build_openkruise ;; kwok) build_kwok ;;
+    *) say "unknown component '$c' (kubernetes etcd crictl holder helm openkruise kwok)"; exit 2 ;;
   esac
 done
