@@ -11,8 +11,8 @@ import { createReadyNode, getJob, startControllerEnv } from '../e2e/controller/c
 import type { BenchSuite, Figure } from './framework.js';
 
 const NODES = Number(process.env.SCALE_NODES ?? 5000);
-const PARALLELISM = 500;
-const AGENT_DELAY_MS = 100;
+export const PARALLELISM = 500;
+export const AGENT_DELAY_MS = 100;
 const UA = 'kruise-controller';
 const LEASES = '/apis/coordination.k8s.io/';
 

@@ -10,6 +10,7 @@ import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
 import { openKruiseSuite } from './openkruise.js';
+import { openKruiseScaleSuite } from './openkruise-scale.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { podProbeSuite } from './pod-probe.js';
 import { pullSecretsSuite } from './pull-secrets.js';
@@ -29,4 +30,5 @@ export const SUITES: readonly BenchSuite[] = [
   pullSecretsSuite,
   imageSuite,
   openKruiseSuite,
+  openKruiseScaleSuite,
 ];
