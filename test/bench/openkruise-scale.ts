@@ -75,6 +75,8 @@ interface SideFigures {
   manyCompletionS: number;
   manyCompleted: boolean;
   manyTagsDone: number;
+  /** Tags the agent double saw in NodeImage specs during the window (handed out by the controller). */
+  manyTagsDelivered: number;
   manyRssPeak: number;
 }
 
@@ -276,6 +278,7 @@ async function measure(
 
     // kruise#2483: many jobs, different tags of one image, every node, all at once
     const tags = JOBS * NODES;
+    const seenBefore = agent.tagsSeen;
     requests = await serverRequests(cluster);
     cpu = cpuSeconds(controller.pid);
     reconciles = await controller.reconciles();
@@ -295,11 +298,14 @@ async function measure(
       if (completed) break;
       if (performance.now() - lastLog > 30_000) {
         lastLog = performance.now();
-        log(`${label}: ${done} of ${tags} tags Succeeded after ${Math.round((lastLog - t0) / 1000)} s`);
+        const handed = agent.tagsSeen - seenBefore;
+        const after = Math.round((lastLog - t0) / 1000);
+        log(`${label}: ${handed} of ${tags} tags handed out, ${done} Succeeded in the jobs' status after ${after} s`);
       }
       await new Promise((resolve) => setTimeout(resolve, 1000)); // the poll interval of a bounded window
     }
     const windowS = (performance.now() - t0) / 1000;
+    const delivered = agent.tagsSeen - seenBefore;
     const figures: SideFigures = {
       nodeImagesMs,
       rssIdle,
@@ -310,16 +316,19 @@ async function measure(
       oneJobRssPeak,
       manyReconcilesPerS: ((await controller.reconciles()) - reconciles) / windowS,
       manyCpuPercent: ((cpuSeconds(controller.pid) - cpu) / windowS) * 100,
-      manyTagsPerS: done / windowS,
+      manyTagsPerS: delivered / windowS,
       manyRequestsPerS: ((await serverRequests(cluster)) - requests) / windowS,
-      manyCompletionS: completed ? windowS : (tags * windowS) / done, // Infinity when nothing is done
+      // not completed: the time the controller needs to hand every tag out at its rate in the window (a lower bound)
+      manyCompletionS: completed ? windowS : (tags * windowS) / delivered, // Infinity when nothing was handed out
       manyCompleted: completed,
       manyTagsDone: done,
+      manyTagsDelivered: delivered,
       manyRssPeak: rss.takePeak(),
     };
     sampleLoad();
     log(
-      `${label}: ${JOBS} jobs: ${done} of ${tags} tags Succeeded in ${windowS.toFixed(0)} s` +
+      `${label}: ${JOBS} jobs: ${delivered} of ${tags} tags handed out, ${done} Succeeded in the jobs' status in ` +
+        `${windowS.toFixed(0)} s` +
         `${completed ? ' (all completed)' : ''}; ${figures.manyReconcilesPerS.toFixed(1)} reconciles/s, ` +
         `${figures.manyCpuPercent.toFixed(0)}% CPU`,
     );
@@ -499,7 +508,8 @@ export const openKruiseScaleSuite: BenchSuite = {
 
 function figurePairs(ours: SideFigures, theirs: SideFigures): Pair[] {
   const tags = JOBS * NODES;
-  const window = (s: SideFigures): string => (s.manyCompleted ? 'completed' : 'estimated from the window');
+  const window = (s: SideFigures): string =>
+    s.manyCompleted ? 'completed' : "not completed: every tag handed out at the window's rate";
   return [
     {
       name: 'nodeImages.created',
@@ -540,13 +550,25 @@ function figurePairs(ours: SideFigures, theirs: SideFigures): Pair[] {
       theirs: theirs.manyCpuPercent,
       note: 'of one core, over the window (kruise#2483: 95%)',
     },
-    { name: 'manyJobs.tagsPerSecond', unit: 'count', ours: ours.manyTagsPerS, theirs: theirs.manyTagsPerS },
+    {
+      name: 'manyJobs.tagsHandedOutPerSecond',
+      unit: 'count',
+      ours: ours.manyTagsPerS,
+      theirs: theirs.manyTagsPerS,
+    },
+    {
+      name: 'manyJobs.tagsHandedOut',
+      unit: 'count',
+      ours: ours.manyTagsDelivered,
+      theirs: theirs.manyTagsDelivered,
+      note: `of ${tags}: tags the controller wrote to NodeImages in the window, as the agent double saw them`,
+    },
     {
       name: 'manyJobs.tagsSucceeded',
       unit: 'count',
       ours: ours.manyTagsDone,
       theirs: theirs.manyTagsDone,
-      note: `of ${tags}, in the window (${WINDOW_MS / 1000} s) or until every job completed`,
+      note: `of ${tags}: the jobs' status.succeeded summed, at the end of the window (${WINDOW_MS / 1000} s)`,
     },
     // the time every job needs: measured when they completed in the window, else the rate so far says it (none
     // when a controller completed no tag at all)

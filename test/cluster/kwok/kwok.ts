@@ -54,6 +54,19 @@ export async function kwokBuild(log: (message: string) => void): Promise<KwokBui
   return build;
 }
 
+/** kwok's command line: only the labelled Nodes, NODE_LEASE_SECONDS leases, the module's node Stages, no server. */
+export function kwokArgs(build: KwokBuild, kubeconfig: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--manage-nodes-with-label-selector=${FAKE_NODE_LABEL.key}=${FAKE_NODE_LABEL.value}`,
+    `--node-lease-duration-seconds=${NODE_LEASE_SECONDS}`,
+    // no server for kubelet's API (logs, exec): nothing here asks a fake node for it
+    '--server-address=',
+    '--node-port=0',
+    ...build.stages.map((file) => `--config=${file}`),
+  ];
+}
+
 /** A kwok process with an admin kubeconfig, its output in a log file. */
 export class KwokProcess {
   readonly exited: Promise<void>;
@@ -72,19 +85,10 @@ export class KwokProcess {
     mkdirSync(join(logFile, '..'), { recursive: true });
     const fd = openSync(logFile, 'a');
     try {
-      const child = spawn(
-        build.binary,
-        [
-          `--kubeconfig=${kubeconfig}`,
-          `--manage-nodes-with-label-selector=${FAKE_NODE_LABEL.key}=${FAKE_NODE_LABEL.value}`,
-          `--node-lease-duration-seconds=${NODE_LEASE_SECONDS}`,
-          // no server for kubelet's API (logs, exec): nothing here asks a fake node for it
-          '--server-address=',
-          '--node-port=0',
-          ...build.stages.map((file) => `--config=${file}`),
-        ],
-        { stdio: ['ignore', fd, fd], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
-      );
+      const child = spawn(build.binary, kwokArgs(build, kubeconfig), {
+        stdio: ['ignore', fd, fd],
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+      });
       return new KwokProcess(child);
     } finally {
       closeSync(fd);
