@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
 import { NODE_IMAGES } from '../../src/api/nodeimage.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { isAlreadyExists } from '../../src/kube/errors.js';
+import { isAlreadyExists, isNotFound } from '../../src/kube/errors.js';
 import { CoreResources } from '../../src/kube/resource.js';
 import type { KubeObject } from '../../src/kube/object.js';
 import { KwokProcess, kwokBuild, FAKE_NODE_LABEL } from '../cluster/kwok/kwok.js';
@@ -134,6 +134,29 @@ async function deleteCollection(client: KubeClient, path: string): Promise<void>
   if (res.status !== 200) throw new Error(`DELETE ${path}: ${res.status} ${res.body.slice(0, 300)}`);
 }
 
+/**
+ * Remove the fake Nodes and their Leases, and wait until no Lease is left: kwok starting while the garbage collector
+ * still holds a Lease of an earlier Node of the same name keeps that stale Lease and never renews or initialises the
+ * new Node (seen at 5,000 nodes: "Precondition failed: UID in precondition: ..., UID in object meta: ").
+ */
+async function removeFakeNodes(client: KubeClient): Promise<void> {
+  await deleteCollection(client, `/api/v1/nodes?labelSelector=${FAKE_NODE_LABEL.key}%3D${FAKE_NODE_LABEL.value}`);
+  const leases = async (): Promise<string[]> =>
+    (await client.listAll(CoreResources.leases, { namespace: 'kube-node-lease' })).items
+      .map((lease) => lease.metadata?.name ?? '')
+      .filter((name) => name.startsWith(NODE_PREFIX));
+  await eachLimited(await leases(), 16, async (name) => {
+    await client.delete(CoreResources.leases, name, { namespace: 'kube-node-lease' }).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+  });
+  await waitFor(async () => (await leases()).length === 0, {
+    timeoutMs: 120_000,
+    intervalMs: 1000,
+    message: "the fake nodes' Leases removed",
+  });
+}
+
 async function createFakeNodes(context: BenchContext, cluster: RealCluster): Promise<void> {
   const names = Array.from({ length: NODES }, (_, i) => nodeName(i));
   context.log(
@@ -241,6 +264,9 @@ async function measure(
   const { log } = context;
   const client = cluster.admin;
   const controller = await start();
+  let stopped: Promise<unknown> | undefined;
+  const stop = (): Promise<unknown> => (stopped ??= controller.stop());
+  context.defer(stop); // also on SIGINT, when this function's finally does not run
   const started = controller.spawnedAt;
   const rss = new RssSampler(controller.pid);
   try {
@@ -335,7 +361,7 @@ async function measure(
     return figures;
   } finally {
     rss.stop();
-    await controller.stop();
+    await stop();
     log(`${label}: stopped; removing its jobs and the NodeImages`);
     await removeLeftovers(cluster, agent);
   }
@@ -434,10 +460,11 @@ export const openKruiseScaleSuite: BenchSuite = {
     const cluster = await useRealCluster();
     const client = cluster.admin;
 
+    await removeFakeNodes(client); // an earlier run's, if it died
     await createFakeNodes(context, cluster);
     context.defer(async () => {
-      log(`removing the ${NODES} fake Nodes`);
-      await deleteCollection(client, `/api/v1/nodes?labelSelector=${FAKE_NODE_LABEL.key}%3D${FAKE_NODE_LABEL.value}`);
+      log(`removing the ${NODES} fake Nodes and their Leases`);
+      await removeFakeNodes(client);
     });
     const kwokProcess = KwokProcess.start(kwok, cluster.adminKubeconfig, join(cluster.layout.logDir, 'kwok.log'));
     context.defer(() => kwokProcess.stop());
