@@ -29,10 +29,12 @@ import { kubectl, serviceAccountKubeconfig, SYSTEM_NAMESPACE } from '../cluster/
 import { OpenKruiseManagerProcess } from '../cluster/openkruise/manager-process.js';
 import { openKruiseBuild, type OpenKruiseBuild } from '../cluster/openkruise/openkruise.js';
 import { cpuSeconds, rssMiB } from '../component/daemon/agent-process.js';
+import { DEPLOYMENT_LEASE_ARGS } from '../e2e/controller/controller-process.js';
 import { FakeAgent } from '../support/fake-agent.js';
-import { agentCounter, metricSum } from '../support/nodeimages.js';
+import { agentCounter } from '../support/nodeimages.js';
 import { startSystem, useRealCluster, type RealCluster } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
+import { benchFlowSchema, dispatchedRequests } from './flow-schema.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
 import { AGENT_DELAY_MS, PARALLELISM } from './scale.js';
 import { markdownTable, sideBySide, type Pair } from './side-by-side.js';
@@ -99,33 +101,9 @@ async function eachLimited<T>(
   );
 }
 
-function flowSchema(users: readonly string[]): object {
-  return {
-    apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
-    kind: 'FlowSchema',
-    metadata: { name: FLOW_SCHEMA },
-    spec: {
-      priorityLevelConfiguration: { name: 'workload-high' },
-      // before the built-in service-accounts schema (9000) and kube-controller-manager's (800); after the system
-      // ones (leader election: 100, 200)
-      matchingPrecedence: 500,
-      distinguisherMethod: { type: 'ByUser' },
-      rules: [
-        {
-          subjects: users.map((name) => ({ kind: 'User', user: { name } })),
-          resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
-          nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-        },
-      ],
-    },
-  };
-}
-
-/** Requests of the controller under test that the API server has dispatched (APF's counter of our FlowSchema). */
-async function serverRequests(cluster: RealCluster): Promise<number> {
-  const res = await cluster.admin.transport.request({ method: 'GET', path: '/metrics' });
-  if (res.status !== 200) throw new Error(`kube-apiserver /metrics: ${res.status} ${res.body.slice(0, 300)}`);
-  return metricSum(res.body, 'apiserver_flowcontrol_dispatched_requests_total', { flow_schema: FLOW_SCHEMA });
+/** Requests of the controller under test that the API server has dispatched. */
+function serverRequests(cluster: RealCluster): Promise<number> {
+  return dispatchedRequests(cluster, FLOW_SCHEMA);
 }
 
 /** One request removing a collection (deletecollection), e.g. every NodeImage. */
@@ -372,16 +350,7 @@ async function startOurs(cluster: RealCluster): Promise<ControllerUnderTest> {
   const spawnedAt = performance.now();
   const system = await startSystem(cluster, {
     nodes: [],
-    controllerArgs: [
-      '--nodeimage-creation-delay',
-      CREATION_DELAY,
-      '--lease-duration',
-      '15s',
-      '--renew-deadline',
-      '10s',
-      '--retry-period',
-      '2s',
-    ],
+    controllerArgs: ['--nodeimage-creation-delay', CREATION_DELAY, ...DEPLOYMENT_LEASE_ARGS],
   });
   const controller = system.controller!;
   const metrics = `http://${cluster.layout.hostIp}:${controller.options.statusPort}`;
@@ -512,8 +481,12 @@ export const openKruiseScaleSuite: BenchSuite = {
       MANAGER_ACCOUNT,
       join(cluster.layout.k8sDir, 'credentials', `${MANAGER_ACCOUNT}.kubeconfig`),
     );
-    const users = ['kruise-controller', MANAGER_ACCOUNT].map((a) => `system:serviceaccount:${SYSTEM_NAMESPACE}:${a}`);
-    const applied = kubectl(cluster.layout, ['apply', '-f', '-'], JSON.stringify(flowSchema(users)));
+    const subjects = ['kruise-controller', MANAGER_ACCOUNT].map((name) => ({
+      kind: 'ServiceAccount' as const,
+      serviceAccount: { name, namespace: SYSTEM_NAMESPACE },
+    }));
+    const schema = benchFlowSchema(FLOW_SCHEMA, subjects, 'workload-high');
+    const applied = kubectl(cluster.layout, ['apply', '-f', '-'], JSON.stringify(schema));
     if (!applied.ok) throw new Error(`FlowSchema ${FLOW_SCHEMA}: ${applied.out}`);
     context.defer(() => kubectl(cluster.layout, ['delete', '--ignore-not-found', 'flowschema', FLOW_SCHEMA]));
 
