@@ -26,13 +26,13 @@ import { rssMiB } from '../component/daemon/agent-process.js';
 import {
   agentCounter,
   getNodeImage,
-  metricSum,
   removeImages,
   setNodeImageSpec,
   waitForStatus,
   watchStatusUntil,
 } from '../support/nodeimages.js';
 import { agentKubeconfigOf, startAgentOn, useRealCluster, type RealCluster } from '../support/real-cluster.js';
+import { benchFlowSchema, dispatchedRequests } from './flow-schema.js';
 import type { BenchContext, BenchSuite, Figure } from './framework.js';
 import { pushBenchTags } from './imagepuller.js';
 import { cpuTicksOfStat, markdownTable, sideBySide, type Pair } from './side-by-side.js';
@@ -82,32 +82,9 @@ function cpuSeconds(pid: number): number {
   return cpuTicksOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8')) / clockTicks;
 }
 
-function flowSchema(): object {
-  return {
-    apiVersion: 'flowcontrol.apiserver.k8s.io/v1',
-    kind: 'FlowSchema',
-    metadata: { name: FLOW_SCHEMA },
-    spec: {
-      priorityLevelConfiguration: { name: 'workload-low' },
-      // before the built-in service-accounts schema (9000); after the system ones (leader election: 100, 200)
-      matchingPrecedence: 500,
-      distinguisherMethod: { type: 'ByUser' },
-      rules: [
-        {
-          subjects: [{ kind: 'ServiceAccount', serviceAccount: { name: 'kruise-daemon', namespace: 'kruise-system' } }],
-          resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] }],
-          nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
-        },
-      ],
-    },
-  };
-}
-
 /** Requests of the kruise-daemon ServiceAccount the API server has dispatched (APF's counter of our FlowSchema). */
-async function serverRequests(cluster: RealCluster): Promise<number> {
-  const res = await cluster.admin.transport.request({ method: 'GET', path: '/metrics' });
-  if (res.status !== 200) throw new Error(`kube-apiserver /metrics: ${res.status} ${res.body.slice(0, 300)}`);
-  return metricSum(res.body, 'apiserver_flowcontrol_dispatched_requests_total', { flow_schema: FLOW_SCHEMA });
+function serverRequests(cluster: RealCluster): Promise<number> {
+  return dispatchedRequests(cluster, FLOW_SCHEMA);
 }
 
 /** The agent has seen the empty spec: nothing desired, no image status left. */
@@ -232,7 +209,13 @@ export const openKruiseSuite: BenchSuite = {
     const tags = Array.from({ length: TAGS }, (_, i) => `t${String(i + 1).padStart(2, '0')}`);
     await pushBenchTags(context, cluster, repository, tags);
 
-    const applied = kubectl(cluster.layout, ['apply', '-f', '-'], JSON.stringify(flowSchema()));
+    const daemonAccount = { name: 'kruise-daemon', namespace: 'kruise-system' };
+    const schema = benchFlowSchema(
+      FLOW_SCHEMA,
+      [{ kind: 'ServiceAccount', serviceAccount: daemonAccount }],
+      'workload-low',
+    );
+    const applied = kubectl(cluster.layout, ['apply', '-f', '-'], JSON.stringify(schema));
     if (!applied.ok) throw new Error(`FlowSchema ${FLOW_SCHEMA}: ${applied.out}`);
     context.defer(() => kubectl(cluster.layout, ['delete', '--ignore-not-found', 'flowschema', FLOW_SCHEMA]));
     const nodeImageBefore = await getNodeImage(client, node.name);

@@ -12,6 +12,7 @@ import { launchPrioritySuite } from './launch-priority.js';
 import { openKruiseSuite } from './openkruise.js';
 import { openKruiseBugsSuite } from './openkruise-bugs.js';
 import { openKruiseHandoverSuite } from './openkruise-handover.js';
+import { openKruiseScaleSuite } from './openkruise-scale.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { podProbeSuite } from './pod-probe.js';
 import { pullSecretsSuite } from './pull-secrets.js';
@@ -33,4 +34,5 @@ export const SUITES: readonly BenchSuite[] = [
   openKruiseSuite,
   openKruiseBugsSuite,
   openKruiseHandoverSuite,
+  openKruiseScaleSuite,
 ];

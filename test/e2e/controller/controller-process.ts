@@ -21,6 +21,16 @@ export interface ControllerProcessOptions {
   host?: string;
 }
 
+/** The Deployment's leader-election timings (deploy/: renewal every 2 s), for benchmarks that run it as deployed. */
+export const DEPLOYMENT_LEASE_ARGS: readonly string[] = [
+  '--lease-duration',
+  '15s',
+  '--renew-deadline',
+  '10s',
+  '--retry-period',
+  '2s',
+];
+
 export async function freePort(): Promise<number> {
   return await new Promise((resolve, reject) => {
     const server = createServer();
