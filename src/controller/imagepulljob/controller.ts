@@ -252,12 +252,16 @@ export class ImagePullJobController {
     const queue = [...names];
     const work = async (): Promise<void> => {
       for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+        // start from the cache when it holds our last write (no read); a conflict reads fresh
+        const cached = this.o.nodeImages.get(name);
+        const fresh = cached && this.o.nodeImageExpectations.isFresh(name, cached.metadata.resourceVersion);
         const { written, object } = await updateFromFresh<NodeImage>(
           this.o.client,
           NODE_IMAGES,
           name,
           undefined,
           (draft) => writeJobTag(draft, job, image, refs, now, policy),
+          { start: fresh ? cached : undefined },
         );
         if (written) {
           this.o.nodeImageExpectations.expect(name, object?.metadata.resourceVersion);

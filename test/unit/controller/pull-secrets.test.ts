@@ -509,3 +509,18 @@ describe('pull secrets: least privilege', () => {
     );
   });
 });
+
+describe('ImagePullJob tag writes', () => {
+  afterEach(async () => {
+    await Promise.all(stops.splice(0).map((stop) => stop()));
+  });
+
+  it('writes each NodeImage from the cache that holds its latest version: a PUT each, no read first', async () => {
+    const { api, controller } = setup([job('team', 'j', [])], []);
+    await controller.reconcile('team/j');
+    const calls = api.calls.filter((c) => c.resource === 'nodeimages');
+    assert.deepEqual(calls.map((c) => `${c.verb} ${c.name}`).sort(), ['update n1', 'update n2']);
+    const ni = api.objects.get('nodeimages//n2') as NodeImage;
+    assert.equal(ni.spec?.images?.nginx?.tags?.[0]?.tag, '1.25');
+  });
+});
