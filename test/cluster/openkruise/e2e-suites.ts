@@ -89,8 +89,8 @@ const PAUSE_CMD = ['/bin/sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3
  * images (different digests), as the real ones have.
  */
 export const LOOKALIKE_IMAGES: readonly LookalikeImage[] = [
-  { name: 'nginx', tag: '1.14-4', source: 'busybox1' },
-  { name: 'nginx', tag: '1.15-4', source: 'busybox2' },
+  { name: 'nginx', tag: '1.14-4', source: 'busybox1', cmd: SERVE_CMD },
+  { name: 'nginx', tag: '1.15-4', source: 'busybox2', cmd: SERVE_CMD },
   { name: 'httpd', tag: '2.4.38-4', source: 'busybox1', cmd: SERVE_CMD, files: [BASH] },
   { name: 'httpd', tag: '2.4.39-4', source: 'busybox2', cmd: SERVE_CMD, files: [BASH] },
   { name: 'busybox', tag: '1.36.1-1', source: 'busybox1' },

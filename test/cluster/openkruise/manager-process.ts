@@ -15,13 +15,14 @@
 // configurations (failurePolicy Fail on every pod creation). putBackAfterOpenKruiseManager() undoes all three; the
 // next start and useRealCluster() call it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { K8sLayout } from '../k8s/layout.js';
 import { kubectl, removeWebhookConfigurations, SYSTEM_NAMESPACE } from '../k8s/system.js';
 import { freeLoopbackPort } from '../runtime/allocations.js';
 import { ClusterError } from '../runtime/errors.js';
 import { runningPid, stopProcess } from '../runtime/processes.js';
+import { LoggedProcess, type Exit } from './logged-process.js';
 import {
   renderOpenKruise,
   restoreSavedObjects,
@@ -159,32 +160,18 @@ export interface OpenKruiseManagerOptions {
   logFile?: string;
 }
 
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { Exit };
 
-export class OpenKruiseManagerProcess {
-  readonly child: ChildProcess;
-  readonly exited: Promise<Exit>;
-  readonly logFile: string;
+export class OpenKruiseManagerProcess extends LoggedProcess {
   readonly ports: ManagerPorts;
-  private exit: Exit | undefined;
   private readonly layout: K8sLayout;
   private readonly restore: Restore;
 
   private constructor(child: ChildProcess, layout: K8sLayout, logFile: string, ports: ManagerPorts, restore: Restore) {
-    this.child = child;
+    super(child, logFile);
     this.layout = layout;
-    this.logFile = logFile;
     this.ports = ports;
     this.restore = restore;
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-    });
   }
 
   /**
@@ -242,31 +229,13 @@ export class OpenKruiseManagerProcess {
     }
   }
 
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  get hasExited(): boolean {
-    return this.exit !== undefined;
-  }
-
-  /** klog's lines so far. */
-  log(): string[] {
-    return readFileSync(this.logFile, 'utf8').split('\n');
-  }
-
   /**
    * True once /readyz answers 200: its webhook controller wrote the certificates, webhooks and CRD conversion
    * (webhook-ready) and its webhook server answers; its controllers are set up right after (main.go). Throws if the
    * process has exited.
    */
   async ready(): Promise<boolean> {
-    if (this.exit) {
-      throw new Error(
-        `kruise-manager exited (${JSON.stringify(this.exit)}); last lines of ${this.logFile}:\n` +
-          this.log().slice(-15).join('\n'),
-      );
-    }
+    this.assertRunning('kruise-manager');
     try {
       const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`, { signal: AbortSignal.timeout(2000) });
       return res.status === 200;
@@ -280,16 +249,7 @@ export class OpenKruiseManagerProcess {
    * they would refuse every pod creation) and our CRDs put back.
    */
   async stop(deadlineMs = 15_000): Promise<Exit> {
-    let exit = this.exit;
-    if (!exit) {
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), deadlineMs);
-      try {
-        exit = await this.exited;
-      } finally {
-        clearTimeout(timer);
-      }
-    }
+    const exit = await this.terminate(deadlineMs);
     const files = stateFiles(this.layout);
     rmSync(files.pid, { force: true });
     removeWebhookConfigurations(this.layout);

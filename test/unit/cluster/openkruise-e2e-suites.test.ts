@@ -66,8 +66,9 @@ describe("OpenKruise's e2e suites (npm run openkruise-e2e)", () => {
 
   it('gives the look-alikes the suites run without a command one that keeps running, and copies the rest', () => {
     const byName = (name: string, tag: string) => LOOKALIKE_IMAGES.find((i) => i.name === name && i.tag === tag)!;
-    assert.ok(!isBuiltLookalike(byName('nginx', '1.14-4')), 'pulled only: a plain copy');
-    assert.deepEqual(lookalikeConfigArgs(byName('nginx', '1.14-4')), []);
+    assert.ok(!isBuiltLookalike(byName('busybox', '1.36.1-1')), 'run with a command of its own: a plain copy');
+    assert.deepEqual(lookalikeConfigArgs(byName('busybox', '1.36.1-1')), []);
+    assert.ok(isBuiltLookalike(byName('nginx', '1.14-4')), "a CloneSet's default container runs it");
     const httpd = lookalikeConfigArgs(byName('httpd', '2.4.38-4'));
     assert.deepEqual(httpd.slice(0, 4), ['--config.cmd', '/bin/sh', '--config.cmd', '-c']);
     assert.match(httpd[5]!, /httpd -f -p 80/);
