@@ -17,7 +17,7 @@
 // with the reason printed. Logs in $REAL_CLUSTER_DIR/logs/openkruise-e2e/. docs/openkruise-side-by-side.md.
 import { spawn } from 'node:child_process';
 import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { NODE_IMAGES } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
 import { isNotFound } from '../../src/kube/errors.js';
@@ -43,12 +43,12 @@ import {
 } from '../cluster/openkruise/e2e-suites.js';
 import { OpenKruiseManagerProcess } from '../cluster/openkruise/manager-process.js';
 import { openKruiseBuild, type OpenKruiseBuild } from '../cluster/openkruise/openkruise.js';
-import { registryHostsToml } from '../cluster/runtime/containerd-config.js';
 import { runChecked } from '../cluster/runtime/exec.js';
 import { installAgentOnly, type AgentOnlyInstall } from '../support/agent-only.js';
 import { mochaGlobalTeardown } from '../support/fixtures.js';
 import { removeImages } from '../support/nodeimages.js';
 import { nodeRegistryProxy } from '../support/real-images.js';
+import { writeContainerdHosts } from '../support/registry-proxy.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 
@@ -141,17 +141,16 @@ async function pushLookalikes(cluster: RealCluster, workDir: string): Promise<st
 }
 
 /**
- * The nodes' runtime sends docker.io pulls to `registry` (a hosts.toml in each node's certs.d, read at every pull):
+ * The nodes' runtime sends docker.io pulls to `registry` (a certs.d hosts.toml in each node, read at every pull):
  * the PodProbeMarker specs name Docker Hub images, and nothing here reaches Docker Hub. Returns what removes it.
  */
-function mirrorDockerHub(cluster: RealCluster, registry: string): () => void {
-  const files = cluster.nodes.map((node) => join(node.containerdCertsDir, 'docker.io', 'hosts.toml'));
-  for (const file of files) {
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, registryHostsToml(registry));
+async function mirrorDockerHub(cluster: RealCluster, registry: string): Promise<() => Promise<void>> {
+  const removers: (() => Promise<void>)[] = [];
+  for (const node of cluster.nodes) {
+    removers.push(await writeContainerdHosts(node.containerdCertsDir, registry, 'docker.io'));
   }
-  return () => {
-    for (const file of files) rmSync(dirname(file), { recursive: true, force: true });
+  return async () => {
+    for (const remove of removers) await remove();
   };
 }
 
@@ -248,7 +247,7 @@ async function main(argv: string[]): Promise<number> {
 
   const running: Running = {};
   try {
-    running.dockerHubMirror = mirrorDockerHub(cluster, served.proxy.host);
+    running.dockerHubMirror = await mirrorDockerHub(cluster, served.proxy.host);
     await removeFromNodes(cluster, [
       ...references,
       ...LOOKALIKE_IMAGES.map((image) => lookalikeReference(served.proxy.host, image)),
@@ -280,7 +279,7 @@ interface Running {
   pullSecretReader?: boolean;
   manager?: OpenKruiseManagerProcess;
   agentOnly?: AgentOnlyInstall;
-  dockerHubMirror?: () => void;
+  dockerHubMirror?: () => Promise<void>;
 }
 
 /** Our controller on the host (reading pull secrets in every namespace), our agent in every node, a NodeImage each. */
@@ -339,6 +338,7 @@ async function stopAll(cluster: RealCluster, runDir: string, running: Running): 
         running.pullSecretReader &&
         kubectl(cluster.layout, ['delete', '--ignore-not-found', '-f', PULL_SECRET_READER_CLUSTER_WIDE]),
     ],
+    ['the docker.io mirror', () => running.dockerHubMirror?.()],
   ];
   for (const [what, step] of steps) {
     try {

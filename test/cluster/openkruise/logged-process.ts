@@ -2,27 +2,21 @@
 // log file: its exit, its log lines, and a stop by SIGTERM with a deadline before SIGKILL.
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { ChildExit, type Exit } from '../runtime/child-exit.js';
 
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { Exit };
 
 export class LoggedProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<Exit>;
   readonly logFile: string;
-  private exitStatus: Exit | undefined;
+  private readonly exit: ChildExit;
 
   protected constructor(child: ChildProcess, logFile: string) {
     this.child = child;
     this.logFile = logFile;
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exitStatus = { code, signal };
-        resolve(this.exitStatus);
-      });
-    });
+    this.exit = new ChildExit(child);
+    this.exited = this.exit.exited;
   }
 
   get pid(): number {
@@ -30,7 +24,7 @@ export class LoggedProcess {
   }
 
   get hasExited(): boolean {
-    return this.exitStatus !== undefined;
+    return this.exit.current !== undefined;
   }
 
   /** Its log's lines so far. */
@@ -40,23 +34,16 @@ export class LoggedProcess {
 
   /** Throws, with its last log lines, if it has exited (a health check's first step). */
   protected assertRunning(name: string): void {
-    if (this.exitStatus) {
+    if (this.exit.current) {
       throw new Error(
-        `${name} exited (${JSON.stringify(this.exitStatus)}); last lines of ${this.logFile}:\n` +
+        `${name} exited (${JSON.stringify(this.exit.current)}); last lines of ${this.logFile}:\n` +
           this.log().slice(-15).join('\n'),
       );
     }
   }
 
   /** SIGTERM, then SIGKILL after the deadline, and wait for the exit. */
-  protected async terminate(deadlineMs: number): Promise<Exit> {
-    if (this.exitStatus) return this.exitStatus;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), deadlineMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+  protected terminate(deadlineMs: number): Promise<Exit> {
+    return this.exit.terminate(deadlineMs);
   }
 }

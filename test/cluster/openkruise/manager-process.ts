@@ -12,8 +12,8 @@
 // election is off (one replica; a lease left by a killed run would hold the next start for its duration).
 //
 // A crash leaves state behind: the process (its PID file), our CRDs replaced (the saved objects) and its webhook
-// configurations (failurePolicy Fail on every pod creation). putBackAfterOpenKruiseManager() undoes all three; the
-// next start and useRealCluster() call it.
+// configurations (failurePolicy Fail on every pod creation). putBackAfterOpenKruiseManager() undoes all three once
+// the process that started the manager is gone (its PID in owner-pid); the next start and useRealCluster() call it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +21,7 @@ import type { K8sLayout } from '../k8s/layout.js';
 import { kubectl, removeWebhookConfigurations, SYSTEM_NAMESPACE } from '../k8s/system.js';
 import { freeLoopbackPort } from '../runtime/allocations.js';
 import { ClusterError } from '../runtime/errors.js';
-import { runningPid, stopProcess } from '../runtime/processes.js';
+import { isAlive, readPidFile, runningPid, stopProcess } from '../runtime/processes.js';
 import { LoggedProcess, type Exit } from './logged-process.js';
 import {
   renderOpenKruise,
@@ -125,10 +125,17 @@ function stateDir(layout: K8sLayout): string {
   return join(layout.k8sDir, 'openkruise-manager');
 }
 
-function stateFiles(layout: K8sLayout): { pid: string; saved: string; certs: string; protectionLog: string } {
+function stateFiles(layout: K8sLayout): {
+  pid: string;
+  owner: string;
+  saved: string;
+  certs: string;
+  protectionLog: string;
+} {
   const dir = stateDir(layout);
   return {
     pid: join(dir, 'pid'),
+    owner: join(dir, 'owner-pid'),
     saved: join(dir, 'replaced-objects.json'),
     certs: join(dir, 'certs'),
     protectionLog: join(dir, 'protection-log'),
@@ -137,14 +144,18 @@ function stateFiles(layout: K8sLayout): { pid: string; saved: string; certs: str
 
 /**
  * What a manager that was not stopped (a crash of the run that started it) leaves: the process stopped, its webhook
- * configurations removed, our objects it replaced put back. Does nothing when there is nothing left.
+ * configurations removed, our objects it replaced put back. Does nothing when there is nothing left, nor while the
+ * process that started the manager still runs (another run on the same cluster: its manager is not left over).
  */
 export async function putBackAfterOpenKruiseManager(layout: K8sLayout): Promise<void> {
   const files = stateFiles(layout);
+  const owner = await readPidFile(files.owner);
+  if (owner !== undefined && owner !== process.pid && isAlive(owner)) return;
   const pid = await runningPid(files.pid, stateDir(layout));
   if (pid !== undefined) await stopProcess(pid, stateDir(layout));
   rmSync(files.pid, { force: true });
   if (restoreSavedObjects(layout, files.saved)) removeWebhookConfigurations(layout);
+  rmSync(files.owner, { force: true });
 }
 
 export interface OpenKruiseManagerOptions {
@@ -181,10 +192,15 @@ export class OpenKruiseManagerProcess extends LoggedProcess {
   static async start(options: OpenKruiseManagerOptions): Promise<OpenKruiseManagerProcess> {
     const { layout, build } = options;
     await putBackAfterOpenKruiseManager(layout);
+    const owner = await readPidFile(stateFiles(layout).owner);
+    if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
+      throw new ClusterError(`an OpenKruise manager of process ${owner} runs on this cluster: one at a time`);
+    }
     const rendered = renderOpenKruise(layout, build, 'default');
     const objects = managerApiObjects(rendered);
     const files = stateFiles(layout);
     mkdirSync(files.certs, { recursive: true });
+    writeFileSync(files.owner, `${process.pid}\n`);
     mkdirSync(files.protectionLog, { recursive: true });
     const ports: ManagerPorts = {
       metrics: await freeLoopbackPort(),
@@ -254,6 +270,7 @@ export class OpenKruiseManagerProcess extends LoggedProcess {
     rmSync(files.pid, { force: true });
     removeWebhookConfigurations(this.layout);
     this.restore();
+    rmSync(files.owner, { force: true });
     return exit;
   }
 }
