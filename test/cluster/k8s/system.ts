@@ -97,7 +97,7 @@ export function agentTokenPodName(node: NodeLayout, serviceAccount = 'kruise-dae
  * pause image every node has), created unless it is there already. Our agent runs as a process here, not as the
  * DaemonSet's pod; a token bound to this pod carries the node's name (user extra
  * authentication.kubernetes.io/node-name) as a DaemonSet pod's token does, which deploy/node-confinement requires.
- * Deleting the pod invalidates the token.
+ * Deleting the pod invalidates the token. `serviceAccount`: the agent's (kruise-daemon-ts for deploy/overlays/agent-only).
  */
 export function agentTokenPod(
   layout: K8sLayout,

@@ -12,16 +12,17 @@
 // election is off (one replica; a lease left by a killed run would hold the next start for its duration).
 //
 // A crash leaves state behind: the process (its PID file), our CRDs replaced (the saved objects) and its webhook
-// configurations (failurePolicy Fail on every pod creation). putBackAfterOpenKruiseManager() undoes all three; the
-// next start and useRealCluster() call it.
+// configurations (failurePolicy Fail on every pod creation). putBackAfterOpenKruiseManager() undoes all three once
+// the process that started the manager is gone (its PID in owner-pid); the next start and useRealCluster() call it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { K8sLayout } from '../k8s/layout.js';
 import { kubectl, removeWebhookConfigurations, SYSTEM_NAMESPACE } from '../k8s/system.js';
 import { freeLoopbackPort } from '../runtime/allocations.js';
 import { ClusterError } from '../runtime/errors.js';
-import { runningPid, stopProcess } from '../runtime/processes.js';
+import { isAlive, readPidFile, runningPid, stopProcess } from '../runtime/processes.js';
+import { LoggedProcess, type Exit } from './logged-process.js';
 import {
   renderOpenKruise,
   restoreSavedObjects,
@@ -124,10 +125,17 @@ function stateDir(layout: K8sLayout): string {
   return join(layout.k8sDir, 'openkruise-manager');
 }
 
-function stateFiles(layout: K8sLayout): { pid: string; saved: string; certs: string; protectionLog: string } {
+function stateFiles(layout: K8sLayout): {
+  pid: string;
+  owner: string;
+  saved: string;
+  certs: string;
+  protectionLog: string;
+} {
   const dir = stateDir(layout);
   return {
     pid: join(dir, 'pid'),
+    owner: join(dir, 'owner-pid'),
     saved: join(dir, 'replaced-objects.json'),
     certs: join(dir, 'certs'),
     protectionLog: join(dir, 'protection-log'),
@@ -136,14 +144,18 @@ function stateFiles(layout: K8sLayout): { pid: string; saved: string; certs: str
 
 /**
  * What a manager that was not stopped (a crash of the run that started it) leaves: the process stopped, its webhook
- * configurations removed, our objects it replaced put back. Does nothing when there is nothing left.
+ * configurations removed, our objects it replaced put back. Does nothing when there is nothing left, nor while the
+ * process that started the manager still runs (another run on the same cluster: its manager is not left over).
  */
 export async function putBackAfterOpenKruiseManager(layout: K8sLayout): Promise<void> {
   const files = stateFiles(layout);
+  const owner = await readPidFile(files.owner);
+  if (owner !== undefined && owner !== process.pid && isAlive(owner)) return;
   const pid = await runningPid(files.pid, stateDir(layout));
   if (pid !== undefined) await stopProcess(pid, stateDir(layout));
   rmSync(files.pid, { force: true });
   if (restoreSavedObjects(layout, files.saved)) removeWebhookConfigurations(layout);
+  rmSync(files.owner, { force: true });
 }
 
 export interface OpenKruiseManagerOptions {
@@ -159,32 +171,18 @@ export interface OpenKruiseManagerOptions {
   logFile?: string;
 }
 
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { Exit };
 
-export class OpenKruiseManagerProcess {
-  readonly child: ChildProcess;
-  readonly exited: Promise<Exit>;
-  readonly logFile: string;
+export class OpenKruiseManagerProcess extends LoggedProcess {
   readonly ports: ManagerPorts;
-  private exit: Exit | undefined;
   private readonly layout: K8sLayout;
   private readonly restore: Restore;
 
   private constructor(child: ChildProcess, layout: K8sLayout, logFile: string, ports: ManagerPorts, restore: Restore) {
-    this.child = child;
+    super(child, logFile);
     this.layout = layout;
-    this.logFile = logFile;
     this.ports = ports;
     this.restore = restore;
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-    });
   }
 
   /**
@@ -194,10 +192,15 @@ export class OpenKruiseManagerProcess {
   static async start(options: OpenKruiseManagerOptions): Promise<OpenKruiseManagerProcess> {
     const { layout, build } = options;
     await putBackAfterOpenKruiseManager(layout);
+    const owner = await readPidFile(stateFiles(layout).owner);
+    if (owner !== undefined && owner !== process.pid && isAlive(owner)) {
+      throw new ClusterError(`an OpenKruise manager of process ${owner} runs on this cluster: one at a time`);
+    }
     const rendered = renderOpenKruise(layout, build, 'default');
     const objects = managerApiObjects(rendered);
     const files = stateFiles(layout);
     mkdirSync(files.certs, { recursive: true });
+    writeFileSync(files.owner, `${process.pid}\n`);
     mkdirSync(files.protectionLog, { recursive: true });
     const ports: ManagerPorts = {
       metrics: await freeLoopbackPort(),
@@ -242,31 +245,13 @@ export class OpenKruiseManagerProcess {
     }
   }
 
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  get hasExited(): boolean {
-    return this.exit !== undefined;
-  }
-
-  /** klog's lines so far. */
-  log(): string[] {
-    return readFileSync(this.logFile, 'utf8').split('\n');
-  }
-
   /**
    * True once /readyz answers 200: its webhook controller wrote the certificates, webhooks and CRD conversion
    * (webhook-ready) and its webhook server answers; its controllers are set up right after (main.go). Throws if the
    * process has exited.
    */
   async ready(): Promise<boolean> {
-    if (this.exit) {
-      throw new Error(
-        `kruise-manager exited (${JSON.stringify(this.exit)}); last lines of ${this.logFile}:\n` +
-          this.log().slice(-15).join('\n'),
-      );
-    }
+    this.assertRunning('kruise-manager');
     try {
       const res = await fetch(`http://127.0.0.1:${this.ports.health}/readyz`, { signal: AbortSignal.timeout(2000) });
       return res.status === 200;
@@ -280,20 +265,12 @@ export class OpenKruiseManagerProcess {
    * they would refuse every pod creation) and our CRDs put back.
    */
   async stop(deadlineMs = 15_000): Promise<Exit> {
-    let exit = this.exit;
-    if (!exit) {
-      this.child.kill('SIGTERM');
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), deadlineMs);
-      try {
-        exit = await this.exited;
-      } finally {
-        clearTimeout(timer);
-      }
-    }
+    const exit = await this.terminate(deadlineMs);
     const files = stateFiles(this.layout);
     rmSync(files.pid, { force: true });
     removeWebhookConfigurations(this.layout);
     this.restore();
+    rmSync(files.owner, { force: true });
     return exit;
   }
 }
