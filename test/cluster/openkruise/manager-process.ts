@@ -19,7 +19,7 @@ import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { K8sLayout } from '../k8s/layout.js';
 import { kubectl, removeWebhookConfigurations, SYSTEM_NAMESPACE } from '../k8s/system.js';
-import { freeLoopbackPort } from '../runtime/allocations.js';
+import { freeAnyAddressPort, freeLoopbackPort } from '../runtime/allocations.js';
 import { ClusterError } from '../runtime/errors.js';
 import { isAlive, readPidFile, runningPid, stopProcess } from '../runtime/processes.js';
 import { LoggedProcess, type Exit } from './logged-process.js';
@@ -206,7 +206,7 @@ export class OpenKruiseManagerProcess extends LoggedProcess {
       metrics: await freeLoopbackPort(),
       health: await freeLoopbackPort(),
       pprof: await freeLoopbackPort(),
-      webhook: await freeLoopbackPort(),
+      webhook: await freeAnyAddressPort(), // its webhook server listens on every address (main.go:212)
     };
     const logFile = options.logFile ?? join(layout.logDir, 'openkruise-manager.log');
     mkdirSync(join(logFile, '..'), { recursive: true });

@@ -1,7 +1,7 @@
 // The compiled kruise-controller binary as a child process (e2e tests, the scale benchmark): its JSON logs, stderr,
 // and stop/kill. Found relative to this file so any outDir works; run with this process's Node.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freeLoopbackPort } from '../../cluster/runtime/allocations.js';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../../support/wait.js';
 
@@ -31,17 +31,8 @@ export const DEPLOYMENT_LEASE_ARGS: readonly string[] = [
   '2s',
 ];
 
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A free port on 127.0.0.1 (the kernel picks it). */
+export const freePort = freeLoopbackPort;
 
 export class ControllerProcess {
   readonly child: ChildProcess;
