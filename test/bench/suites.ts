@@ -9,6 +9,7 @@ import { imageSuite } from './image.js';
 import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
+import { openKruiseLaunchPrioritySuite } from './openkruise-launch-priority.js';
 import { openKruiseSuite } from './openkruise.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { podProbeSuite } from './pod-probe.js';
@@ -29,4 +30,5 @@ export const SUITES: readonly BenchSuite[] = [
   pullSecretsSuite,
   imageSuite,
   openKruiseSuite,
+  openKruiseLaunchPrioritySuite,
 ];
