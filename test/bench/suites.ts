@@ -9,6 +9,7 @@ import { imageSuite } from './image.js';
 import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
+import { openKruiseLaunchPrioritySuite } from './openkruise-launch-priority.js';
 import { openKruiseSuite } from './openkruise.js';
 import { openKruiseBugsSuite } from './openkruise-bugs.js';
 import { openKruiseHandoverSuite } from './openkruise-handover.js';
@@ -35,4 +36,5 @@ export const SUITES: readonly BenchSuite[] = [
   openKruiseBugsSuite,
   openKruiseHandoverSuite,
   openKruiseScaleSuite,
+  openKruiseLaunchPrioritySuite,
 ];
