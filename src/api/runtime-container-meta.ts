@@ -37,6 +37,19 @@ export interface InPlaceUpdateState {
   [field: string]: unknown;
 }
 
+/**
+ * The image id a container ran before the in-place update under way changed its image: OpenKruise's manager records
+ * it in `lastContainerStatuses` for each container whose image the update changes, and only for those
+ * (pkg/util/inplaceupdate). Undefined when the state names no such container (or is not what it should be).
+ */
+export function imageIdBeforeUpdate(state: InPlaceUpdateState | undefined, container: string): string | undefined {
+  const last = state?.['lastContainerStatuses'];
+  if (!isRecord(last)) return undefined;
+  const entry = last[container];
+  const imageID = isRecord(entry) ? entry['imageID'] : undefined;
+  return typeof imageID === 'string' && imageID !== '' ? imageID : undefined;
+}
+
 /** Env names OpenKruise leaves out of the env hash (SidecarSet versions). */
 export const ENV_HASH_EXCLUDED = new Set(['SIDECARSET_VERSION', 'SIDECARSET_VERSION_ALT']);
 

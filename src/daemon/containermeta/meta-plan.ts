@@ -12,11 +12,12 @@ import {
 } from '../../api/constants.js';
 import {
   expectedEnvHash,
+  imageIdBeforeUpdate,
   parseInPlaceUpdateState,
   parseRuntimeContainerMetaSet,
+  type InPlaceUpdateState,
   type RuntimeContainerMeta,
 } from '../../api/runtime-container-meta.js';
-import { normalizedReference, tryParseImageReference } from '../../api/image-reference.js';
 import type { WireContainer, WireContainerStatus, WirePod } from '../../api/wire.js';
 import { backoffDelay } from '../../util/backoff.js';
 import { rfc3339 } from '../../util/time.js';
@@ -137,21 +138,19 @@ export interface MetaPlanInputs {
   kubeletSettleMs: number;
 }
 
-/** An image id as a runtime may report it in place of a name. */
-const IMAGE_ID = /^[a-z0-9]+:[0-9a-f]{32,}$/;
-
 /**
- * kubelet restarts this container itself: its spec names another image than kubelet reports for the instance that
- * runs (the image is part of kubelet's container hash), and kubelet's new instance gets the new env too. The agent
- * then stops nothing (OpenKruise's #1263: both restarting it, the preStop hook ran twice and one was cut short).
- * Only when both names parse as references: an image id in the status (`sha256:...`) says nothing either way.
+ * kubelet restarts this container itself: the in-place update under way changes its image (OpenKruise's manager
+ * recorded the image id it ran before) and the instance kubelet reports still runs that image; kubelet's new instance
+ * gets the new env too. The agent then stops nothing (OpenKruise's #1263: both restarted it, the preStop hook ran
+ * twice and one run was cut short). Names are not compared: a node's runtime reports any of an image's tags.
  */
-export function kubeletRestartsForImage(spec: WireContainer, status: WireContainerStatus | undefined): boolean {
-  if (!status?.image || IMAGE_ID.test(status.image)) return false;
-  const wanted = tryParseImageReference(spec.image);
-  const running = tryParseImageReference(status.image);
-  if (!wanted.ok || !running.ok) return false;
-  return normalizedReference(wanted.reference) !== normalizedReference(running.reference);
+export function kubeletRestartsForImage(
+  state: InPlaceUpdateState | undefined,
+  status: WireContainerStatus | undefined,
+): boolean {
+  if (!status) return false;
+  const before = imageIdBeforeUpdate(state, status.name);
+  return before !== undefined && status.imageID === before;
 }
 
 export type MetaAction =
@@ -184,6 +183,7 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
   const condition = (pod.status?.conditions ?? []).find((c) => c.type === IN_PLACE_UPDATE_READY_CONDITION);
   if (condition?.status !== 'False') return { actions: [], restart: [] };
   const metadata = pod.metadata ?? {};
+  const updateState = parseInPlaceUpdateState(metadata.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION]);
   const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
   const byName = new Map(entries.map((m) => [m.name, m]));
   const consistent = (name: string): boolean => {
@@ -211,7 +211,9 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
     const instance = runtime.get(m.name);
     if (!(hash > 0 && instance?.state === 'running' && parseContainerId(m.containerID)?.id === instance.id)) continue;
     const status = (pod.status?.containerStatuses ?? []).find((cs) => cs.name === m.name);
-    if (parseContainerId(status?.containerID)?.id === instance.id && kubeletRestartsForImage(spec, status)) continue;
+    if (parseContainerId(status?.containerID)?.id === instance.id && kubeletRestartsForImage(updateState, status)) {
+      continue;
+    }
     if (memory.stopped.has(instance.id)) continue;
     const last = memory.restarts.get(m.name);
     if (last && last.expected === expected && nowMs < last.notBeforeMs) {
@@ -221,8 +223,7 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
     stale.push({ name: m.name, priority: containerPriority(pod, spec) });
   }
 
-  const state = parseInPlaceUpdateState(metadata.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION]);
-  const batches = state?.containerBatchesRecord ?? [];
+  const batches = updateState?.containerBatchesRecord ?? [];
   const statuses = pod.status?.containerStatuses ?? [];
   const batch = planBatch({
     stale,
@@ -247,7 +248,7 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
     return { actions, restart: [], recheckMs: Math.min(recheckMs ?? Number.POSITIVE_INFINITY, settleLeft) };
   }
   if (!batch.record) return { actions, restart: batch.containers, recheckMs };
-  const base = state ?? { revision: '', updateTimestamp: rfc3339(nowMs), updateEnvFromMetadata: true };
+  const base = updateState ?? { revision: '', updateTimestamp: rfc3339(nowMs), updateEnvFromMetadata: true };
   const recorded = {
     ...base,
     containerBatchesRecord: [...batches, { timestamp: rfc3339(nowMs), containers: batch.containers }],
