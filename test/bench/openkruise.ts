@@ -17,6 +17,7 @@ import type { BenchSuite, Figure } from './framework.js';
 import { pushBenchTags } from './imagepuller.js';
 import { eachAgent, loads, PARALLEL_PULLS, sampleLoad } from './openkruise/agents.js';
 import { countAgentRequests } from './openkruise/api-requests.js';
+import { watchContainerExits } from './openkruise/container-exits.js';
 import { crrPairs, measureCrrs } from './openkruise/crr.js';
 import { envRestartPairs, measureEnvRestarts } from './openkruise/env-restart.js';
 import { fillNode, MAX_PODS, rssWithPods } from './openkruise/full-node.js';
@@ -76,10 +77,12 @@ export const openKruiseSuite: BenchSuite = {
     }
     if (parts.has('full')) {
       await fillNode(context, cluster, node.name);
+      const exits = await watchContainerExits(node.hostPaths.containerdSocket);
+      context.defer(() => exits.stop());
       const full = await eachAgent(context, cluster, node, build, async (agent) => ({
         rss: await rssWithPods(context, agent),
-        crr: await measureCrrs(context, client, cri, node.name, agent),
-        env: await measureEnvRestarts(context, client, cri, agent),
+        crr: await measureCrrs(context, client, exits, node.name, agent),
+        env: await measureEnvRestarts(context, client, cri, exits, agent),
       }));
       pairs.push(
         {

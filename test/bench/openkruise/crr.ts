@@ -1,8 +1,8 @@
-// ContainerRecreateRequests on the full node, for one agent: CRR_ROUNDS rounds, each one CRR on every one of the
+// ContainerRecreateRequests on the full node, for one agent: CRR_CONTAINERS rounds, each one CRR on every one of the
 // agent's CRR_PODS pods at once, each for a container not restarted before (CRR_PODS x CRR_CONTAINERS CRRs, every
-// container restarted once: no crash-loop backoff). Per CRR: the create response -> the old container's finishedAt
-// (CRI ContainerStatus: the runtime's own clock of the stop, the same for both agents; the container exits at once
-// on SIGTERM) and -> the CRR seen Completed in the bench's watch cache.
+// container restarted once: no crash-loop backoff). Per CRR: the create response -> the old container's exit
+// (containerd's /tasks/exit event, container-exits.ts: the runtime's clock of the stop, the same for both agents;
+// the container exits at once on SIGTERM) and -> the CRR seen Completed in the bench's watch cache.
 // No webhook runs: the bench writes what OpenKruise's CRR webhook (pkg/webhook/containerrecreaterequest/mutating/
 // crr_mutating_handler.go) would fill: the labels node-name, pod-uid and active=true (the daemons select by
 // node-name and active, and find the pod's containers by pod-uid), strategy.terminationGracePeriodSeconds and
@@ -13,15 +13,14 @@ import {
   CONTAINER_RECREATE_REQUESTS,
   type ContainerRecreateRequest,
 } from '../../../src/api/containerrecreaterequest.js';
-import type { CriClient } from '../../../src/cri/client.js';
 import type { KubeClient } from '../../../src/kube/client.js';
-import { bareId } from '../../e2e/containerrecreate/stack.js';
 import { waitFor } from '../../support/wait.js';
 import type { BenchContext } from '../framework.js';
 import type { Pair } from '../side-by-side.js';
 import { percentile } from '../stats.js';
 import { sampleLoad, type AgentUnderTest } from './agents.js';
 import { benchCaches, type BenchCaches } from './bench-caches.js';
+import type { ContainerExits } from './container-exits.js';
 import { CRR_CONTAINERS, CRR_PODS, crrPodName, NAMESPACE } from './full-node.js';
 import { startManagerStandIn } from './manager-stand-in.js';
 
@@ -32,18 +31,10 @@ export interface CrrTimes {
   toCompleted: number[];
 }
 
-/** The runtime's finishedAt of a container, in ms since the epoch (nanoseconds on the wire). */
-export async function finishedAtMs(cri: CriClient, containerId: string): Promise<number> {
-  const answer = await cri.containerStatus({ container_id: bareId(containerId) });
-  const ns = BigInt(answer.status?.finished_at ?? '0');
-  if (ns === 0n) throw new Error(`container ${containerId} has not finished`);
-  return Number(ns / 1_000_000n);
-}
-
 async function oneCrr(
   client: KubeClient,
   caches: BenchCaches,
-  cri: CriClient,
+  exits: ContainerExits,
   node: string,
   podName: string,
   container: string,
@@ -81,13 +72,13 @@ async function oneCrr(
   times.toCompleted.push(Date.now() - created);
   const state = done.status?.containerRecreateStates?.[0];
   if (state?.phase !== 'Succeeded') throw new Error(`CRR ${name} completed with ${JSON.stringify(done.status)}`);
-  times.toStop.push((await finishedAtMs(cri, status.containerID)) - created);
+  times.toStop.push((await exits.exitedAt(status.containerID)) - created);
 }
 
 export async function measureCrrs(
   context: BenchContext,
   client: KubeClient,
-  cri: CriClient,
+  exits: ContainerExits,
   node: string,
   agent: AgentUnderTest,
 ): Promise<CrrTimes> {
@@ -98,7 +89,7 @@ export async function measureCrrs(
     for (let c = 0; c < CRR_CONTAINERS; c++) {
       await Promise.all(
         Array.from({ length: CRR_PODS }, (_, i) =>
-          oneCrr(client, caches, cri, node, crrPodName(agent.side, i), `c${c}`, times),
+          oneCrr(client, caches, exits, node, crrPodName(agent.side, i), `c${c}`, times),
         ),
       );
       context.log(`${agent.side}: CRR round ${c + 1} of ${CRR_CONTAINERS}: ${CRR_PODS} Completed`);
@@ -123,7 +114,7 @@ export function crrPairs(ours: CrrTimes, theirs: CrrTimes): Pair[] {
       unit: 'ms',
       ours: percentile(ours.toStop, 50),
       theirs: percentile(theirs.toStop, 50),
-      note: `${n}; create response -> the old container's finishedAt (CRI)`,
+      note: `${n}; create response -> the old container's exit (containerd's event)`,
     },
     {
       name: 'crr.createdToStop.p99',

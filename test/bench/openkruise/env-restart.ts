@@ -8,7 +8,7 @@
 //   sees on its list (AddFunc), so the bench touches each pod (a label) and waits for the hash;
 // - has the condition InPlaceUpdateReady False, which OpenKruise's manager sets when an in-place update begins: the
 //   bench sets it (pods/status), then changes the annotation the container's env comes from.
-// Ours needs the same two writes. Per pod: the annotation write's response -> the old container's finishedAt (CRI)
+// Ours needs the same two writes. Per pod: the annotation write's response -> the old container's exit (containerd's event)
 // and -> a new container running in the pod's status (the bench's watch cache), and the new container's env checked.
 import { IN_PLACE_UPDATE_READY_CONDITION, RUNTIME_CONTAINERS_META_ANNOTATION } from '../../../src/api/constants.js';
 import { parseRuntimeContainerMetaSet } from '../../../src/api/runtime-container-meta.js';
@@ -23,7 +23,7 @@ import type { Pair } from '../side-by-side.js';
 import { percentile } from '../stats.js';
 import { sampleLoad, type AgentUnderTest } from './agents.js';
 import { benchCaches, type BenchCaches } from './bench-caches.js';
-import { finishedAtMs } from './crr.js';
+import type { ContainerExits } from './container-exits.js';
 import { ENV_ANNOTATION, ENV_PODS, ENV_VAR, envPodName, NAMESPACE } from './full-node.js';
 
 export interface EnvRestartTimes {
@@ -44,6 +44,7 @@ async function oneChange(
   client: KubeClient,
   caches: BenchCaches,
   cri: CriClient,
+  exits: ContainerExits,
   podName: string,
   side: string,
   times: EnvRestartTimes,
@@ -77,7 +78,7 @@ async function oneChange(
     { timeoutMs: 120_000, intervalMs: 10, message: `${side}: ${podName} restarted with the new env` },
   );
   times.toRunning.push(Date.now() - changed);
-  times.toStop.push((await finishedAtMs(cri, old)) - changed);
+  times.toStop.push((await exits.exitedAt(old)) - changed);
   const env = await cri.execSync({ container_id: bareId(fresh), cmd: ['sh', '-c', `echo $${ENV_VAR}`], timeout: 10 });
   if (env.stdout.toString().trim() !== value) {
     throw new Error(`${podName}: the new container has ${ENV_VAR}=${env.stdout.toString().trim()}, not ${value}`);
@@ -88,13 +89,14 @@ export async function measureEnvRestarts(
   context: BenchContext,
   client: KubeClient,
   cri: CriClient,
+  exits: ContainerExits,
   agent: AgentUnderTest,
 ): Promise<EnvRestartTimes> {
   const caches = await benchCaches(client, NAMESPACE);
   const times: EnvRestartTimes = { toStop: [], toRunning: [] };
   try {
     for (let i = 0; i < ENV_PODS; i++) {
-      await oneChange(client, caches, cri, envPodName(agent.side, i), agent.side, times);
+      await oneChange(client, caches, cri, exits, envPodName(agent.side, i), agent.side, times);
       context.log(
         `${agent.side}: env change ${i + 1} of ${ENV_PODS}: stopped after ${Math.round(times.toStop.at(-1)!)} ms, ` +
           `running after ${Math.round(times.toRunning.at(-1)!)} ms`,
@@ -116,7 +118,7 @@ export function envRestartPairs(ours: EnvRestartTimes, theirs: EnvRestartTimes):
       ours: percentile(ours.toStop, 50),
       theirs: percentile(theirs.toStop, 50),
       note:
-        `annotation write -> old container's finishedAt (CRI), InPlaceUpdateReady False first, median of ${ENV_PODS}; ` +
+        `annotation write -> old container's exit (containerd's event), InPlaceUpdateReady False first, median of ${ENV_PODS}; ` +
         `ours ${rounds(ours.toStop)}; OpenKruise ${rounds(theirs.toStop)}`,
     },
     {
