@@ -19,7 +19,10 @@ import type { BenchCaches } from './bench-caches.js';
 /** Seconds of an RFC 3339 time (both the CRR's creation and a container's start are whole seconds on the wire). */
 const seconds = (time: string | undefined): number => Math.floor(Date.parse(time ?? '') / 1000);
 
-export function syncStatuses(crr: ContainerRecreateRequest, pod: WirePod): ContainerRecreateRequestSyncContainerStatus[] {
+export function syncStatuses(
+  crr: ContainerRecreateRequest,
+  pod: WirePod,
+): ContainerRecreateRequestSyncContainerStatus[] {
   const created = seconds(crr.metadata.creationTimestamp);
   const statuses: ContainerRecreateRequestSyncContainerStatus[] = [];
   for (const c of crr.spec.containers) {
