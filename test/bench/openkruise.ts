@@ -20,7 +20,7 @@ import { countAgentRequests } from './openkruise/api-requests.js';
 import { watchContainerExits } from './openkruise/container-exits.js';
 import { crrPairs, measureCrrs } from './openkruise/crr.js';
 import { envRestartPairs, measureEnvRestarts } from './openkruise/env-restart.js';
-import { fillNode, MAX_PODS, rssWithPods } from './openkruise/full-node.js';
+import { fillNode, MAX_PODS, rssWithPods, withoutBenchPods } from './openkruise/full-node.js';
 import { benchTags, idleAndTagsPairs, measureIdleAndTags, steadyWindowMs } from './openkruise/idle-and-tags.js';
 import { imagePullPairs, measureImagePulls } from './openkruise/image-pull.js';
 import { realisticImage } from './openkruise/realistic-image.js';
@@ -65,6 +65,7 @@ export const openKruiseSuite: BenchSuite = {
 
     const pairs: Pair[] = [];
     if (parts.has('idle') || parts.has('image')) {
+      await withoutBenchPods(context, cluster);
       const first = await eachAgent(context, cluster, node, build, async (agent) => ({
         idle: parts.has('idle')
           ? await measureIdleAndTags(context, cluster, node.name, cri, repository, agent)

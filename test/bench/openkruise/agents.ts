@@ -32,6 +32,8 @@ export interface AgentUnderTest {
   readyMs: number;
   /** The agent's own count of its API requests (ours: kruise_daemon_api_requests_total; its: client-go's). */
   ownRequests(): Promise<number>;
+  /** The duration of its last image pull as it logs it (ours: `image pulled` ms; its: `Successfully pull image` cost). */
+  lastPullMs(): number | undefined;
   stop(): Promise<unknown>;
 }
 
@@ -47,6 +49,14 @@ export function cpuSeconds(pid: number): number {
   return cpuTicksOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8')) / clockTicks;
 }
 
+/** A Go duration as time.Duration prints it (`320.28ms`, `1.5s`, `1m2.5s`), in ms; undefined if not one. */
+export function goDurationMs(text: string): number | undefined {
+  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const parts = [...text.matchAll(/([\d.]+)(ns|us|µs|ms|s|m|h)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join('') !== text) return undefined;
+  return parts.reduce((sum, p) => sum + Number(p[1]) * units[p[2]!]!, 0);
+}
+
 async function startOurs(cluster: RealCluster, node: NodeLayout): Promise<AgentUnderTest> {
   const spawned = performance.now();
   const agent = await startAgentOn(cluster, node, { agentArgs: ['--max-parallel-pulls', String(PARALLEL_PULLS)] });
@@ -55,6 +65,10 @@ async function startOurs(cluster: RealCluster, node: NodeLayout): Promise<AgentU
     pid: agent.process.pid,
     readyMs: performance.now() - spawned,
     ownRequests: () => agentCounter(agent.url, 'kruise_daemon_api_requests_total'),
+    lastPullMs: () => {
+      const ms = agent.process.logs.findLast((l) => l.msg === 'image pulled')?.ms;
+      return typeof ms === 'number' ? ms : undefined;
+    },
     stop: () => agent.process.stop(),
   };
 }
@@ -87,6 +101,10 @@ async function startOpenKruise(
     pid: daemon.pid,
     readyMs: performance.now() - spawned,
     ownRequests: () => agentCounter(daemon.url, 'rest_client_requests_total'),
+    lastPullMs: () => {
+      const line = daemon.log().findLast((l) => l.includes('"Successfully pull image"'));
+      return line === undefined ? undefined : goDurationMs(/cost="([^"]+)"/.exec(line)?.[1] ?? '');
+    },
     stop: () => daemon.stop(),
   };
 }

@@ -84,10 +84,16 @@ function running(p: WirePod): boolean {
   return statuses.length === (p.spec?.containers.length ?? 0) && statuses.every((s) => s.ready && s.state?.running);
 }
 
+/** The bench's pods of an earlier run gone from the node (their namespace is deleted at a run's end, not waited for). */
+export async function withoutBenchPods(context: BenchContext, cluster: RealCluster): Promise<void> {
+  context.log(`waiting for namespace ${NAMESPACE} of an earlier run to be gone`);
+  await deleteTestNamespace(cluster.admin, NAMESPACE, { waitMs: 300_000 });
+}
+
 /** Fill `node` up to MAX_PODS pods and wait until every container of them runs; deleted by the suite's cleanups. */
 export async function fillNode(context: BenchContext, cluster: RealCluster, node: string): Promise<void> {
   const client = cluster.admin;
-  await deleteTestNamespace(client, NAMESPACE, { waitMs: 300_000 });
+  await withoutBenchPods(context, cluster);
   await ensureNamespace(client, NAMESPACE);
   context.defer(() => deleteTestNamespace(client, NAMESPACE));
   await waitForDefaultServiceAccount(client, NAMESPACE);

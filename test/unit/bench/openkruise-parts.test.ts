@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ContainerRecreateRequest } from '../../../src/api/containerrecreaterequest.js';
 import type { WirePod } from '../../../src/api/wire.js';
+import { goDurationMs } from '../../bench/openkruise/agents.js';
 import { parseEvent } from '../../bench/openkruise/container-exits.js';
 import { syncStatuses } from '../../bench/openkruise/manager-stand-in.js';
 
@@ -54,5 +55,13 @@ describe('bench openkruise: containerd exit events and the manager stand-in', ()
       JSON.stringify(syncStatuses(crr, pod)),
       '[{"name":"a","ready":true,"restartCount":1,"containerID":"containerd://n"}]',
     );
+  });
+
+  it("reads a Go duration as OpenKruise's daemon logs it (cost=...)", () => {
+    assert.equal(goDurationMs('320.286386ms'), 320.286386);
+    assert.equal(goDurationMs('1.5s'), 1500);
+    assert.equal(goDurationMs('1m2.5s'), 62_500);
+    assert.equal(goDurationMs('800µs'), 0.8);
+    assert.equal(goDurationMs('fast'), undefined);
   });
 });
