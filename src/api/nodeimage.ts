@@ -36,6 +36,13 @@ export interface SandboxConfig {
   annotations?: Record<string, string>;
 }
 
+/**
+ * An agent's wait between two attempts of a tag: the first, then doubled each time up to the last. The controller
+ * sizes a Never job's deadline by it (src/controller/imagepulljob/tag-write.ts), the agent waits it (tag-pull.ts).
+ */
+export const TAG_RETRY_FIRST_WAIT_MS = 1000;
+export const TAG_RETRY_MAX_WAIT_MS = 30_000;
+
 export interface ImageTagPullPolicy {
   /** Per-attempt timeout; defaulted to 600. */
   timeoutSeconds?: number | undefined;

@@ -31,6 +31,7 @@ export class ControllerLoop {
   readonly logger: Logger;
   private readonly removers: (() => void)[] = [];
   private running?: Promise<void>;
+  private stopRequested = false;
 
   /** `name` names the queue in metrics, the controller in the reconcile metrics and in log lines. */
   constructor(
@@ -80,8 +81,14 @@ export class ControllerLoop {
     });
   }
 
+  /** stop() was called: a reconcile doing long work (one write after another) may end early and leave the rest. */
+  get stopping(): boolean {
+    return this.stopRequested;
+  }
+
   /** Remove the handlers, shut the queue down and wait for the workers to finish what they hold. */
   async stop(): Promise<void> {
+    this.stopRequested = true;
     for (const remove of this.removers.splice(0)) remove();
     this.queue.shutDown();
     await this.running;

@@ -1,17 +1,22 @@
-// `npm run openkruise-e2e -- images [kruise-e2e.test flags...]`: OpenKruise's own e2e suites against our system on
+// `npm run openkruise-e2e -- <suite> [kruise-e2e.test flags...]`: OpenKruise's own e2e suites against our system on
 // the real local cluster (issue 18; not part of `npm test`). Builds OpenKruise if needed (build.sh openkruise: its
 // kruise-e2e.test), brings the cluster up as the e2e tests do (REAL_CLUSTER_DIR; taken down at the end if this run
-// started it), pushes look-alikes of the images the suite names into the local registry (KUBE_TEST_REPO_LIST points
+// started it), pushes look-alikes of the images the suites name into the local registry (KUBE_TEST_REPO_LIST points
 // the suite at them, through a registry proxy that can hold each blob response OPENKRUISE_E2E_BLOB_DELAY_MS, default 0,
-// for a pull as slow as a real image's: the doc says when that matters) and removes them from the nodes, binds the pull-secret reader cluster-wide (OpenKruise's
-// manager reads every namespace's secrets; the suite's namespaces are random), starts our controller on the host and
-// our agent in every node (as test/e2e does), waits for a NodeImage per node, runs the suite's specs (selected by
-// OpenKruise's ginkgo labels), prints one line per case and ginkgo's summary, and takes it all down. Flags after the
-// suite name go to kruise-e2e.test (e.g. `-ginkgo.focus='two jobs'`). Exit 0 only when every selected case passed
-// or failed exactly as KNOWN_FAILURES (test/cluster/openkruise/e2e-suites.ts) says, with the reason printed.
-// Logs in $REAL_CLUSTER_DIR/logs/openkruise-e2e/. docs/openkruise-side-by-side.md.
+// for a pull as slow as a real image's: the doc says when that matters; Docker Hub's images through a docker.io
+// mirror in the nodes' runtime) and removes them from the nodes, then starts the suite's setup (E2eSetup):
+// - `ours` (images): the pull-secret reader bound cluster-wide (OpenKruise's manager reads every namespace's secrets;
+//   the suite's namespaces are random), our controller on the host and our agent in every node (as test/e2e does),
+//   a NodeImage per node waited for;
+// - `agent-only` (crr, podprobe): OpenKruise's kruise-manager on the host (test/cluster/openkruise/manager-process.ts:
+//   its CRDs, controllers and webhooks) and our agent in every node with deploy/overlays/agent-only's RBAC and
+//   ServiceAccount (kruise-daemon-ts); no controller of ours, no kruise-daemon of OpenKruise's;
+// runs the suite's specs (selected by OpenKruise's ginkgo labels), prints one line per case and ginkgo's summary, and
+// takes it all down. Flags after the suite name go to kruise-e2e.test (e.g. `-ginkgo.focus='two jobs'`). Exit 0 only
+// when every selected case passed or failed exactly as KNOWN_FAILURES (test/cluster/openkruise/e2e-suites.ts) says,
+// with the reason printed. Logs in $REAL_CLUSTER_DIR/logs/openkruise-e2e/. docs/openkruise-side-by-side.md.
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NODE_IMAGES } from '../../src/api/nodeimage.js';
 import { CriClient } from '../../src/cri/client.js';
@@ -26,16 +31,24 @@ import {
   e2eRunAccepted,
   formatE2eRun,
   isE2eSuiteName,
+  DOCKER_HUB_LOOKALIKES,
+  dockerHubLookalikeReference,
+  isBuiltLookalike,
   LOOKALIKE_IMAGES,
+  lookalikeConfigArgs,
+  type LookalikeImage,
   lookalikeReference,
   readE2eReport,
   repoListYaml,
 } from '../cluster/openkruise/e2e-suites.js';
-import { openKruiseBuild } from '../cluster/openkruise/openkruise.js';
+import { OpenKruiseManagerProcess } from '../cluster/openkruise/manager-process.js';
+import { openKruiseBuild, type OpenKruiseBuild } from '../cluster/openkruise/openkruise.js';
 import { runChecked } from '../cluster/runtime/exec.js';
+import { installAgentOnly, type AgentOnlyInstall } from '../support/agent-only.js';
 import { mochaGlobalTeardown } from '../support/fixtures.js';
 import { removeImages } from '../support/nodeimages.js';
 import { nodeRegistryProxy } from '../support/real-images.js';
+import { writeContainerdHosts } from '../support/registry-proxy.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 
@@ -63,30 +76,82 @@ function blobDelayMs(): number {
   return ms;
 }
 
-/** Copy each look-alike from our test images into the local registry, unless the registry holds it already. */
-async function pushLookalikes(cluster: RealCluster): Promise<string[]> {
-  const references: string[] = [];
-  for (const image of LOOKALIKE_IMAGES) {
-    const reference = lookalikeReference(cluster.registry, image);
-    references.push(reference);
-    const source = cluster.images[image.source];
-    const repository = reference.slice(cluster.registry.length + 1, reference.lastIndexOf(':'));
-    const head = await fetch(`http://${cluster.registry}/v2/${repository}/manifests/${image.tag}`, {
-      method: 'HEAD',
-      headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
-    });
-    if (head.status === 200) continue;
-    log(`pushing ${reference} (a copy of ${source})`);
-    await runChecked('skopeo', [
-      'copy',
-      '--quiet',
-      '--src-tls-verify=false',
-      '--dest-tls-verify=false',
-      `docker://${source}`,
-      `docker://${reference}`,
+/**
+ * A look-alike into the local registry at `reference`: a copy of one of our test images, unless the registry holds
+ * it already; one with a command or files of its own is made again each run (the source's image changed by umoci in
+ * an OCI layout of the run, as test/cluster/runtime/test-images.ts builds the test images).
+ */
+async function pushLookalike(
+  cluster: RealCluster,
+  image: LookalikeImage,
+  reference: string,
+  workDir: string,
+): Promise<void> {
+  const source = cluster.images[image.source];
+  if (isBuiltLookalike(image)) {
+    log(`pushing ${reference} (${source}${image.cmd ? ` running ${image.cmd.join(' ')}` : ''})`);
+    const layout = join(workDir, 'oci');
+    const skopeo = ['--insecure-policy', 'copy', '--quiet', '--src-tls-verify=false', '--dest-tls-verify=false'];
+    await runChecked('skopeo', [...skopeo, `docker://${source}`, `oci:${layout}:source`]);
+    for (const [index, file] of (image.files ?? []).entries()) {
+      const local = join(workDir, `file-${index}`);
+      writeFileSync(local, file.content, { mode: file.mode });
+      chmodSync(local, file.mode);
+      await runChecked('umoci', ['insert', '--image', `${layout}:source`, local, file.path]);
+    }
+    await runChecked('umoci', [
+      'config',
+      '--image',
+      `${layout}:source`,
+      '--tag',
+      'lookalike',
+      ...lookalikeConfigArgs(image),
     ]);
+    await runChecked('skopeo', [...skopeo, `oci:${layout}:lookalike`, `docker://${reference}`]);
+    return;
   }
-  return references;
+  const repository = reference.slice(cluster.registry.length + 1, reference.lastIndexOf(':'));
+  const head = await fetch(`http://${cluster.registry}/v2/${repository}/manifests/${image.tag}`, {
+    method: 'HEAD',
+    headers: { accept: 'application/vnd.oci.image.manifest.v1+json' },
+  });
+  if (head.status === 200) return;
+  log(`pushing ${reference} (a copy of ${source})`);
+  await runChecked('skopeo', [
+    'copy',
+    '--quiet',
+    '--src-tls-verify=false',
+    '--dest-tls-verify=false',
+    `docker://${source}`,
+    `docker://${reference}`,
+  ]);
+}
+
+/** Every look-alike into the local registry; returns their references there. */
+async function pushLookalikes(cluster: RealCluster, workDir: string): Promise<string[]> {
+  const all = [
+    ...LOOKALIKE_IMAGES.map((image) => ({ image, reference: lookalikeReference(cluster.registry, image) })),
+    ...DOCKER_HUB_LOOKALIKES.map((image) => ({
+      image,
+      reference: dockerHubLookalikeReference(cluster.registry, image),
+    })),
+  ];
+  for (const { image, reference } of all) await pushLookalike(cluster, image, reference, workDir);
+  return all.map(({ reference }) => reference);
+}
+
+/**
+ * The nodes' runtime sends docker.io pulls to `registry` (a certs.d hosts.toml in each node, read at every pull):
+ * the PodProbeMarker specs name Docker Hub images, and nothing here reaches Docker Hub. Returns what removes it.
+ */
+async function mirrorDockerHub(cluster: RealCluster, registry: string): Promise<() => Promise<void>> {
+  const removers: (() => Promise<void>)[] = [];
+  for (const node of cluster.nodes) {
+    removers.push(await writeContainerdHosts(node.containerdCertsDir, registry, 'docker.io'));
+  }
+  return async () => {
+    for (const remove of removers) await remove();
+  };
 }
 
 /** The nodes start without the images, so every pull of the suite is a real one. */
@@ -170,24 +235,26 @@ async function main(argv: string[]): Promise<number> {
   mkdirSync(runDir, { recursive: true });
 
   const delayMs = blobDelayMs();
-  const references = await pushLookalikes(cluster);
+  const lookalikesDir = mkdtempSync(join(runDir, 'lookalikes-'));
+  const references = await pushLookalikes(cluster, lookalikesDir).finally(() =>
+    rmSync(lookalikesDir, { recursive: true, force: true }),
+  );
   const served = await nodeRegistryProxy(cluster);
   served.proxy.blobDelayMs = delayMs;
   log(`the suite's images from ${served.proxy.host} (a proxy of ${cluster.registry}, ${delayMs} ms per blob)`);
   const repoList = join(runDir, 'repo-list.yaml');
   writeFileSync(repoList, repoListYaml(served.proxy.host));
 
-  let system: RealSystem | undefined;
+  const running: Running = {};
   try {
-    const bound = kubectl(cluster.layout, ['apply', '-f', PULL_SECRET_READER_CLUSTER_WIDE]);
-    if (!bound.ok) throw new Error(`kubectl apply ${PULL_SECRET_READER_CLUSTER_WIDE}: ${bound.out}`);
+    running.dockerHubMirror = await mirrorDockerHub(cluster, served.proxy.host);
     await removeFromNodes(cluster, [
       ...references,
       ...LOOKALIKE_IMAGES.map((image) => lookalikeReference(served.proxy.host, image)),
+      ...DOCKER_HUB_LOOKALIKES.map((image) => `docker.io/${image.name}:${image.tag}`),
     ]);
-    log('our controller on the host, our agent in every node');
-    system = await startSystem(cluster, { controllerArgs: ['--nodeimage-creation-delay=1s'] });
-    await waitForNodeImages(cluster);
+    if (suite.setup === 'ours') await startOurs(cluster, running);
+    else await startAgentOnly(cluster, build, runDir, running);
 
     const jsonReport = join(runDir, `${suiteName}.json`);
     const output = join(runDir, `${suiteName}.log`);
@@ -201,12 +268,85 @@ async function main(argv: string[]): Promise<number> {
     // the binary exits 1 when any spec failed, the known ones included
     return e2eRunAccepted(report) && (code === 0 || report.known > 0) ? 0 : 1;
   } finally {
-    if (system) {
-      writeLogs(runDir, system);
-      await system.stop();
-    }
-    kubectl(cluster.layout, ['delete', '--ignore-not-found', '-f', PULL_SECRET_READER_CLUSTER_WIDE]);
+    await stopAll(cluster, runDir, running);
     await served.close();
+  }
+}
+
+/** What a run started, stopped at its end in reverse order. */
+interface Running {
+  system?: RealSystem;
+  pullSecretReader?: boolean;
+  manager?: OpenKruiseManagerProcess;
+  agentOnly?: AgentOnlyInstall;
+  dockerHubMirror?: () => Promise<void>;
+}
+
+/** Our controller on the host (reading pull secrets in every namespace), our agent in every node, a NodeImage each. */
+async function startOurs(cluster: RealCluster, running: Running): Promise<void> {
+  const bound = kubectl(cluster.layout, ['apply', '-f', PULL_SECRET_READER_CLUSTER_WIDE]);
+  running.pullSecretReader = true;
+  if (!bound.ok) throw new Error(`kubectl apply ${PULL_SECRET_READER_CLUSTER_WIDE}: ${bound.out}`);
+  log('our controller on the host, our agent in every node');
+  running.system = await startSystem(cluster, { controllerArgs: ['--nodeimage-creation-delay=1s'] });
+  await waitForNodeImages(cluster);
+}
+
+/**
+ * OpenKruise's kruise-manager on the host (its CRDs over ours, its webhooks), then our agent in every node with the
+ * RBAC and ServiceAccount of deploy/overlays/agent-only; no controller of ours, no kruise-daemon of OpenKruise's.
+ */
+async function startAgentOnly(
+  cluster: RealCluster,
+  build: OpenKruiseBuild,
+  runDir: string,
+  running: Running,
+): Promise<void> {
+  const logFile = join(runDir, 'kruise-manager.log');
+  log(`OpenKruise ${build.version}'s kruise-manager on the host (log: ${logFile})`);
+  const started = performance.now();
+  const manager = await OpenKruiseManagerProcess.start({
+    build,
+    layout: cluster.layout,
+    logFile,
+    extraArgs: ['--nodeimage-creation-delay=1s'],
+  });
+  running.manager = manager;
+  await waitFor(() => manager.ready(), { timeoutMs: 180_000, intervalMs: 250, message: 'kruise-manager /readyz 200' });
+  log(`kruise-manager ready after ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const agentOnly = installAgentOnly(cluster);
+  running.agentOnly = agentOnly;
+  log('our agent in every node (deploy/overlays/agent-only: ServiceAccount kruise-daemon-ts), no controller of ours');
+  running.system = await startSystem(agentOnly.cluster, { controller: false });
+}
+
+async function stopAll(cluster: RealCluster, runDir: string, running: Running): Promise<void> {
+  const steps: [string, () => unknown][] = [
+    [
+      'our system',
+      async () => {
+        if (!running.system) return;
+        writeLogs(runDir, running.system);
+        await running.system.stop();
+      },
+    ],
+    ['the agent-only RBAC', () => running.agentOnly?.remove()],
+    ['kruise-manager', () => running.manager?.stop()],
+    [
+      'the pull-secret reader',
+      () =>
+        running.pullSecretReader &&
+        kubectl(cluster.layout, ['delete', '--ignore-not-found', '-f', PULL_SECRET_READER_CLUSTER_WIDE]),
+    ],
+    ['the docker.io mirror', () => running.dockerHubMirror?.()],
+  ];
+  for (const [what, step] of steps) {
+    try {
+      await step();
+    } catch (err) {
+      // said, not thrown: the others must still be stopped, and the run's own error not hidden
+      log(`stopping ${what} failed: ${errorMessage(err)}`);
+    }
   }
 }
 

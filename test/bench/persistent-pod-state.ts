@@ -26,6 +26,7 @@ import type { KubeObject } from '../../src/kube/object.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchSuite, Figure } from './framework.js';
 import { percentile } from './stats.js';
+import { DEPLOYMENT_LEASE_ARGS } from '../e2e/controller/controller-process.js';
 
 const NS = 'pps-bench';
 const NODES = ['pps-bench-a', 'pps-bench-b'];
@@ -44,14 +45,7 @@ export const persistentPodStateSuite: BenchSuite = {
     const { client, api } = env;
     for (const node of NODES) await createReadyNode(client, node);
     await ensureNamespace(client, NS);
-    const controller = await env.startController([
-      '--lease-duration',
-      '15s',
-      '--renew-deadline',
-      '10s',
-      '--retry-period',
-      '2s',
-    ]);
+    const controller = await env.startController([...DEPLOYMENT_LEASE_ARGS]);
     await controller.leading();
 
     const seen = new Map<string, number>();

@@ -8,11 +8,12 @@ import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.j
 import { FakeAgent } from '../support/fake-agent.js';
 import { waitFor } from '../support/wait.js';
 import { createReadyNode, getJob, startControllerEnv } from '../e2e/controller/controller-env.js';
+import { DEPLOYMENT_LEASE_ARGS } from '../e2e/controller/controller-process.js';
 import type { BenchSuite, Figure } from './framework.js';
 
 const NODES = Number(process.env.SCALE_NODES ?? 5000);
-const PARALLELISM = 500;
-const AGENT_DELAY_MS = 100;
+export const PARALLELISM = 500;
+export const AGENT_DELAY_MS = 100;
 const UA = 'kruise-controller';
 const LEASES = '/apis/coordination.k8s.io/';
 
@@ -51,13 +52,7 @@ export const scaleSuite: BenchSuite = {
     const controller = await env.startController([
       '--nodeimage-creation-delay',
       '1s',
-      // the Deployment's lease timings (renewal every 2 s)
-      '--lease-duration',
-      '15s',
-      '--renew-deadline',
-      '10s',
-      '--retry-period',
-      '2s',
+      ...DEPLOYMENT_LEASE_ARGS,
       ...(process.env.SCALE_NO_WEBHOOKS ? ['--disable-webhooks'] : []),
     ]);
     pid = controller.pid;

@@ -10,6 +10,9 @@ import { imagePullerSuite } from './imagepuller.js';
 import { ipamSuite } from './ipam.js';
 import { launchPrioritySuite } from './launch-priority.js';
 import { openKruiseSuite } from './openkruise.js';
+import { openKruiseBugsSuite } from './openkruise-bugs.js';
+import { openKruiseHandoverSuite } from './openkruise-handover.js';
+import { openKruiseScaleSuite } from './openkruise-scale.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { podProbeSuite } from './pod-probe.js';
 import { pullSecretsSuite } from './pull-secrets.js';
@@ -29,4 +32,7 @@ export const SUITES: readonly BenchSuite[] = [
   pullSecretsSuite,
   imageSuite,
   openKruiseSuite,
+  openKruiseBugsSuite,
+  openKruiseHandoverSuite,
+  openKruiseScaleSuite,
 ];

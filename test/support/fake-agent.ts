@@ -1,6 +1,7 @@
-// A test double of the node agent for controller tests and the scale benchmark: for the nodes it serves, it watches
-// NodeImages and answers every spec tag with a status for that tag's version — Succeeded after `delayMs` (or Failed
-// when `fail` says so) — and keeps the counters as the agent does. It never pulls anything.
+// A test double of the node agent for controller tests and the scale benchmarks: for the nodes it serves, it watches
+// NodeImages (one watch for every node) and answers every spec tag with a status for that tag's version — Succeeded
+// after `delayMs` (or Failed when `fail` says so) — and keeps the counters as the agent does. It never pulls anything.
+// A NodeImage deleted and made again (another controller's) is a new one: its tags wait `delayMs` again.
 import { NODE_IMAGES, type NodeImage, type NodeImageStatus, type ImageTagStatus } from '../../src/api/nodeimage.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { isConflict, isNotFound } from '../../src/kube/errors.js';
@@ -49,6 +50,11 @@ export class FakeAgent {
     return this.informer.list().length;
   }
 
+  /** NodeImages of the nodes it serves in the agent's cache. */
+  get servedNodeImages(): number {
+    return this.informer.list().filter((ni) => this.o.serves(ni.metadata.name ?? '')).length;
+  }
+
   /** Distinct (node, image, tag, version) the agent has seen in NodeImage specs. */
   get tagsSeen(): number {
     return this.firstSeen.size;
@@ -77,7 +83,7 @@ export class FakeAgent {
           tags.push(known);
           continue;
         }
-        const key = `${name}/${image}:${tag.tag}@${version}`;
+        const key = `${ni.metadata.uid ?? name}/${image}:${tag.tag}@${version}`;
         const seen = this.firstSeen.get(key) ?? now;
         this.firstSeen.set(key, seen);
         const left = seen + delay - now;

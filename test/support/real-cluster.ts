@@ -26,6 +26,7 @@ import {
   SYSTEM_NAMESPACE,
 } from '../cluster/k8s/system.js';
 import { applyInCluster, removeInCluster, systemPods, type PodRow } from '../cluster/k8s/in-cluster.js';
+import { putBackAfterOpenKruiseManager } from '../cluster/openkruise/manager-process.js';
 import { validateClusterDir } from '../cluster/paths.js';
 import { runningPid } from '../cluster/runtime/processes.js';
 import { AgentProcess } from '../component/daemon/agent-process.js';
@@ -113,6 +114,8 @@ async function startOnce(): Promise<RealCluster> {
   }
   const layout = await layoutFromContext({ dir, env: vars, log });
   if (!layout) throw new Error(`real cluster in ${dir}: no layout after up`);
+  // an OpenKruise manager of a run that crashed: its process, its webhooks and its CRDs in place of ours
+  await putBackAfterOpenKruiseManager(layout);
   const manifests = renderOverlay(layout);
   installApiObjects(layout, manifests);
   // a controller of an earlier run that died leaves its webhooks registered (and pod creation failing)

@@ -132,9 +132,16 @@ function normalAddress(address: string | undefined): string {
   return (address ?? '').replace(/^::ffff:/, '');
 }
 
-/** containerd reads <certsDir>/<host>/hosts.toml on every pull: make `host` a plain-http registry. Returns a remover. */
-export async function writeContainerdHosts(certsDir: string, host: string): Promise<() => Promise<void>> {
-  const dir = join(certsDir, host);
+/**
+ * containerd reads <certsDir>/<registry>/hosts.toml on every pull: pulls from `registry` (default `host` itself) go to
+ * `host` over plain http. Returns a remover.
+ */
+export async function writeContainerdHosts(
+  certsDir: string,
+  host: string,
+  registry = host,
+): Promise<() => Promise<void>> {
+  const dir = join(certsDir, registry);
   await mkdir(dir, { recursive: true });
   await writeFile(
     join(dir, 'hosts.toml'),

@@ -251,13 +251,18 @@ export class ImagePullJobController {
     const policy = { defaultTtlSeconds: this.o.defaultTagTtlSeconds ?? 300, random: this.o.random ?? Math.random };
     const queue = [...names];
     const work = async (): Promise<void> => {
-      for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
+      // on stop the writes not begun are left (the next leader writes them), so the lease is let go in time
+      for (let name = queue.shift(); name !== undefined && !this.loop.stopping; name = queue.shift()) {
+        // start from the cache when it holds our last write (no read); a conflict reads fresh
+        const cached = this.o.nodeImages.get(name);
+        const fresh = cached && this.o.nodeImageExpectations.isFresh(name, cached.metadata.resourceVersion);
         const { written, object } = await updateFromFresh<NodeImage>(
           this.o.client,
           NODE_IMAGES,
           name,
           undefined,
           (draft) => writeJobTag(draft, job, image, refs, now, policy),
+          { start: fresh ? cached : undefined },
         );
         if (written) {
           this.o.nodeImageExpectations.expect(name, object?.metadata.resourceVersion);

@@ -1,7 +1,14 @@
 // Writing a job's tag into one NodeImage (pure, applied to a fresh read): join an existing tag as an owner (version
 // bumped so the node pulls again, createdAt and imagePullPolicy refreshed) or add the tag; add the job's pull-secret
 // references; bring an owned tag's policy in line with an edited job. Returns whether the draft changed.
-import type { ImageTagPullPolicy, ImageTagSpec, NodeImage, ReferenceObject } from '../../api/nodeimage.js';
+import {
+  TAG_RETRY_FIRST_WAIT_MS,
+  TAG_RETRY_MAX_WAIT_MS,
+  type ImageTagPullPolicy,
+  type ImageTagSpec,
+  type NodeImage,
+  type ReferenceObject,
+} from '../../api/nodeimage.js';
 import { jsonEqual } from '../../kube/merge-patch.js';
 import type { ImagePullJob } from '../../api/imagepulljob.js';
 import { rfc3339 } from '../../util/time.js';
@@ -11,13 +18,27 @@ import { sameRef, tagDrifts } from './job-status.js';
 export const NEVER_TAG_TTL_SECONDS = 86_400;
 export const NEVER_MIN_ACTIVE_DEADLINE_SECONDS = 1800;
 
+/**
+ * A Never job's deadline for its tags: at least 1800 s, and long enough for every attempt the job allows
+ * (backoffLimit + 1 attempts of timeoutSeconds each, and the waits between them). OpenKruise takes
+ * max(1800, timeoutSeconds), so a job whose attempts need longer is cut short before its retries (its issue #2071).
+ */
+export function neverActiveDeadlineSeconds(timeoutSeconds: number, backoffLimit: number): number {
+  let waitsMs = 0;
+  for (let i = 0, wait = TAG_RETRY_FIRST_WAIT_MS; i < backoffLimit; i++) {
+    waitsMs += wait;
+    wait = Math.min(2 * wait, TAG_RETRY_MAX_WAIT_MS);
+  }
+  return Math.max(NEVER_MIN_ACTIVE_DEADLINE_SECONDS, timeoutSeconds * (backoffLimit + 1) + Math.ceil(waitsMs / 1000));
+}
+
 export interface TagPolicyOptions {
   /** Added to an Always job's own TTL for its tags (--default-ttlseconds-for-always-nodeimage, 300). */
   defaultTtlSeconds: number;
   random: () => number;
 }
 
-/** The pull policy a new tag of this job gets (OpenKruise's rules, so a Never job re-pulls about daily). */
+/** The pull policy a new tag of this job gets (OpenKruise's rules, so a Never job re-pulls about daily; its deadline covers every attempt). */
 export function tagPullPolicyFor(job: ImagePullJob, options: TagPolicyOptions): ImageTagPullPolicy {
   const timeoutSeconds = job.spec?.pullPolicy?.timeoutSeconds ?? 600;
   const backoffLimit = job.spec?.pullPolicy?.backoffLimit ?? 3;
@@ -27,7 +48,7 @@ export function tagPullPolicyFor(job: ImagePullJob, options: TagPolicyOptions): 
       timeoutSeconds,
       backoffLimit,
       ttlSecondsAfterFinished: NEVER_TAG_TTL_SECONDS + Math.floor(options.random() * 1200) - 600,
-      activeDeadlineSeconds: Math.max(NEVER_MIN_ACTIVE_DEADLINE_SECONDS, timeoutSeconds),
+      activeDeadlineSeconds: neverActiveDeadlineSeconds(timeoutSeconds, backoffLimit),
     };
   }
   const base =

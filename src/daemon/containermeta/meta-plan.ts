@@ -16,7 +16,8 @@ import {
   parseRuntimeContainerMetaSet,
   type RuntimeContainerMeta,
 } from '../../api/runtime-container-meta.js';
-import type { WireContainer, WirePod } from '../../api/wire.js';
+import { normalizedReference, tryParseImageReference } from '../../api/image-reference.js';
+import type { WireContainer, WireContainerStatus, WirePod } from '../../api/wire.js';
 import { backoffDelay } from '../../util/backoff.js';
 import { rfc3339 } from '../../util/time.js';
 import { parseContainerId, type RuntimeContainer } from '../podruntime/pod-containers.js';
@@ -136,6 +137,23 @@ export interface MetaPlanInputs {
   kubeletSettleMs: number;
 }
 
+/** An image id as a runtime may report it in place of a name. */
+const IMAGE_ID = /^[a-z0-9]+:[0-9a-f]{32,}$/;
+
+/**
+ * kubelet restarts this container itself: its spec names another image than kubelet reports for the instance that
+ * runs (the image is part of kubelet's container hash), and kubelet's new instance gets the new env too. The agent
+ * then stops nothing (OpenKruise's #1263: both restarting it, the preStop hook ran twice and one was cut short).
+ * Only when both names parse as references: an image id in the status (`sha256:...`) says nothing either way.
+ */
+export function kubeletRestartsForImage(spec: WireContainer, status: WireContainerStatus | undefined): boolean {
+  if (!status?.image || IMAGE_ID.test(status.image)) return false;
+  const wanted = tryParseImageReference(spec.image);
+  const running = tryParseImageReference(status.image);
+  if (!wanted.ok || !running.ok) return false;
+  return normalizedReference(wanted.reference) !== normalizedReference(running.reference);
+}
+
 export type MetaAction =
   /** The container runs with the values its metadata asks for: drop its restart record and noticed values. */
   | { kind: 'forget'; container: string }
@@ -192,6 +210,8 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
     const hash = m.hashes.extractedEnvFromMetadataHash ?? 0;
     const instance = runtime.get(m.name);
     if (!(hash > 0 && instance?.state === 'running' && parseContainerId(m.containerID)?.id === instance.id)) continue;
+    const status = (pod.status?.containerStatuses ?? []).find((cs) => cs.name === m.name);
+    if (parseContainerId(status?.containerID)?.id === instance.id && kubeletRestartsForImage(spec, status)) continue;
     if (memory.stopped.has(instance.id)) continue;
     const last = memory.restarts.get(m.name);
     if (last && last.expected === expected && nowMs < last.notBeforeMs) {

@@ -10,7 +10,14 @@ import {
 } from '../../api/constants.js';
 import { pullReference, repositoryName, tryParseNameAndTag, type ImageReference } from '../../api/image-reference.js';
 import type { ObjectReference } from '../../api/meta.js';
-import type { ImageTagPullPolicy, ImageTagStatus, ReferenceObject, SandboxConfig } from '../../api/nodeimage.js';
+import {
+  TAG_RETRY_FIRST_WAIT_MS,
+  TAG_RETRY_MAX_WAIT_MS,
+  type ImageTagPullPolicy,
+  type ImageTagStatus,
+  type ReferenceObject,
+  type SandboxConfig,
+} from '../../api/nodeimage.js';
 import type { CriCallOptions } from '../../cri/client.js';
 import { isCriError } from '../../cri/errors.js';
 import type {
@@ -31,8 +38,6 @@ import { rfc3339 } from '../../util/time.js';
 
 export const DEFAULT_TIMEOUT_SECONDS = 600;
 export const DEFAULT_BACKOFF_LIMIT = 3;
-export const FIRST_BACKOFF_MS = 1000;
-export const MAX_BACKOFF_MS = 30_000;
 /** Deadline of the ImageStatus call that IfNotPresent makes. */
 const IMAGE_STATUS_TIMEOUT_MS = 10_000;
 
@@ -159,7 +164,7 @@ export class TagPull {
     this.log.info({ ...resolved, attempts, timeoutMs, activeDeadlineSeconds: deadlineSeconds }, 'pulling image');
 
     let lastError = '';
-    let backoffMs = FIRST_BACKOFF_MS;
+    let backoffMs = TAG_RETRY_FIRST_WAIT_MS;
     try {
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const left = deadlineAt - this.deps.clock.now();
@@ -187,7 +192,7 @@ export class TagPull {
         release?.();
         release = undefined;
         const pause = Math.min(backoffMs, Math.max(0, deadlineAt - this.deps.clock.now()));
-        backoffMs = Math.min(backoffMs * 2, MAX_BACKOFF_MS);
+        backoffMs = Math.min(backoffMs * 2, TAG_RETRY_MAX_WAIT_MS);
         try {
           await this.deps.clock.sleep(pause, this.stop.signal);
         } catch {

@@ -16,7 +16,6 @@ import {
 } from '../../cluster/openkruise/openkruise.js';
 import { agentCounter } from '../../support/nodeimages.js';
 import { agentKubeconfigOf, startAgentOn, type RealCluster } from '../../support/real-cluster.js';
-import { waitFor } from '../../support/wait.js';
 import type { BenchContext } from '../framework.js';
 import { cpuTicksOfStat } from '../side-by-side.js';
 
@@ -79,23 +78,13 @@ async function startOpenKruise(
   build: OpenKruiseBuild,
 ): Promise<AgentUnderTest> {
   const spawned = performance.now();
-  const daemon = await OpenKruiseDaemonProcess.start({
+  const daemon = await OpenKruiseDaemonProcess.startHealthy({
     binary: build.daemon,
     node,
     kubeconfig: agentKubeconfigOf(cluster, node),
     logFile: join(cluster.layout.logDir, `openkruise-daemon-${node.name}.log`),
     extraArgs: [`--max-workers-for-pull-image=${PARALLEL_PULLS}`],
   });
-  try {
-    await waitFor(() => daemon.healthy(), {
-      timeoutMs: 60_000,
-      intervalMs: 100,
-      message: 'kruise-daemon /healthz 200',
-    });
-  } catch (err) {
-    await daemon.stop();
-    throw err;
-  }
   return {
     side: 'openkruise',
     pid: daemon.pid,

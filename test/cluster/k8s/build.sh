@@ -3,8 +3,8 @@
 # version: $KD_CACHE/bin/<component>-<version>/<binary>. A component whose binary is already there is skipped, so a
 # warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
 #
-# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm openkruise (default: the cluster's
-#        four; helm (the chart's tests) and openkruise (the side-by-side bench) are built only when named)
+# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm openkruise kwok (default: the
+#        cluster's four; helm (the chart's tests), openkruise and kwok (the side-by-side benches) only when named)
 # env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon)
 #
 # Only helper modules (a go.mod with versions and replace lines, written here) and this script are ours; no upstream
@@ -87,17 +87,21 @@ build_etcd() {
   say "etcd $v: built in $((SECONDS - t0)) s"
 }
 
-build_crictl() {
-  local v=$CRICTL_VERSION out=$KD_CACHE/bin/crictl-$CRICTL_VERSION
-  [ -x "$out/crictl" ] && { say "crictl $v: cached in $out"; return; }
+# go_install NAME VERSION PACKAGE HOW-LONG: a tool whose module has no replace lines, by `go install PACKAGE@VERSION`
+# into $KD_CACHE/bin/NAME-VERSION/.
+go_install() {
+  local name=$1 v=$2 pkg=$3 how_long=$4 out=$KD_CACHE/bin/$1-$2
+  [ -x "$out/$name" ] && { say "$name $v: cached in $out"; return; }
   need_go
-  local log=$KD_CACHE/logs/crictl-$v.log t0=$SECONDS
+  local log=$KD_CACHE/logs/$name-$v.log t0=$SECONDS
   mkdir -p "$out.tmp"; : >"$log"
-  say "crictl $v: first build (about 30 s; log: $log)"
-  GOBIN=$out.tmp CGO_ENABLED=0 run "$log" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@$v"
+  say "$name $v: first build ($how_long; log: $log)"
+  GOBIN=$out.tmp CGO_ENABLED=0 run "$log" go install -trimpath -ldflags "-s -w" "$pkg@$v"
   mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
-  say "crictl $v: built in $((SECONDS - t0)) s"
+  say "$name $v: built in $((SECONDS - t0)) s"
 }
+
+build_crictl() { go_install crictl "$CRICTL_VERSION" sigs.k8s.io/cri-tools/cmd/crictl "about 30 s"; }
 
 # The node holder: our own few lines of Go, PID of a node's mount namespace (exits on TERM, reaps orphans).
 build_holder() {
@@ -138,6 +142,10 @@ build_helm() {
   mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
   say "helm $v: built in $((SECONDS - t0)) s"
 }
+
+# kwok: KWOK's kwok binary (fake Nodes kept Ready by node leases) for `npm run bench -- openkruise-scale`; its Stage
+# files are read from the module cache.
+build_kwok() { go_install kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok "1 to 3 minutes"; }
 
 # openkruise: OpenKruise's own kruise-manager, kruise-daemon and e2e test binary, the peers the side-by-side bench
 # measures us against (never part of `npm test`). Built as its Dockerfile does (CGO_ENABLED=0, no ldflags; -trimpath
@@ -188,7 +196,7 @@ build_openkruise() {
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
 for c in "${want[@]}"; do
   case $c in
-    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;; openkruise) build_openkruise ;;
-    *) say "unknown component '$c' (kubernetes etcd crictl holder helm openkruise)"; exit 2 ;;
+    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;; openkruise) build_openkruise ;; kwok) build_kwok ;;
+    *) say "unknown component '$c' (kubernetes etcd crictl holder helm openkruise kwok)"; exit 2 ;;
   esac
 done

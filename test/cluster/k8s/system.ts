@@ -88,19 +88,24 @@ export function removeWebhookConfigurations(layout: K8sLayout): void {
 }
 
 /** The placeholder pod whose bound token the agent of `node` uses (see agentTokenPod). */
-export function agentTokenPodName(node: NodeLayout): string {
-  return `kruise-daemon-token-${node.name}`;
+export function agentTokenPodName(node: NodeLayout, serviceAccount = 'kruise-daemon'): string {
+  return `${serviceAccount}-token-${node.name}`;
 }
 
 /**
- * A pod of the kruise-daemon ServiceAccount on `node` (kruise-system, host network, no token mounted, `image`: the
+ * A pod of the kruise-daemon ServiceAccount (or `serviceAccount`, e.g. the agent-only overlay's kruise-daemon-ts) on `node` (kruise-system, host network, no token mounted, `image`: the
  * pause image every node has), created unless it is there already. Our agent runs as a process here, not as the
  * DaemonSet's pod; a token bound to this pod carries the node's name (user extra
  * authentication.kubernetes.io/node-name) as a DaemonSet pod's token does, which deploy/node-confinement requires.
- * Deleting the pod invalidates the token.
+ * Deleting the pod invalidates the token. `serviceAccount`: the agent's (kruise-daemon-ts for deploy/overlays/agent-only).
  */
-export function agentTokenPod(layout: K8sLayout, node: NodeLayout, image: string): string {
-  const name = agentTokenPodName(node);
+export function agentTokenPod(
+  layout: K8sLayout,
+  node: NodeLayout,
+  image: string,
+  serviceAccount = 'kruise-daemon',
+): string {
+  const name = agentTokenPodName(node, serviceAccount);
   const existing = kubectl(layout, ['get', 'pod', name, '-n', SYSTEM_NAMESPACE, '-o', 'jsonpath={.spec.nodeName}']);
   if (existing.ok && existing.out === node.name) return name;
   if (existing.ok) {
@@ -117,7 +122,7 @@ export function agentTokenPod(layout: K8sLayout, node: NodeLayout, image: string
     },
     spec: {
       nodeName: node.name,
-      serviceAccountName: 'kruise-daemon',
+      serviceAccountName: serviceAccount,
       automountServiceAccountToken: false,
       hostNetwork: true,
       tolerations: [{ operator: 'Exists' }],

@@ -4,11 +4,13 @@
 // it runs in a private mount namespace of its own where hostvarrun-root.sh gives it that path (the node's /run);
 // its PID is kruise-daemon's own (every step execs). klog's output goes to a file.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import type { NodeLayout } from '../k8s/layout.js';
 import { runningPid } from '../runtime/processes.js';
+import { waitFor } from '../../support/wait.js';
+import { LoggedProcess, type Exit } from './logged-process.js';
 
 /** Ports off OpenKruise's defaults (10221, 10222), which our agent also takes by default. */
 export const OPENKRUISE_DAEMON_PORT = 10231;
@@ -28,29 +30,15 @@ export interface OpenKruiseDaemonOptions {
   env?: Readonly<Record<string, string>>;
 }
 
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { Exit };
 
-export class OpenKruiseDaemonProcess {
-  readonly child: ChildProcess;
-  readonly exited: Promise<Exit>;
+export class OpenKruiseDaemonProcess extends LoggedProcess {
   /** http://<node ip>:<port>: /healthz and /metrics. */
   readonly url: string;
-  readonly logFile: string;
-  private exit: Exit | undefined;
 
   private constructor(child: ChildProcess, url: string, logFile: string) {
-    this.child = child;
+    super(child, logFile);
     this.url = url;
-    this.logFile = logFile;
-    this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-    });
   }
 
   /** Start it inside `options.node` (not waiting for it to be healthy: see healthy()). */
@@ -95,27 +83,21 @@ export class OpenKruiseDaemonProcess {
     }
   }
 
-  get pid(): number {
-    return this.child.pid!;
-  }
-
-  get hasExited(): boolean {
-    return this.exit !== undefined;
-  }
-
-  /** klog's lines so far. */
-  log(): string[] {
-    return readFileSync(this.logFile, 'utf8').split('\n');
+  /** Start it and wait for /healthz 200 (every informer synced); stopped again when that does not come. */
+  static async startHealthy(options: OpenKruiseDaemonOptions, timeoutMs = 60_000): Promise<OpenKruiseDaemonProcess> {
+    const daemon = await OpenKruiseDaemonProcess.start(options);
+    try {
+      await waitFor(() => daemon.healthy(), { timeoutMs, intervalMs: 100, message: 'kruise-daemon /healthz 200' });
+    } catch (err) {
+      await daemon.stop();
+      throw err;
+    }
+    return daemon;
   }
 
   /** True once /healthz answers 200 (its NodeImage informer has synced); throws if the process has exited. */
   async healthy(): Promise<boolean> {
-    if (this.exit) {
-      throw new Error(
-        `kruise-daemon exited (${JSON.stringify(this.exit)}); last lines of ${this.logFile}:\n` +
-          this.log().slice(-15).join('\n'),
-      );
-    }
+    this.assertRunning('kruise-daemon');
     try {
       const res = await fetch(`${this.url}/healthz`, { signal: AbortSignal.timeout(2000) });
       return res.status === 200;
@@ -125,14 +107,7 @@ export class OpenKruiseDaemonProcess {
   }
 
   /** SIGTERM, then SIGKILL after the deadline, and wait for the exit. */
-  async stop(deadlineMs = 15_000): Promise<Exit> {
-    if (this.exit) return this.exit;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), deadlineMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+  stop(deadlineMs = 15_000): Promise<Exit> {
+    return this.terminate(deadlineMs);
   }
 }

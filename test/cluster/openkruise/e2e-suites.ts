@@ -4,11 +4,20 @@
 // command line, and its ginkgo JSON report read back as one row per case. docs/openkruise-side-by-side.md.
 import { isRecord } from '../../../src/util/is-record.js';
 
+/**
+ * What a suite runs against: `ours`, our controller on the host and our agent in every node (deploy/overlays/default);
+ * `agent-only`, OpenKruise's own kruise-manager on the host (its controllers, webhooks and CRDs: the suite's
+ * CloneSets and Advanced StatefulSets are served by it) and our agent in every node as deploy/overlays/agent-only
+ * installs it, OpenKruise's kruise-daemon not running.
+ */
+export type E2eSetup = 'ours' | 'agent-only';
+
 export interface E2eSuite {
   /** What it runs against (said in the report). */
   describe: string;
   /** A ginkgo label filter over OpenKruise's own labels (`ginkgo.Label("PullImage", ...)`). */
   labelFilter: string;
+  setup: E2eSetup;
 }
 
 export const E2E_SUITES = {
@@ -16,6 +25,22 @@ export const E2E_SUITES = {
     describe:
       'ImagePullJob (PullImage) and ImageListPullJob (PullImages), v1alpha1 and v1beta1, against our controller and agent',
     labelFilter: 'PullImage || PullImages',
+    setup: 'ours',
+  },
+  crr: {
+    describe: "ContainerRecreateRequest, against our agent beside OpenKruise's kruise-manager (agent-only)",
+    labelFilter: 'ContainerRecreateRequest',
+    setup: 'agent-only',
+  },
+  podprobe: {
+    describe: "PodProbeMarker, against our agent beside OpenKruise's kruise-manager (agent-only)",
+    labelFilter: 'PodProbeMarker',
+    setup: 'agent-only',
+  },
+  'launch-priority': {
+    describe: "ContainerPriority (container launch priority), against our agent beside OpenKruise's kruise-manager",
+    labelFilter: 'ContainerPriority',
+    setup: 'agent-only',
   },
 } as const satisfies Record<string, E2eSuite>;
 
@@ -28,19 +53,92 @@ export function isE2eSuiteName(name: string): name is E2eSuiteName {
 /** The registry path that stands for the Kubernetes e2e framework's `promoterE2eRegistry` (registry.k8s.io/e2e-test-images). */
 export const LOOKALIKE_REPOSITORY_PREFIX = 'e2e-test-images';
 
+export interface LookalikeImage {
+  name: string;
+  tag: string;
+  /** The test image (busybox userland, every applet) it is made from. */
+  source: 'busybox1' | 'busybox2';
+  /**
+   * The default command it gets in place of the source's `/bin/sh` (which exits at once without a terminal), for
+   * images the suites run without a command: what keeps the real image running.
+   */
+  cmd?: readonly string[];
+  /** Files added on top (absolute paths in the image). */
+  files?: readonly { path: string; content: string; mode: number }[];
+}
+
 /**
- * The images of k8s.io/kubernetes/test/utils/image (v1.32, OpenKruise v1.9.1's) that the image suites name (through
- * test/e2e/framework/common: NginxImage, NewNginxImage, WebserverImage, NewWebserverImage, BusyboxImage), and which of
- * our test images stands for each. Old and new versions of one image get different images (different digests),
- * as the real ones have.
+ * A web server on port 80 as the real httpd and nginx images run (busybox's httpd serving an index page), ending on
+ * TERM or INT as they do: as PID 1 without a handler, busybox's httpd would ignore SIGTERM and every stop would
+ * take the whole grace period.
  */
-export const LOOKALIKE_IMAGES: readonly { name: string; tag: string; source: 'busybox1' | 'busybox2' }[] = [
-  { name: 'nginx', tag: '1.14-4', source: 'busybox1' },
-  { name: 'nginx', tag: '1.15-4', source: 'busybox2' },
-  { name: 'httpd', tag: '2.4.38-4', source: 'busybox1' },
-  { name: 'httpd', tag: '2.4.39-4', source: 'busybox2' },
-  { name: 'busybox', tag: '1.36.1-1', source: 'busybox1' },
+const SERVE_CMD = [
+  '/bin/sh',
+  '-c',
+  'trap "exit 0" TERM INT; mkdir -p /www && echo ok > /www/index.html; httpd -f -p 80 -h /www & wait $!',
 ];
+/** `bash` as the real images have it (busybox has no bash applet): the launch-priority specs run `/bin/bash -c`. */
+const BASH = { path: '/bin/bash', content: '#!/bin/sh\nexec /bin/sh "$@"\n', mode: 0o755 };
+/** agnhost's default command is `pause`: wait forever, exit on TERM or INT. */
+const PAUSE_CMD = ['/bin/sh', '-c', 'trap "exit 0" TERM INT; while :; do sleep 3600 & wait $!; done'];
+
+/**
+ * The images of k8s.io/kubernetes/test/utils/image (v1.32, OpenKruise v1.9.1's) that the suites name (through
+ * test/e2e/framework/common: NginxImage, NewNginxImage, WebserverImage, NewWebserverImage, BusyboxImage,
+ * AgnhostImage), and which of our test images stands for each. Old and new versions of one image get different
+ * images (different digests), as the real ones have.
+ */
+export const LOOKALIKE_IMAGES: readonly LookalikeImage[] = [
+  { name: 'nginx', tag: '1.14-4', source: 'busybox1', cmd: SERVE_CMD },
+  { name: 'nginx', tag: '1.15-4', source: 'busybox2', cmd: SERVE_CMD },
+  { name: 'httpd', tag: '2.4.38-4', source: 'busybox1', cmd: SERVE_CMD, files: [BASH] },
+  { name: 'httpd', tag: '2.4.39-4', source: 'busybox2', cmd: SERVE_CMD, files: [BASH] },
+  { name: 'busybox', tag: '1.36.1-1', source: 'busybox1' },
+  { name: 'agnhost', tag: '2.53', source: 'busybox1', cmd: PAUSE_CMD },
+];
+
+/**
+ * A probe script that answers as the spec "pod probe marker test2" says OpenKruise's minecraft-demo image's
+ * `probe.sh` does over time (test/e2e/apps/v1alpha1/podprobemarker.go:355-407; the image itself is not in the
+ * module): fails first, then succeeds saying `data`, then succeeds saying `gate`. Here by the count of its runs.
+ */
+const MINECRAFT_PROBE = [
+  'n=$(cat /tmp/probe-runs 2>/dev/null || echo 0); n=$((n + 1)); echo $n > /tmp/probe-runs',
+  'case $n in 1) echo "not started"; exit 1 ;; 2) echo data ;; *) echo gate ;; esac',
+  '',
+].join('\n');
+
+/**
+ * The Docker Hub images the PodProbeMarker specs name without a registry (test/e2e/framework/v1alpha1/
+ * pod_probe_marker_util.go: `nginx:1.15.1`, `centos:7` run with `sleep 999d`, `openkruise/minecraft-demo:probe-v0`
+ * probed with `bash ./probe.sh`), `name` their path as the nodes' runtime asks a docker.io mirror for them.
+ */
+export const DOCKER_HUB_LOOKALIKES: readonly LookalikeImage[] = [
+  { name: 'library/nginx', tag: '1.15.1', source: 'busybox2', cmd: SERVE_CMD },
+  { name: 'library/centos', tag: '7', source: 'busybox1', cmd: PAUSE_CMD },
+  {
+    name: 'openkruise/minecraft-demo',
+    tag: 'probe-v0',
+    source: 'busybox1',
+    cmd: PAUSE_CMD,
+    files: [BASH, { path: '/probe.sh', content: MINECRAFT_PROBE, mode: 0o644 }],
+  },
+];
+
+/** A Docker Hub look-alike's reference in `registry`. */
+export function dockerHubLookalikeReference(registry: string, image: { name: string; tag: string }): string {
+  return `${registry}/${image.name}:${image.tag}`;
+}
+
+/** umoci's flags that give a look-alike its default command (each argument a --config.cmd), none without one. */
+export function lookalikeConfigArgs(image: LookalikeImage): string[] {
+  return (image.cmd ?? []).flatMap((arg) => ['--config.cmd', arg]);
+}
+
+/** A look-alike made anew each run (its own config or files), not a plain copy of a test image. */
+export function isBuiltLookalike(image: LookalikeImage): boolean {
+  return image.cmd !== undefined || image.files !== undefined;
+}
 
 /** The full reference of a look-alike in `registry` (what the suites will name with the repo list below). */
 export function lookalikeReference(registry: string, image: { name: string; tag: string }): string {
@@ -116,6 +214,16 @@ export const KNOWN_FAILURES: readonly { it: string; at: string; reason: string }
       "1 s here (a small image from a local registry, or one already on the nodes); OpenKruise's daemon reports a " +
       'tag no sooner than 3 to 5 s after it starts, so against OpenKruise the check always comes first',
   })),
+  {
+    it: 'recreates containers with preStopHook',
+    at: 'test/e2e/apps/v1alpha1/containerrecreate.go:412',
+    reason:
+      'a documented difference (docs/container-recreate.md): our agent writes the state of the container it stops ' +
+      '(Recreating, isKilled, with a message) before the preStop hook and the stop, so a restarted agent knows the ' +
+      "stop went out and a long hook shows as progress; OpenKruise's daemon writes it only after KillContainer " +
+      'returned (pkg/daemon/containerrecreate/crr_daemon_controller.go:357-373), so when activeDeadlineSeconds (3 s) ' +
+      "ends the CRR inside the 8 s hook the spec finds both containers still Pending, ours 'app' Recreating",
+  },
 ];
 
 export interface E2eRun {

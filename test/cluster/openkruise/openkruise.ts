@@ -2,8 +2,8 @@
 // by test/cluster/k8s/build.sh `openkruise` into $KD_CACHE/bin/openkruise-<version>/ (kruise-manager, kruise-daemon,
 // kruise-e2e.test); its manifests are read from the Go module cache (kustomize over the module's config/), so nothing
 // of OpenKruise is kept in this repository. docs/openkruise-side-by-side.md has the facts.
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { load } from 'js-yaml';
 import { cacheDir, pinnedVersion, runBuild } from '../k8s/binaries.js';
 import type { K8sLayout } from '../k8s/layout.js';
@@ -165,22 +165,41 @@ export interface Restore {
   (): void;
 }
 
+/** What a swap replaced: each object written, and the object of that name before it (absent: undefined). */
+interface SavedObject {
+  object: Manifest;
+  before?: Manifest;
+}
+
+function putBack(layout: K8sLayout, saved: readonly SavedObject[]): void {
+  for (const { object, before } of [...saved].reverse()) {
+    if (before) putObject(layout, withoutServerFields(before));
+    else if (object.kind !== 'Namespace' && object.kind !== 'CustomResourceDefinition') {
+      // a namespace or CRD created here takes others' objects with it: left in place
+      const removed = kubectl(layout, ['delete', '--ignore-not-found', '-f', '-'], JSON.stringify(object));
+      if (!removed.ok) throw new ClusterError(`deleting ${object.kind ?? ''} failed: ${removed.out}`);
+    }
+  }
+}
+
 /**
  * Install `objects` in place of whatever has their names (each replaced whole), CRDs waited for until served.
  * Returns what puts the cluster back as it was: the saved objects written back whole, the ones that were absent
- * deleted (in reverse order).
+ * deleted (in reverse order). With `savedFile`, what was replaced is also written there until it is put back, so a
+ * run that crashed before putting it back leaves it for the next one (restoreSavedObjects).
  */
-export function swapInObjects(layout: K8sLayout, objects: readonly Manifest[]): Restore {
-  const saved = objects.map((object) => ({ object, before: liveObject(layout, object) }));
+export function swapInObjects(layout: K8sLayout, objects: readonly Manifest[], savedFile?: string): Restore {
+  const saved: SavedObject[] = objects.map((object) => {
+    const before = liveObject(layout, object);
+    return before ? { object, before } : { object };
+  });
+  if (savedFile !== undefined) {
+    mkdirSync(dirname(savedFile), { recursive: true });
+    writeFileSync(savedFile, JSON.stringify(saved));
+  }
   const restore: Restore = () => {
-    for (const { object, before } of [...saved].reverse()) {
-      if (before) putObject(layout, withoutServerFields(before));
-      else if (object.kind !== 'Namespace' && object.kind !== 'CustomResourceDefinition') {
-        // a namespace or CRD created here takes others' objects with it: left in place
-        const removed = kubectl(layout, ['delete', '--ignore-not-found', '-f', '-'], JSON.stringify(object));
-        if (!removed.ok) throw new ClusterError(`deleting ${object.kind ?? ''} failed: ${removed.out}`);
-      }
-    }
+    putBack(layout, saved);
+    if (savedFile !== undefined) rmSync(savedFile, { force: true });
   };
   try {
     for (const object of objects) putObject(layout, object);
@@ -196,4 +215,15 @@ export function swapInObjects(layout: K8sLayout, objects: readonly Manifest[]): 
     throw err;
   }
   return restore;
+}
+
+/**
+ * Put back what a swap with `savedFile` replaced, when its run ended without doing it (a crash). True when there
+ * was something to put back.
+ */
+export function restoreSavedObjects(layout: K8sLayout, savedFile: string): boolean {
+  if (!existsSync(savedFile)) return false;
+  putBack(layout, JSON.parse(readFileSync(savedFile, 'utf8')) as SavedObject[]);
+  rmSync(savedFile, { force: true });
+  return true;
 }

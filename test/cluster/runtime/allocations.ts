@@ -43,10 +43,19 @@ export async function saveAllocations(path: string, update: Allocations): Promis
 
 /** A TCP port on 127.0.0.1 nobody listens on right now (the kernel picks it). */
 export function freeLoopbackPort(): Promise<number> {
+  return freePortOn('127.0.0.1');
+}
+
+/** A TCP port free on every address (for a server that listens on 0.0.0.0, e.g. OpenKruise's webhook server). */
+export function freeAnyAddressPort(): Promise<number> {
+  return freePortOn('0.0.0.0');
+}
+
+function freePortOn(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
-    server.listen({ host: '127.0.0.1', port: 0, exclusive: true }, () => {
+    server.listen({ host, port: 0, exclusive: true }, () => {
       const address = server.address();
       const port = typeof address === 'object' && address !== null ? address.port : 0;
       server.close(() => (port > 0 ? resolve(port) : reject(new Error('no port assigned'))));

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ChildExit, type Exit } from '../../cluster/runtime/child-exit.js';
 import { waitFor } from '../../support/wait.js';
 
 export const KRUISE_DAEMON_BIN = fileURLToPath(new URL('../../../src/cli/kruise-daemon.js', import.meta.url));
@@ -18,10 +19,7 @@ export interface AgentProcessOptions {
   host?: string;
 }
 
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+export type { Exit };
 
 export type LogLine = Record<string, unknown> & { msg?: string; level?: string };
 
@@ -33,7 +31,7 @@ export class AgentProcess {
   /** Lines of stdout that were not JSON (should stay empty). */
   readonly otherOutput: string[] = [];
   readonly exited: Promise<Exit>;
-  private exit: Exit | undefined;
+  private readonly watch: ChildExit;
   private readonly host: string;
 
   constructor(options: AgentProcessOptions = {}) {
@@ -59,12 +57,12 @@ export class AgentProcess {
       }
     });
     this.child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => {
-        this.exit = { code, signal };
-        resolve(this.exit);
-      });
-    });
+    this.watch = new ChildExit(this.child);
+    this.exited = this.watch.exited;
+  }
+
+  private get exit(): Exit | undefined {
+    return this.watch.current;
   }
 
   get pid(): number {
@@ -93,15 +91,8 @@ export class AgentProcess {
   }
 
   /** Send SIGTERM and wait for the exit (SIGKILL after the deadline so nothing is left behind). */
-  async stop(deadlineMs = 15_000): Promise<Exit> {
-    if (this.exit) return this.exit;
-    this.child.kill('SIGTERM');
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), deadlineMs);
-    try {
-      return await this.exited;
-    } finally {
-      clearTimeout(timer);
-    }
+  stop(deadlineMs = 15_000): Promise<Exit> {
+    return this.watch.terminate(deadlineMs);
   }
 }
 

@@ -1,7 +1,7 @@
 // The compiled kruise-controller binary as a child process (e2e tests, the scale benchmark): its JSON logs, stderr,
 // and stop/kill. Found relative to this file so any outDir works; run with this process's Node.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+import { freeLoopbackPort } from '../../cluster/runtime/allocations.js';
 import { fileURLToPath } from 'node:url';
 import { waitFor } from '../../support/wait.js';
 
@@ -21,17 +21,18 @@ export interface ControllerProcessOptions {
   host?: string;
 }
 
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** The Deployment's leader-election timings (deploy/: renewal every 2 s), for benchmarks that run it as deployed. */
+export const DEPLOYMENT_LEASE_ARGS: readonly string[] = [
+  '--lease-duration',
+  '15s',
+  '--renew-deadline',
+  '10s',
+  '--retry-period',
+  '2s',
+];
+
+/** A free port on 127.0.0.1 (the kernel picks it). */
+export const freePort = freeLoopbackPort;
 
 export class ControllerProcess {
   readonly child: ChildProcess;

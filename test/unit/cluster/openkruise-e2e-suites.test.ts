@@ -8,7 +8,11 @@ import {
   e2eRunAccepted,
   formatE2eRun,
   isE2eSuiteName,
+  DOCKER_HUB_LOOKALIKES,
+  dockerHubLookalikeReference,
+  isBuiltLookalike,
   LOOKALIKE_IMAGES,
+  lookalikeConfigArgs,
   lookalikeReference,
   readE2eReport,
   repoListYaml,
@@ -46,11 +50,44 @@ const failed = {
 const notSelected = { ...passed, LeafNodeText: 'another', State: 'skipped', RunTime: 0 };
 
 describe("OpenKruise's e2e suites (npm run openkruise-e2e)", () => {
-  it('knows the images suite and nothing else', () => {
+  it('knows its suites, each with its setup, and nothing else', () => {
     assert.ok(isE2eSuiteName('images'));
+    assert.ok(isE2eSuiteName('crr'));
     assert.ok(!isE2eSuiteName('toString'));
-    assert.ok(!isE2eSuiteName('crr'));
+    assert.ok(!isE2eSuiteName('PodProbeMarker'));
     assert.equal(E2E_SUITES.images.labelFilter, 'PullImage || PullImages');
+    assert.equal(E2E_SUITES.images.setup, 'ours');
+    assert.equal(E2E_SUITES.crr.labelFilter, 'ContainerRecreateRequest');
+    assert.equal(E2E_SUITES.crr.setup, 'agent-only');
+    assert.equal(E2E_SUITES.podprobe.labelFilter, 'PodProbeMarker');
+    assert.equal(E2E_SUITES.podprobe.setup, 'agent-only');
+    assert.equal(E2E_SUITES['launch-priority'].labelFilter, 'ContainerPriority');
+  });
+
+  it('gives the look-alikes the suites run without a command one that keeps running, and copies the rest', () => {
+    const byName = (name: string, tag: string) => LOOKALIKE_IMAGES.find((i) => i.name === name && i.tag === tag)!;
+    assert.ok(!isBuiltLookalike(byName('busybox', '1.36.1-1')), 'run with a command of its own: a plain copy');
+    assert.deepEqual(lookalikeConfigArgs(byName('busybox', '1.36.1-1')), []);
+    assert.ok(isBuiltLookalike(byName('nginx', '1.14-4')), "a CloneSet's default container runs it");
+    const httpd = lookalikeConfigArgs(byName('httpd', '2.4.38-4'));
+    assert.deepEqual(httpd.slice(0, 4), ['--config.cmd', '/bin/sh', '--config.cmd', '-c']);
+    assert.match(httpd[5]!, /httpd -f -p 80/);
+    assert.match(httpd[5]!, /trap "exit 0" TERM INT/);
+    assert.ok(isBuiltLookalike(byName('agnhost', '2.53')));
+  });
+
+  it("names Docker Hub's images by their path, the minecraft one with bash and probe.sh", () => {
+    const refs = DOCKER_HUB_LOOKALIKES.map((image) => dockerHubLookalikeReference('10.1.255.1:5000', image));
+    assert.deepEqual(refs, [
+      '10.1.255.1:5000/library/nginx:1.15.1',
+      '10.1.255.1:5000/library/centos:7',
+      '10.1.255.1:5000/openkruise/minecraft-demo:probe-v0',
+    ]);
+    const minecraft = DOCKER_HUB_LOOKALIKES[2]!;
+    assert.deepEqual(
+      minecraft.files?.map((f) => f.path),
+      ['/bin/bash', '/probe.sh'],
+    );
   });
 
   it('runs the binary with a label filter, a JSON report and the extra flags last; the kubeconfig by environment', () => {

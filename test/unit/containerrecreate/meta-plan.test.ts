@@ -184,6 +184,13 @@ const appBatchRecorded = pod({
   updating: true,
   batches: [batchAt(UPDATE_STARTED + 1000, 'app')],
 });
+/** The pod with its first container's spec image and the image kubelet reports for the running instance. */
+function withImages(p: WirePod, specImage: string, statusImage: string): WirePod {
+  const copy = structuredClone(p);
+  copy.spec!.containers[0]!.image = specImage;
+  copy.status!.containerStatuses![0]!.image = statusImage;
+  return copy;
+}
 const restartApp = (attempts: number, backoffMs: number, runtimeId = 'app-1'): MetaAction => ({
   kind: 'restart',
   container: 'app',
@@ -294,6 +301,29 @@ const rows: Array<[situation: string, input: Situation, actions: MetaAction[]]> 
     { pod: appUpdating },
     [
       { kind: 'notice', container: 'app', expected: v2, atMs: NOW },
+      { kind: 'annotate', annotations: { [IN_PLACE_UPDATE_STATE_ANNOTATION]: stateJson([batchAt(NOW, 'app')]) } },
+      restartApp(1, RESTART_BACKOFF_MS),
+      { kind: 'requeue', afterMs: BATCH_RECHECK_MS },
+    ],
+  ],
+  [
+    'new values and a new image together (OpenKruise #1263): kubelet restarts the container, the agent stops nothing',
+    { pod: withImages(appUpdating, 'busybox:2', 'docker.io/library/busybox:latest') },
+    [{ kind: 'notice', container: 'app', expected: v2, atMs: NOW }],
+  ],
+  [
+    'the same image, named the way kubelet reports it: the restart for the env as usual',
+    { pod: withImages(appUpdating, 'busybox', 'docker.io/library/busybox:latest'), noticed: noticedV2 },
+    [
+      { kind: 'annotate', annotations: { [IN_PLACE_UPDATE_STATE_ANNOTATION]: stateJson([batchAt(NOW, 'app')]) } },
+      restartApp(1, RESTART_BACKOFF_MS),
+      { kind: 'requeue', afterMs: BATCH_RECHECK_MS },
+    ],
+  ],
+  [
+    'kubelet reports an image id for the instance: no telling, the restart for the env as usual',
+    { pod: withImages(appUpdating, 'busybox:2', `sha256:${'ab'.repeat(32)}`), noticed: noticedV2 },
+    [
       { kind: 'annotate', annotations: { [IN_PLACE_UPDATE_STATE_ANNOTATION]: stateJson([batchAt(NOW, 'app')]) } },
       restartApp(1, RESTART_BACKOFF_MS),
       { kind: 'requeue', afterMs: BATCH_RECHECK_MS },

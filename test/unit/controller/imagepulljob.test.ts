@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import type { NodeImage } from '../../../src/api/nodeimage.js';
 import { jobImageOf, parallelismOf } from '../../../src/controller/imagepulljob/job-image.js';
 import { calculateJobStatus, statusMessage } from '../../../src/controller/imagepulljob/job-status.js';
-import { tagPullPolicyFor, writeJobTag } from '../../../src/controller/imagepulljob/tag-write.js';
+import {
+  neverActiveDeadlineSeconds,
+  tagPullPolicyFor,
+  writeJobTag,
+} from '../../../src/controller/imagepulljob/tag-write.js';
 import { changedTagOwners } from '../../../src/controller/imagepulljob/controller.js';
 import type { ImagePullJob } from '../../../src/api/imagepulljob.js';
 import { FakeClock } from '../../../src/util/clock.js';
@@ -97,19 +101,34 @@ describe('imagepulljob controller: writing tags', () => {
     assert.deepEqual(ni.spec.images?.other, { tags: [{ tag: '1' }] });
   });
 
-  it('gives Never jobs a ~daily TTL and a deadline of at least 1800 s', () => {
+  it('gives Never jobs a ~daily TTL and a deadline of at least 1800 s, longer for its attempts', () => {
     const p = tagPullPolicyFor(job({ completionPolicy: { type: 'Never' } }), {
       defaultTtlSeconds: 300,
       random: () => 0.5,
     });
     assert.equal(p.ttlSecondsAfterFinished, 86_400);
-    assert.equal(p.activeDeadlineSeconds, 1800);
+    // the defaults: 4 attempts of 600 s and waits of 1 + 2 + 4 s
+    assert.equal(p.activeDeadlineSeconds, 2407);
     const a = tagPullPolicyFor(
       job({ completionPolicy: { type: 'Always', ttlSecondsAfterFinished: 20, activeDeadlineSeconds: 900 } }),
       policy,
     );
     assert.equal(a.ttlSecondsAfterFinished, 320);
     assert.equal(a.activeDeadlineSeconds, 900);
+  });
+
+  it("gives a Never job's tags a deadline that lets every attempt run (OpenKruise #2071: timeoutSeconds alone)", () => {
+    const never = (timeoutSeconds: number, backoffLimit: number): number | undefined =>
+      tagPullPolicyFor(
+        job({ completionPolicy: { type: 'Never' }, pullPolicy: { timeoutSeconds, backoffLimit } }),
+        policy,
+      ).activeDeadlineSeconds;
+    // the case: 1 h attempts, 3 retries -> 4 attempts and waits of 1 + 2 + 4 s (OpenKruise: 3600)
+    assert.equal(never(3600, 3), 4 * 3600 + 7);
+    assert.equal(neverActiveDeadlineSeconds(600, 3), 2407);
+    assert.equal(neverActiveDeadlineSeconds(100, 0), 1800);
+    // waits double up to 30 s: 1 + 2 + 4 + 8 + 16 + 30 + 30
+    assert.equal(neverActiveDeadlineSeconds(1000, 7), 8000 + 91);
   });
 });
 

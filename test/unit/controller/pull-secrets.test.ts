@@ -509,3 +509,41 @@ describe('pull secrets: least privilege', () => {
     );
   });
 });
+
+describe('ImagePullJob tag writes', () => {
+  afterEach(async () => {
+    await Promise.all(stops.splice(0).map((stop) => stop()));
+  });
+
+  it('writes each NodeImage from the cache that holds its latest version: a PUT each, no read first', async () => {
+    const { api, controller } = setup([job('team', 'j', [])], []);
+    await controller.reconcile('team/j');
+    const calls = api.calls.filter((c) => c.resource === 'nodeimages');
+    assert.deepEqual(calls.map((c) => `${c.verb} ${c.name}`).sort(), ['update n1', 'update n2']);
+    const ni = api.objects.get('nodeimages//n2') as NodeImage;
+    assert.equal(ni.spec?.images?.nginx?.tags?.[0]?.tag, '1.25');
+  });
+});
+
+describe('ImagePullJob controller stop', () => {
+  afterEach(async () => {
+    await Promise.all(stops.splice(0).map((stop) => stop()));
+  });
+
+  it('leaves the NodeImage writes not yet begun when stopped mid-reconcile (the next leader writes them)', async () => {
+    const big = job('team', 'j', []);
+    big.spec = { ...big.spec, parallelism: 40 };
+    const { api, controller } = setup([big], []);
+    for (let i = 3; i <= 40; i++) api.put('nodeimages', nodeImage(`n${i}`));
+    const update = api.client.update.bind(api.client);
+    let stopping: Promise<void> | undefined;
+    api.client.update = ((...args: Parameters<typeof update>) => {
+      stopping ??= controller.stop();
+      return update(...args);
+    }) as typeof update;
+    await controller.reconcile('team/j');
+    await stopping;
+    const writes = api.calls.filter((c) => c.verb === 'update' && c.resource === 'nodeimages').length;
+    assert.ok(writes >= 1 && writes <= 16, `${writes} NodeImage writes after stop: only those already begun`);
+  });
+});
