@@ -29,7 +29,7 @@ export const TEST_IMAGES = {
   busybox2: { repository: 'test/busybox', tag: '2.0', layoutTag: 'busybox-2.0' },
 } as const;
 
-interface PushTarget {
+export interface PushTarget {
   registry: string;
   repository: string;
   tag: string;
@@ -150,7 +150,7 @@ async function buildLayout(layout: string, work: string): Promise<void> {
 }
 
 /** The manifest digest of each tag in an OCI layout's index.json. */
-async function layoutDigests(layout: string): Promise<Map<string, string>> {
+export async function layoutDigests(layout: string): Promise<Map<string, string>> {
   const digests = new Map<string, string>();
   const text = await readTextIfExists(join(layout, 'index.json'));
   if (text === undefined) return digests;
@@ -188,7 +188,7 @@ export async function ensureLayout(paths: ClusterPaths, log: (message: string) =
 }
 
 /** Digest of the manifest the registry holds for repository:tag, or undefined. */
-async function registryDigest(target: PushTarget): Promise<string | undefined> {
+export async function registryDigest(target: PushTarget): Promise<string | undefined> {
   const headers: Record<string, string> = { accept: MANIFEST_MEDIA_TYPES };
   if (target.credentials) headers.authorization = basicAuthHeader(target.credentials);
   try {
@@ -203,7 +203,7 @@ async function registryDigest(target: PushTarget): Promise<string | undefined> {
   }
 }
 
-async function push(paths: ClusterPaths, layout: string, target: PushTarget): Promise<void> {
+export async function push(paths: ClusterPaths, layout: string, target: PushTarget): Promise<void> {
   const args = ['--insecure-policy', 'copy', '--quiet', '--dest-tls-verify=false', '--preserve-digests'];
   if (target.credentials) {
     // credentials go through a 0600 auth file, never on the command line
