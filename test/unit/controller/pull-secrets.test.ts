@@ -16,7 +16,7 @@ import { controllerMetrics } from '../../../src/controller/shared/metrics.js';
 import type { KubeClient } from '../../../src/kube/client.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import type { EventRecorder } from '../../../src/kube/event-recorder.js';
-import type { Informer } from '../../../src/kube/informer/informer.js';
+import type { Informer, InformerHandlers } from '../../../src/kube/informer/informer.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import type { ResourceType } from '../../../src/kube/resource.js';
 import { silentLogger } from '../../../src/observability/logger.js';
@@ -191,14 +191,17 @@ class FakeApi {
   }
 }
 
-/** An informer over whatever `items()` returns (get by key, list, no handlers fired). */
-function cacheOf<T extends KubeObject>(items: () => T[]): Informer<T> {
+/** An informer over whatever `items()` returns (get by key, list; handlers kept in `handlers`, never fired by it). */
+function cacheOf<T extends KubeObject>(items: () => T[], handlers?: InformerHandlers<T>[]): Informer<T> {
   const keyOf = (o: T): string =>
     o.metadata?.namespace ? `${o.metadata.namespace}/${o.metadata.name ?? ''}` : (o.metadata?.name ?? '');
   return {
     get: (key: string) => items().find((o) => keyOf(o) === key),
     list: () => items(),
-    addHandlers: () => () => undefined,
+    addHandlers: (h: InformerHandlers<T>) => {
+      handlers?.push(h);
+      return () => undefined;
+    },
     store: { byIndex: () => [] },
   } as unknown as Informer<T>;
 }
@@ -234,15 +237,17 @@ interface Recorded {
   message: string;
 }
 
-function setup(jobs: ImagePullJob[], forbidden: string[]) {
+function setup(jobs: ImagePullJob[], forbidden: string[], nodeImageHandlers?: InformerHandlers<NodeImage>[]) {
   const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const api = new FakeApi(new Set(forbidden));
   const events: Recorded[] = [];
   for (const ni of [nodeImage('n1'), nodeImage('n2')]) api.put('nodeimages', ni);
   const copies = cacheOf<SecretObject>(() => api.copies());
-  const nodeImages = cacheOf<NodeImage>(() =>
-    [...api.objects.entries()].filter(([k]) => k.startsWith('nodeimages/')).map(([, o]) => o as NodeImage),
+  const nodeImages = cacheOf<NodeImage>(
+    () => [...api.objects.entries()].filter(([k]) => k.startsWith('nodeimages/')).map(([, o]) => o as NodeImage),
+    nodeImageHandlers,
   );
+  const nodeImageExpectations = new OwnWriteExpectations(clock);
   const metrics = controllerMetrics(createRegistry());
   const sync = new PullSecretSync(api.client, copies, metrics, { clock, logger: silentLogger });
   const controller = new ImagePullJobController({
@@ -251,7 +256,7 @@ function setup(jobs: ImagePullJob[], forbidden: string[]) {
     nodeImages,
     secretCopies: copies,
     secretSync: sync,
-    nodeImageExpectations: new OwnWriteExpectations(clock),
+    nodeImageExpectations,
     jobExpectations: new OwnWriteExpectations(clock),
     events: {
       event: (_o: KubeObject, type: string, reason: string, message: string) => events.push({ type, reason, message }),
@@ -262,7 +267,7 @@ function setup(jobs: ImagePullJob[], forbidden: string[]) {
     workers: 1,
   });
   stops.push(() => sync.stop());
-  return { clock, api, events, controller, sync };
+  return { clock, api, events, controller, sync, nodeImageExpectations };
 }
 
 /** What setup() and syncOver() started that a test does not stop itself (the source watches). */
@@ -545,5 +550,31 @@ describe('ImagePullJob controller stop', () => {
     await stopping;
     const writes = api.calls.filter((c) => c.verb === 'update' && c.resource === 'nodeimages').length;
     assert.ok(writes >= 1 && writes <= 16, `${writes} NodeImage writes after stop: only those already begun`);
+  });
+});
+
+describe('ImagePullJob waiting for the NodeImage cache', () => {
+  afterEach(async () => {
+    await Promise.all(stops.splice(0).map((stop) => stop()));
+  });
+
+  it("waits for a NodeImage whose cache lacks a write of ours and goes on at that NodeImage's next event, not a poll", async () => {
+    const handlers: InformerHandlers<NodeImage>[] = [];
+    const { api, controller, nodeImageExpectations } = setup([job('team', 'j', [])], [], handlers);
+    nodeImageExpectations.expect('n1', '99'); // written by us, not in the cache yet
+    controller.start();
+    try {
+      assert.deepEqual(await controller.reconcile('team/j'), { requeueAfter: 1000 });
+      assert.equal(api.calls.filter((c) => c.resource === 'nodeimages').length, 0, 'nothing written while waiting');
+      const n1 = api.objects.get('nodeimages//n1') as NodeImage;
+      const seen = { ...n1, metadata: { ...n1.metadata, resourceVersion: '99' } };
+      api.objects.set('nodeimages//n1', seen);
+      for (const h of handlers) h.onUpdate?.(n1, seen); // the watch delivers our write (the fake clock never moves)
+      await waitFor(() => api.calls.filter((c) => c.verb === 'update' && c.resource === 'nodeimages').length === 2, {
+        timeoutMs: 1000,
+      });
+    } finally {
+      await controller.stop();
+    }
   });
 });
