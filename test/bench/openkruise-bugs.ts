@@ -9,25 +9,19 @@
 // `npm test`.
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { CriClient } from '../../src/cri/client.js';
 import { errorMessage } from '../../src/util/error-message.js';
 import { BUG_CASES, type AgentSide, type BugCase, type CaseEnv } from '../cluster/openkruise/bug-cases.js';
 import { OpenKruiseDaemonProcess } from '../cluster/openkruise/daemon-process.js';
 import { OpenKruiseManagerProcess } from '../cluster/openkruise/manager-process.js';
-import { daemonApiObjects, openKruiseBuild, swapInObjects } from '../cluster/openkruise/openkruise.js';
+import { daemonApiObjects, swapInObjects } from '../cluster/openkruise/openkruise.js';
 import { runChecked } from '../cluster/runtime/exec.js';
 import { setNodeImageSpec } from '../support/nodeimages.js';
 import { splitReference } from '../support/real-images.js';
-import {
-  agentKubeconfigOf,
-  startAgentOn,
-  startSystem,
-  useRealCluster,
-  type RealCluster,
-} from '../support/real-cluster.js';
+import { agentKubeconfigOf, startAgentOn, startSystem, type RealCluster } from '../support/real-cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../support/test-namespace.js';
 import { waitFor } from '../support/wait.js';
 import { verdictFigures, verdictTable, type BugVerdict, type SideVerdict } from './bug-verdicts.js';
+import { openKruiseOnFirstNode } from './openkruise/first-node.js';
 import type { BenchSuite, Figure } from './framework.js';
 
 /** OpenKruise's daemon at -v=3: client-go logs each client-side throttling wait over 50 ms at that level. */
@@ -107,13 +101,7 @@ export const openKruiseBugsSuite: BenchSuite = {
   async run(context) {
     const { log } = context;
     const loads: number[] = [loadavg()[0]!];
-    const build = await openKruiseBuild(log);
-    log('the real cluster (REAL_CLUSTER_DIR)');
-    const cluster = await useRealCluster();
-    const node = cluster.nodes[0]!;
-    const client = cluster.admin;
-    const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
-    context.defer(() => cri.close());
+    const { build, cluster, node, client, cri } = await openKruiseOnFirstNode(context);
     const namespace = await createTestNamespace(client, 'openkruise-bugs', { forPods: true });
     context.defer(() => deleteTestNamespace(client, namespace));
     context.defer(() => setNodeImageSpec(client, node.name, { images: {} }));

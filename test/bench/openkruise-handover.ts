@@ -14,12 +14,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../src/api/imagepulljob.js';
-import { CriClient } from '../../src/cri/client.js';
 import { packageRoot } from '../../src/util/repo-root.js';
 import { agentTokenPod, agentTokenPodName, kubectl, serviceAccountKubeconfig } from '../cluster/k8s/system.js';
 import { OpenKruiseDaemonProcess } from '../cluster/openkruise/daemon-process.js';
 import { OpenKruiseManagerProcess } from '../cluster/openkruise/manager-process.js';
-import { daemonApiObjects, openKruiseBuild, swapInObjects } from '../cluster/openkruise/openkruise.js';
+import { daemonApiObjects, swapInObjects } from '../cluster/openkruise/openkruise.js';
 import { runChecked } from '../cluster/runtime/exec.js';
 import {
   bareId,
@@ -32,9 +31,10 @@ import {
 } from '../e2e/containerrecreate/stack.js';
 import { getNodeImage, removeImages, tagStatusOf } from '../support/nodeimages.js';
 import { nodeRegistryProxy } from '../support/real-images.js';
-import { agentKubeconfigOf, startAgentOn, useRealCluster } from '../support/real-cluster.js';
+import { agentKubeconfigOf, startAgentOn } from '../support/real-cluster.js';
 import { createTestNamespace, deleteTestNamespace } from '../support/test-namespace.js';
 import { waitFor } from '../support/wait.js';
+import { openKruiseOnFirstNode } from './openkruise/first-node.js';
 import type { BenchSuite, Figure } from './framework.js';
 
 const POD = 'handover';
@@ -73,12 +73,7 @@ export const openKruiseHandoverSuite: BenchSuite = {
   inDefaultRun: false,
   async run(context) {
     const { log } = context;
-    const build = await openKruiseBuild(log);
-    const cluster = await useRealCluster();
-    const node = cluster.nodes[0]!;
-    const client = cluster.admin;
-    const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
-    context.defer(() => cri.close());
+    const { build, cluster, node, client, cri } = await openKruiseOnFirstNode(context);
     const namespace = await createTestNamespace(client, 'openkruise-handover', { forPods: true });
     context.defer(() => deleteTestNamespace(client, namespace));
     const scope = { client, namespace };

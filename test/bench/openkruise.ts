@@ -9,10 +9,8 @@
 // Each figure is printed for both and as ours/openkruise, then as a Markdown table (docs/openkruise-side-by-side.md).
 // OPENKRUISE_BENCH_PARTS=idle,image,full picks halves/parts (default: all; for working on one figure).
 import { NODE_IMAGES } from '../../src/api/nodeimage.js';
-import { CriClient } from '../../src/cri/client.js';
-import { openKruiseBuild } from '../cluster/openkruise/openkruise.js';
 import { getNodeImage } from '../support/nodeimages.js';
-import { useRealCluster } from '../support/real-cluster.js';
+import { openKruiseOnFirstNode } from './openkruise/first-node.js';
 import type { BenchSuite, Figure } from './framework.js';
 import { pushBenchTags } from './imagepuller.js';
 import { eachAgent, loads, PARALLEL_PULLS, sampleLoad } from './openkruise/agents.js';
@@ -46,13 +44,7 @@ export const openKruiseSuite: BenchSuite = {
     const parts = chosenParts();
     loads.length = 0;
     sampleLoad();
-    const build = await openKruiseBuild(log);
-    log('the real cluster (REAL_CLUSTER_DIR)');
-    const cluster = await useRealCluster();
-    const node = cluster.nodes[0]!;
-    const client = cluster.admin;
-    const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
-    context.defer(() => cri.close());
+    const { build, cluster, node, client, cri } = await openKruiseOnFirstNode(context);
 
     const repository = `${cluster.registry}/bench/busybox`;
     await pushBenchTags(context, cluster, repository, benchTags());
