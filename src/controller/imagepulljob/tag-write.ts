@@ -1,6 +1,7 @@
-// Writing a job's tag into one NodeImage (pure, applied to a fresh read): join an existing tag as an owner (version
-// bumped so the node pulls again, createdAt and imagePullPolicy refreshed) or add the tag; add the job's pull-secret
-// references; bring an owned tag's policy in line with an edited job. Returns whether the draft changed.
+// Writing a job's tag into one NodeImage (pure; applied to a fresh read, or to the cache when it is known to be
+// current): join an existing tag as an owner (version bumped so the node pulls again, createdAt and imagePullPolicy
+// refreshed) or add the tag; add the job's pull-secret references; bring an owned tag's policy in line with an edited
+// job. Returns whether the draft changed.
 import {
   TAG_RETRY_FIRST_WAIT_MS,
   TAG_RETRY_MAX_WAIT_MS,
