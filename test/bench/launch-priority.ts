@@ -22,7 +22,7 @@ import {
 } from '../e2e/launchpriority/stack.js';
 import { agentCounter } from '../support/nodeimages.js';
 import { besideRecorded, type BenchSuite, type Figure } from './framework.js';
-import { percentile } from './stats.js';
+import { p50p99, percentile } from './stats.js';
 
 const RELEASE_PODS = 100;
 const WAVE = 10;
@@ -189,34 +189,22 @@ export const launchPrioritySuite: BenchSuite = {
     );
     const r = (ms: number): number => Math.round(ms * 10) / 10;
     const figures: Figure[] = [
-      {
-        name: 'release.sequential.p50',
-        value: r(percentile(releaseSequential, 50)),
-        unit: 'ms',
-        note: `${RELEASE_PODS} pods one at a time: top container started (CRI started_at) -> p_0 seen on a ConfigMap watch`,
-      },
-      { name: 'release.sequential.p99', value: r(percentile(releaseSequential, 99)), unit: 'ms' },
-      {
-        name: 'release.burst.p50',
-        value: r(percentile(releaseBurst, 50)),
-        unit: 'ms',
-        note: `${RELEASE_PODS} pods, ${WAVE} created at once (30 containers starting on 2 cores)`,
-      },
-      { name: 'release.burst.p99', value: r(percentile(releaseBurst, 99)), unit: 'ms' },
-      {
-        name: 'start.3levels.p50',
-        value: r(percentile(withPriorities, 50)),
-        unit: 'ms',
-        note: `pod created -> all 3 containers ready, priorities 10/0/-5, ${START_RUNS} runs`,
-      },
-      { name: 'start.3levels.p99', value: r(percentile(withPriorities, 99)), unit: 'ms' },
-      {
-        name: 'start.noPriorities.p50',
-        value: r(percentile(without, 50)),
-        unit: 'ms',
-        note: 'the same pod without priorities',
-      },
-      { name: 'start.noPriorities.p99', value: r(percentile(without, 99)), unit: 'ms' },
+      ...p50p99(
+        'release.sequential',
+        releaseSequential,
+        `${RELEASE_PODS} pods one at a time: top container started (CRI started_at) -> p_0 seen on a ConfigMap watch`,
+      ),
+      ...p50p99(
+        'release.burst',
+        releaseBurst,
+        `${RELEASE_PODS} pods, ${WAVE} created at once (30 containers starting on 2 cores)`,
+      ),
+      ...p50p99(
+        'start.3levels',
+        withPriorities,
+        `pod created -> all 3 containers ready, priorities 10/0/-5, ${START_RUNS} runs`,
+      ),
+      ...p50p99('start.noPriorities', without, 'the same pod without priorities'),
       {
         name: 'start.3levels.extra.p50',
         value: r(percentile(withPriorities, 50) - percentile(without, 50)),

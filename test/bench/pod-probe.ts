@@ -47,7 +47,7 @@ import {
 import { agentCounter } from '../support/nodeimages.js';
 import { waitFor } from '../support/wait.js';
 import type { BenchSuite, Figure } from './framework.js';
-import { percentile, timeEach } from './stats.js';
+import { p50p99, percentile, timeEach } from './stats.js';
 
 const execFileP = promisify(execFile);
 
@@ -497,41 +497,23 @@ export const podProbeSuite: BenchSuite = {
         unit: 'count',
         note: `not on the pod within ${TOGGLE_TIMEOUT_MS / 1000} s`,
       },
-      {
-        name: 'fileToState.p50',
-        value: r(percentile(toState, 50)),
-        unit: 'ms',
-        note: `file changed -> new state in the NodePodProbe status (includes 0-${PERIOD_S} s to the next tick); n=${toState.length}`,
-      },
-      { name: 'fileToState.p99', value: r(percentile(toState, 99)), unit: 'ms' },
-      {
-        name: 'stateToCondition.p50',
-        value: r(percentile(stateToCondition, 50)),
-        unit: 'ms',
-        note: 'NodePodProbe status seen -> pod condition seen (both on watches): the result reaching the pod',
-      },
-      { name: 'stateToCondition.p99', value: r(percentile(stateToCondition, 99)), unit: 'ms' },
-      {
-        name: 'fileToCondition.p50',
-        value: r(percentile(toCondition, 50)),
-        unit: 'ms',
-        note: `n=${toCondition.length}`,
-      },
-      { name: 'fileToCondition.p99', value: r(percentile(toCondition, 99)), unit: 'ms' },
-      {
-        name: 'exec.ours.p50',
-        value: r(percentile(ours, 50)),
-        unit: 'ms',
-        note: `CriClient.execSync (the agent's call) of \`test -d /tmp\`, ${EXEC_RUNS} runs, marker deleted`,
-      },
-      { name: 'exec.ours.p99', value: r(percentile(ours, 99)), unit: 'ms' },
-      {
-        name: 'exec.crictl.p50',
-        value: r(percentile(viaCrictl, 50)),
-        unit: 'ms',
-        note: 'crictl exec --sync, same container and command (a process per call)',
-      },
-      { name: 'exec.crictl.p99', value: r(percentile(viaCrictl, 99)), unit: 'ms' },
+      ...p50p99(
+        'fileToState',
+        toState,
+        `file changed -> new state in the NodePodProbe status (includes 0-${PERIOD_S} s to the next tick); n=${toState.length}`,
+      ),
+      ...p50p99(
+        'stateToCondition',
+        stateToCondition,
+        'NodePodProbe status seen -> pod condition seen (both on watches): the result reaching the pod',
+      ),
+      ...p50p99('fileToCondition', toCondition, `n=${toCondition.length}`),
+      ...p50p99(
+        'exec.ours',
+        ours,
+        `CriClient.execSync (the agent's call) of \`test -d /tmp\`, ${EXEC_RUNS} runs, marker deleted`,
+      ),
+      ...p50p99('exec.crictl', viaCrictl, 'crictl exec --sync, same container and command (a process per call)'),
       {
         name: 'exec.ours/crictl',
         value: Math.round((percentile(ours, 50) / percentile(viaCrictl, 50)) * 100) / 100,
