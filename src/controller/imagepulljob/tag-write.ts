@@ -39,7 +39,10 @@ export interface TagPolicyOptions {
   random: () => number;
 }
 
-/** The pull policy a new tag of this job gets (OpenKruise's rules, so a Never job re-pulls about daily; its deadline covers every attempt). */
+/**
+ * The pull policy a new tag of this job gets (OpenKruise's rules, so a Never job re-pulls about daily; its deadline
+ * covers every attempt).
+ */
 export function tagPullPolicyFor(job: ImagePullJob, options: TagPolicyOptions): ImageTagPullPolicy {
   const timeoutSeconds = job.spec?.pullPolicy?.timeoutSeconds ?? 600;
   const backoffLimit = job.spec?.pullPolicy?.backoffLimit ?? 3;

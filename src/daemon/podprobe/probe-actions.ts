@@ -1,7 +1,8 @@
 // One run of a probe's action, as kubelet's probers: exec through CRI ExecSync in the container (exit 0 = success,
 // the output is the message), tcpSocket (a connection opens) and httpGet (2xx/3xx; redirects followed only on the
-// same host, as kubelet without followNonLocalRedirects) from the agent to the pod's own IP only (a probe naming another host fails: CVE-2026-24005); grpc
-// is refused. A run is cut at its timeout whatever the action does (its slot is freed then) and its signal aborted.
+// same host, as kubelet without followNonLocalRedirects) from the agent to the pod's own IP only (a probe naming
+// another host fails: CVE-2026-24005); grpc is refused. A run is cut at its timeout whatever the action does (its
+// slot is freed then) and its signal aborted.
 // The message is cut to MAX_PROBE_MESSAGE_LENGTH characters; an http body is read only as far as the message needs.
 import http from 'node:http';
 import https from 'node:https';
