@@ -64,8 +64,17 @@ describe('controller outage: only pods that use our features wait for it (webhoo
     cluster = await useRealCluster();
     namespace = await createTestNamespace(cluster.admin, 'e2e-outage', { forPods: true });
     system = await startSystem(cluster, { nodes: [] });
-    // the webhooks are there and the controller answers: an ordered pod gets its barriers
-    assert.equal(barrierEnvs(await admit(ordered('before-outage'))), 2);
+    // the webhooks are there and the controller answers: an ordered pod gets its barriers (once the configurations
+    // the controller wrote as it started have reached the API server's webhook cache: a CI run's first dry run came
+    // before them and got none)
+    const injected = await waitFor(
+      async () => {
+        const n = barrierEnvs(await admit(ordered('before-outage')));
+        return n > 0 ? n : undefined;
+      },
+      { timeoutMs: 30_000, message: 'an ordered pod admitted with barriers before the outage' },
+    );
+    assert.equal(injected, 2);
     await system.controller!.kill(); // an outage: no clean stop, its webhook configurations stay registered
   });
 
