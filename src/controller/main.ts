@@ -62,6 +62,8 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
     return 2;
   }
   const events = new EventRecorder(client, { component: 'kruise-controller', clock, logger });
+  // /livez: what a restart fixes (no check today: the status server answering is the process alive); /readyz and
+  // /healthz: the webhooks configured, the caches synced, not stopping. Each check reads state, none calls the API.
   const liveness = new HealthRegistry();
   const readiness = new HealthRegistry();
   let stopping = false;
@@ -99,7 +101,8 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
     metrics.leader.set(1);
     controllers = startControllers(settings, { client, events, clock, logger, metrics, kubeMetrics: kube });
   };
-  liveness.add('informers', () => {
+  // readiness, not liveness: caches sync when the API server answers, which a restart does not make happen
+  readiness.add('informers', () => {
     if (controllers && !controllers.informersSynced()) throw new Error('caches not synced yet');
   });
 

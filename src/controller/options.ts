@@ -9,7 +9,7 @@ export interface ControllerOptions {
   kubeconfig?: string | undefined;
   /** Namespace the controller runs in: its Lease, its webhook Secret and Service (POD_NAMESPACE). */
   namespace: string;
-  /** /healthz /readyz /metrics listener. */
+  /** /livez /readyz /healthz /metrics listener. */
   addr: { host: string | undefined; port: number };
   logLevel: string;
   leaderElect: boolean;
@@ -54,7 +54,7 @@ admission webhooks (HTTPS, with a CA and serving certificate it creates and rota
 Flags (a flag wins over its environment variable):
   --kubeconfig PATH                     kubeconfig file (env KUBECONFIG); default: in-cluster service account
   --namespace NS                        own namespace (env POD_NAMESPACE, default ${KRUISE_SYSTEM_NAMESPACE})
-  --addr [HOST]:PORT                    /healthz /readyz /metrics (default :8000; port 0 = any free port)
+  --addr [HOST]:PORT                    /livez /readyz /healthz /metrics (default :8000; port 0 = any free port)
   --leader-elect BOOL                   campaign for the Lease before running controllers (default true)
   --leader-election-id NAME             Lease name (default kruise-controller)
   --lease-duration DUR                  (default 15s)   --renew-deadline DUR (10s)   --retry-period DUR (2s)

@@ -121,7 +121,7 @@ export class CriClient {
 
   // ------------------------------------------------------------------------------------------ RuntimeService
 
-  /** Runtime name/version and the CRI version it speaks. The agent's /healthz calls this. */
+  /** Runtime name/version and the CRI version it speaks. The agent's runtime loop calls this (its /readyz reads the last answer). */
   version(request: T.VersionRequest = {}, options?: CriCallOptions): Promise<T.VersionResponse__Output> {
     return this.call('Version', request, options);
   }

@@ -1,4 +1,4 @@
-// The node agent's wiring: the status server first (so /healthz answers from the start), then the runtime
+// The node agent's wiring: the status server first (so /livez, /readyz and /healthz answer from the start), then the runtime
 // connection (retried in the background), then the controllers ("modules"). Each part registers its health
 // checks and its shutdown hook; stop() runs the hooks last-started-first within one deadline.
 import type { Registry } from 'prom-client';
@@ -18,9 +18,12 @@ export interface AgentContext<C extends RuntimeHandle = RuntimeHandle> {
   logger: Logger;
   metrics: Registry;
   clock: Clock;
-  /** Checks behind /healthz (and /readyz): add e.g. `nodeImageInformerSynced`. */
+  /**
+   * Checks behind /livez (and /readyz, /healthz): only what a restart of the agent fixes, its own loops turning.
+   * A failing one makes kubelet restart the agent. Never a dependency (runtime, API server).
+   */
   liveness: HealthRegistry;
-  /** Checks behind /readyz only. */
+  /** Checks behind /readyz and /healthz: dependencies and progress, e.g. `runtime`, `nodeImageInformerSynced`. */
   readiness: HealthRegistry;
   /** Add the controller's stop function here; hooks run last-added-first on SIGTERM. */
   shutdown: ShutdownHooks;
@@ -71,7 +74,7 @@ export async function startAgent<C extends RuntimeHandle>(
   const server = new StatusServer({ liveness, readiness, metrics: deps.metrics, logger });
   const address = await server.listen(options.listen);
   shutdown.add('status-server', () => server.close());
-  logger.info({ address: address.host, port: address.port }, 'serving /healthz, /readyz and /metrics');
+  logger.info({ address: address.host, port: address.port }, 'serving /livez, /readyz, /healthz and /metrics');
 
   try {
     const runtime = new RuntimeConnection<C>({
@@ -80,7 +83,8 @@ export async function startAgent<C extends RuntimeHandle>(
       clock,
       registry: deps.metrics,
     });
-    liveness.add('runtime', runtime.check);
+    readiness.add('runtime', runtime.check);
+    liveness.add('runtimeLoop', runtime.checkLoop);
     shutdown.add('runtime', () => runtime.close());
     runtime.start();
 

@@ -1,6 +1,6 @@
 // The one way a feature of the agent starts: build its controller on the agent's shared parts (the Kubernetes client,
-// the node's pod informer, the runtime connection), start it without blocking the agent's start, report in /healthz
-// whether it runs (a failed start names its cause; a controller with a watch also says whether it has synced), and
+// the node's pod informer, the runtime connection), start it without blocking the agent's start, report in /readyz
+// (and /healthz) whether it runs (a failed start names its cause; a controller with a watch also says whether it has synced), and
 // stop it, then whatever it was built with, on shutdown.
 import type { KubeClient } from '../kube/client.js';
 import { kubeMetrics, type KubeMetrics } from '../kube/metrics.js';
@@ -24,7 +24,10 @@ export interface ControllerModuleSpec<C extends RuntimeHandle> {
   name: string;
   /** What it is, for messages: "the CRR executor". */
   title: string;
-  /** Its liveness check (behind /healthz and /readyz). */
+  /**
+   * Its readiness check (behind /readyz and /healthz): a failed start (its cause is configuration or a dependency,
+   * which a restart does not fix) or a watch not synced yet (the API server's answer, not ours).
+   */
   check: string;
   /** The info line once it runs. */
   running: string;
@@ -39,7 +42,7 @@ export function controllerModule<C extends RuntimeHandle>(spec: ControllerModule
       let controller: ModuleController | undefined;
       let close: (() => Promise<void> | void) | undefined;
       let setupError: string | undefined;
-      ctx.liveness.add(spec.check, () => {
+      ctx.readiness.add(spec.check, () => {
         if (setupError !== undefined) throw new Error(setupError);
         if (!controller) throw new Error(`${spec.title} is starting`);
         controller.checkSynced?.();

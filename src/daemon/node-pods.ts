@@ -72,14 +72,14 @@ const perAgent = new WeakMap<object, Promise<NodePods>>();
 
 /**
  * The agent's shared NodePods, created and started on the first call (later calls get the same one). Rejects when
- * the agent has no Kubernetes client. Registers the `nodePodsInformerSynced` liveness check and a stop hook.
+ * the agent has no Kubernetes client. Registers the `nodePodsInformerSynced` readiness check and a stop hook.
  */
 export function nodePodsOf<C extends RuntimeHandle>(ctx: AgentContext<C>): Promise<NodePods> {
   const known = perAgent.get(ctx.shutdown);
   if (known) return known;
   let pods: NodePods | undefined;
   let setupError: string | undefined;
-  ctx.liveness.add(NODE_PODS_SYNCED_CHECK, () => {
+  ctx.readiness.add(NODE_PODS_SYNCED_CHECK, () => {
     if (setupError !== undefined) throw new Error(setupError);
     if (!pods?.hasSynced()) throw new Error("the node's pod informer has not synced yet");
   });

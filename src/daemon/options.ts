@@ -31,7 +31,7 @@ export interface DaemonOptions {
   hostRunDir: string;
   /** A kubeconfig file; unset = in-cluster service-account credentials. */
   kubeconfig: string | undefined;
-  /** Where /healthz, /readyz and /metrics are served. */
+  /** Where /livez, /readyz, /healthz and /metrics are served. */
   listen: ListenAddress;
   logLevel: string;
   /** Node-wide cap on NodeImage pulls running at once (never unlimited). */
@@ -55,7 +55,7 @@ export const DAEMON_USAGE = `Usage: kruise-daemon [flags]            run the nod
        kruise-daemon <command> [args]   run a tool (see Commands)
 
 The node agent of kruise-daemon: runs OpenKruise's node-side controllers for the node NODE_NAME
-against the node's container runtime (CRI) and serves /healthz, /readyz and /metrics.
+against the node's container runtime (CRI) and serves /livez, /readyz, /healthz and /metrics.
 
 Flags (a flag wins over its environment variable):
   --runtime-socket PATH   CRI socket (env RUNTIME_SOCKET); default: discovered under --host-run-dir
@@ -79,8 +79,8 @@ Environment:
   NODE_NAME               required: the name of this node
   LOG_LEVEL               fatal, error, warn, info (default), debug, trace or silent
 
-If the runtime does not answer at start, the agent keeps retrying with backoff (1 s up to 30 s) and
-/healthz says why; it does not exit. SIGTERM or SIGINT stop it cleanly (exit 0).
+If the runtime does not answer (at start or later), the agent keeps retrying (1 s up to 30 s) and
+/readyz says why; it does not exit, and /livez stays ok. SIGTERM or SIGINT stop it cleanly (exit 0).
 Exit codes: 0 stopped cleanly, 1 failed while running, 2 bad configuration.`;
 
 const FLAGS = {

@@ -1,5 +1,8 @@
-// The status HTTP listener of the agent and the controller: /healthz (liveness checks), /readyz (liveness + readiness checks) and /metrics
-// (the process's private prom-client registry). GET and HEAD only; `?verbose` lists every check.
+// The status HTTP listener of the agent and the controller: /livez (liveness checks: what a restart can fix), /readyz
+// (liveness + readiness checks: dependencies such as the runtime, informers synced), /healthz (the same report as
+// /readyz: every check, kept for OpenKruise's daemon and tools) and /metrics (the process's private prom-client
+// registry). GET and HEAD only; `?verbose` lists every check. The checks read state the components keep; none of
+// them calls a dependency (src/observability/health.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -15,9 +18,9 @@ export interface ListenAddress {
 }
 
 export interface StatusServerOptions {
-  /** /healthz: the agent works (runtime reachable, informers synced...). */
+  /** /livez: what a restart of the process can fix (its own loops and watches turn). */
   liveness: HealthRegistry;
-  /** /readyz adds these to the liveness checks (e.g. not shutting down). */
+  /** /readyz and /healthz add these to the liveness checks (the runtime answers, informers synced, not stopping). */
   readiness: HealthRegistry;
   metrics: Registry;
   logger: Logger;
@@ -81,12 +84,13 @@ export class StatusServer {
     }
     const verbose = url.searchParams.has('verbose');
     switch (url.pathname) {
-      case '/healthz': {
+      case '/livez': {
         const report = await this.options.liveness.run();
         send(res, report.ok ? 200 : 500, 'text/plain; charset=utf-8', renderReport(report, verbose));
         return;
       }
-      case '/readyz': {
+      case '/readyz':
+      case '/healthz': {
         const [live, ready] = await Promise.all([this.options.liveness.run(), this.options.readiness.run()]);
         const report = combineReports(live, ready);
         send(res, report.ok ? 200 : 500, 'text/plain; charset=utf-8', renderReport(report, verbose));
@@ -98,7 +102,7 @@ export class StatusServer {
         return;
       }
       default:
-        send(res, 404, 'text/plain; charset=utf-8', 'not found: try /healthz, /readyz or /metrics\n');
+        send(res, 404, 'text/plain; charset=utf-8', 'not found: try /livez, /readyz, /healthz or /metrics\n');
     }
   }
 }

@@ -1,5 +1,5 @@
 // The CRR executor as a module of the agent: its controller on the agent's Kubernetes client, the shared pod
-// informer of the node and the CRI connection; the `crrInformerSynced` liveness check and its stop hook
+// informer of the node and the CRI connection; the `crrInformerSynced` readiness check and its stop hook
 // (src/daemon/controller-module.ts).
 import type { CriClient } from '../../cri/client.js';
 import { controllerModule, nodePodControllerParts } from '../controller-module.js';

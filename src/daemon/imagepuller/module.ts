@@ -1,5 +1,5 @@
 // The image puller as a module of the agent: its controller on the agent's Kubernetes client and CRI connection,
-// the `nodeImageInformerSynced` liveness check, its stop hook (src/daemon/controller-module.ts).
+// the `nodeImageInformerSynced` readiness check, its stop hook (src/daemon/controller-module.ts).
 import type { CriClient } from '../../cri/client.js';
 import { kubeMetrics } from '../../kube/metrics.js';
 import { untilAborted } from '../../util/until-aborted.js';

@@ -1,6 +1,6 @@
 // IP reservation as a module of the agent (only with --ipam / --ipam-install), on the one skeleton of a feature
 // (src/daemon/controller-module.ts): installs the plugin (and conflist) when asked, then runs the controller on the
-// agent's CRI connection; the `ipReservationRunning` liveness check names a failed install or start and its cause,
+// agent's CRI connection; the `ipReservationRunning` readiness check names a failed install or start and its cause,
 // and the agent serves its other features meanwhile. Pod Events go through the agent's Kubernetes client; without
 // one the controller still runs and only logs.
 import type { CriClient } from '../../cri/client.js';
@@ -57,14 +57,14 @@ function install(ctx: AgentContext<CriClient>, ipam: IpamOptions): void {
   }
 }
 
-/** The controller (after the install, when asked for); a failed install or start is named in /healthz. */
+/** The controller (after the install, when asked for); a failed install or start is named in /readyz. */
 function ipReservationController(ipam: IpamOptions): AgentModule<CriClient> {
   return controllerModule<CriClient>({
     name: 'ipreservation',
     title: 'IP reservation',
     check: IP_RESERVATION_CHECK,
     running: 'managing kruise-ipam reservations',
-    // eslint-disable-next-line @typescript-eslint/require-await -- async so that a failed install rejects (named in /healthz), not throws out of the agent's start
+    // eslint-disable-next-line @typescript-eslint/require-await -- async so that a failed install rejects (named in /readyz), not throws out of the agent's start
     async build(ctx) {
       if (ipam.install) install(ctx, ipam);
       let recorder: EventRecorder | undefined;

@@ -1,6 +1,6 @@
 // Launch priority as a module of the agent: takes the shared informer over the node's pods, polls the runtime
 // only for pods still waiting on a barrier, and writes barrier ConfigMaps and pod annotations; the
-// `launchPriorityRunning` liveness check and its stop hook (src/daemon/controller-module.ts).
+// `launchPriorityRunning` readiness check and its stop hook (src/daemon/controller-module.ts).
 import type { CriClient } from '../../cri/client.js';
 import { EventRecorder } from '../../kube/event-recorder.js';
 import { controllerModule, nodePodControllerParts } from '../controller-module.js';

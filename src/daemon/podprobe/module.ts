@@ -1,6 +1,6 @@
 // The custom probes as a module of the agent (on unless --pod-probe=false, OpenKruise's PodProbeMarkerGate): the
 // controller of this node's NodePodProbe on the agent's Kubernetes client and CRI connection, the
-// `nodePodProbeInformerSynced` liveness check (OpenKruise's name) and its stop hook (src/daemon/controller-module.ts).
+// `nodePodProbeInformerSynced` readiness check (OpenKruise's name) and its stop hook (src/daemon/controller-module.ts).
 import type { CriClient } from '../../cri/client.js';
 import type { AgentModule } from '../agent.js';
 import { kubeMetrics } from '../../kube/metrics.js';
