@@ -11,10 +11,9 @@
 // ($KRUISE_IMAGE) is applied with kubectl (test/cluster/k8s/in-cluster.ts): the agent as the DaemonSet (it copies
 // kruise-ipam onto each node: `up` leaves the plugin out, CLUSTER_IPAM_PLUGIN=agent), the controller as the
 // Deployment (2 replicas, leader election, PDB, webhooks through its Service).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { basename, dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -39,16 +38,12 @@ import {
 import { resolveClusterDir } from './paths.js';
 import { errorMessage } from './runtime/errors.js';
 import { runningPid } from './runtime/processes.js';
+import { Supervised } from './supervise.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const PLUGIN_BIN = join(here, '..', '..', 'src', 'cli', 'kubectl-kruise-node.js');
 /** Two nodes, so that "pulled on every node" means something. */
 const DEFAULT_DEV_NODES = 2;
-
-interface Managed {
-  name: string;
-  child: ChildProcess;
-}
 
 const LEVEL_NAMES: Record<number, string> = {
   10: 'TRACE',
@@ -76,41 +71,6 @@ export function humanLine(name: string, line: string): string {
     .map(([k, v]) => `${k}=${text(v)}`)
     .join(' ');
   return `${clock} ${name} ${levelName.toUpperCase().padEnd(5)} ${text(msg ?? '')}${rest ? `  ${rest}` : ''}`;
-}
-
-/**
- * A child in a process group of its own (detached): the terminal's Ctrl-C reaches dev only, and dev stops each child
- * with one SIGTERM, as kubelet would (a SIGINT from the group followed by dev's SIGTERM made a second signal, which
- * the binaries answer by exiting 1 at once).
- */
-function start(name: string, launch: Launch): Managed {
-  const child = spawn(launch.command, launch.args, {
-    env: launch.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  for (const stream of [child.stdout, child.stderr]) {
-    createInterface({ input: stream }).on('line', (line) => process.stdout.write(`${humanLine(name, line)}\n`));
-  }
-  child.on('exit', (code, signal) => process.stdout.write(`${name} exited (${signal ?? code})\n`));
-  return { name, child };
-}
-
-async function stop(processes: Managed[]): Promise<void> {
-  await Promise.all(
-    processes.map(
-      ({ child }) =>
-        new Promise<void>((resolve) => {
-          if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
 }
 
 /** The port if it is free on 127.0.0.1, else any free port (another `npm run dev`, a test, a service). */
@@ -197,14 +157,14 @@ async function main(): Promise<number> {
   const dir = resolveClusterDir();
   const inCluster = values['in-cluster'] === true;
   const log = (message: string): void => void process.stderr.write(`[dev] ${message}\n`);
-  const processes: Managed[] = [];
+  const processes: Supervised[] = [];
   let installed: (() => void) | undefined;
   let stopping: Promise<boolean> | undefined;
   /** Stop everything and remove what dev wrote; false when some of it failed (said in the log). */
   const shutdown = (): Promise<boolean> =>
     (stopping ??= (async () => {
       log('stopping the agents, the controller and the cluster...');
-      await stop(processes);
+      await Promise.all(processes.map((p) => p.stop()));
       try {
         installed?.();
       } catch (err) {
@@ -224,6 +184,28 @@ async function main(): Promise<number> {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => void shutdown().then((clean) => process.exit(clean ? 0 : 1)));
   }
+  /** A failure dev cannot recover from: said with its cause, then everything torn down as on Ctrl-C (exit 1). */
+  const fail = (reason: string): void => {
+    log(`failed: ${reason}`);
+    void shutdown().then(() => process.exit(1));
+  };
+  process.on('uncaughtException', (err) => fail(`unexpected error: ${errorMessage(err)}`));
+  process.on('unhandledRejection', (err) => fail(`unexpected error: ${errorMessage(err)}`));
+  // dev runs until a signal whatever its children do (a promise alone does not keep Node running)
+  setInterval(() => undefined, 1 << 30);
+  const supervise = (name: string, launch: Launch, canRestart?: () => Promise<string | undefined>): void => {
+    if (stopping) return;
+    processes.push(
+      new Supervised({
+        name,
+        launch,
+        line: (from, line) => void process.stdout.write(`${humanLine(from, line)}\n`),
+        say: (message) => void process.stdout.write(`${message}\n`),
+        canRestart,
+        onFatal: fail,
+      }),
+    );
+  };
 
   try {
     // Pods keep their IP only behind kruise-ipam: make it the local cluster's pod IPAM unless told otherwise.
@@ -261,8 +243,6 @@ async function main(): Promise<number> {
       const envFile = writeDevFiles(setup);
       process.stdout.write(devGuide(setup, envFile));
       log(`ready: source ${envFile}`);
-      // no child keeps the event loop alive here: a timer does, until a signal
-      setInterval(() => undefined, 1 << 30);
       await new Promise<never>(() => {
         /* runs until a signal */
       });
@@ -300,7 +280,12 @@ async function main(): Promise<number> {
         nodeOptions: daemonSetNodeOptions(),
         ipam: podIpam === 'kruise-ipam',
       });
-      processes.push(start(`agent/${node.name}`, launch));
+      // the agent runs in the node's namespaces, held by its holder process: gone, the node cannot get its agent back
+      supervise(`agent/${node.name}`, launch, async () =>
+        (await runningPid(node.holderPidFile, node.dir)) === holderPid
+          ? undefined
+          : `the holder process of ${node.name}'s namespaces (PID ${holderPid}) is gone`,
+      );
       agentUrls.set(node.name, agentUrl(node));
     }
     const statusPort = await portOr(8000);
@@ -312,7 +297,7 @@ async function main(): Promise<number> {
       certDir: paths.webhookCertDir,
       extraArgs: ['--nodeimage-creation-delay', '1s'],
     });
-    processes.push(start('controller', controller));
+    supervise('controller', controller);
     const controllerUrl = `http://${layout.hostIp}:${statusPort}`;
 
     // Ready means: every agent answers /readyz, the controller serves its webhooks (registered with the API server)
