@@ -5,7 +5,10 @@
 // node as the DaemonSet runs it (its ServiceAccount's token, its heap flags, the node's own CRI socket, IP retention)
 // and the kruise-controller on the host (its ServiceAccount's token; its admission webhooks registered with the API
 // server by URL), waits until all is ready, writes $CLUSTER_DIR/dev.env and the kubectl plugin, prints how to use
-// it, shows the logs human-readable, and tears everything down on Ctrl-C (exit 0), removing what it wrote.
+// it, shows the logs human-readable, supervises the agents and the controller as kubelet would (test/cluster/
+// supervise.ts: one that exits unasked is said with its cause and started again, with kubelet's back-off), and tears
+// everything down on Ctrl-C (exit 0), removing what it wrote, as on any other end (a failure it cannot recover from,
+// said with its cause: exit 1).
 // Test infrastructure: the agent and controller are the real binaries, run as processes (no image needed).
 // `--in-cluster`: nothing of ours runs as a host process: deploy/overlays/ip-retention with the cluster's image
 // ($KRUISE_IMAGE) is applied with kubectl (test/cluster/k8s/in-cluster.ts): the agent as the DaemonSet (it copies

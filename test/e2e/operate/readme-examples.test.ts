@@ -17,37 +17,11 @@ import { packageRoot } from '../../../src/util/repo-root.js';
 import { downCluster } from '../../cluster/components.js';
 import { daemonSetNodeOptions } from '../../cluster/deployed-agent.js';
 import { parseEnvFile } from '../../cluster/env-file.js';
+import { childrenOf } from '../../support/processes.js';
 import { assertTryItOutput, readmeBlock, runScript } from '../../support/readme.js';
 import { waitFor } from '../../support/wait.js';
 
 const DEV = fileURLToPath(new URL('../../cluster/dev.js', import.meta.url));
-
-interface ProcessInfo {
-  pid: number;
-  argv: string[];
-  env: Record<string, string>;
-}
-
-/** The live children of `parent`, with their command lines and environments (from /proc). */
-function childrenOf(parent: number): ProcessInfo[] {
-  const children: ProcessInfo[] = [];
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== parent) continue;
-      const split = (file: string): string[] =>
-        readFileSync(`/proc/${entry}/${file}`, 'utf8').split('\0').filter(Boolean);
-      const env = Object.fromEntries(
-        split('environ').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
-      );
-      children.push({ pid: Number(entry), argv: split('cmdline'), env });
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return children;
-}
 
 for (const inCluster of [false, true]) describeReadme(inCluster);
 
