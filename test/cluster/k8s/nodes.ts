@@ -12,7 +12,7 @@
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { installPluginBundled } from '../../../src/daemon/ipreservation/install.js';
 import type { ClusterContext } from '../component.js';
 import { removeCgroupTree } from '../runtime/cgroups.js';
@@ -314,6 +314,28 @@ function processesInMountNamespace(pid: number, except: number[]): number[] {
 }
 
 /**
+ * Every process whose mount namespace holds the node's overlay mounts (`upperdir=<node dir>/overlay/...`): the node's
+ * mount namespace when its holder is gone, e.g. a shim that containerd was starting when everything was killed
+ * (it has no shim.pid yet).
+ */
+function processesWithNodeMounts(node: NodeLayout): number[] {
+  const marker = `upperdir=${join(node.dir, 'overlay')}/`;
+  const own = mountNamespace(process.pid);
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid || mountNamespace(pid) === own) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/mountinfo`, 'utf8').includes(marker)) found.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+/**
  * PIDs of the containerd shims of a node, from the shim.pid files in its task bundles: found even after a crash left
  * shims behind in a mount namespace whose holder is gone (the state directory is the node's own).
  */
@@ -433,8 +455,10 @@ async function downNode(ctx: ClusterContext, node: NodeLayout): Promise<void> {
       await waitUntil(() => shims.every((pid) => !isAlive(pid)), { timeoutMs: 10_000, what: 'the shims to exit' });
     }
   }
-  if (holderPid !== undefined) {
-    const left = processesInMountNamespace(holderPid, [holderPid]);
+  {
+    // the holder gone (killed with the rest), its namespace is found by the node's overlay mounts in it
+    const left =
+      holderPid !== undefined ? processesInMountNamespace(holderPid, [holderPid]) : processesWithNodeMounts(node);
     for (const pid of left) signal(pid, 'SIGKILL');
     if (left.length > 0) {
       ctx.log(`${node.name}: killed ${left.length} process(es) left in its mount namespace (shims)`);

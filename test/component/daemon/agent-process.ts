@@ -83,7 +83,7 @@ export class AgentProcess {
     const line = await waitFor(
       () => {
         if (this.exit) throw new Error(`agent exited (${JSON.stringify(this.exit)}): ${this.stderr}`);
-        return this.findLog(/^serving \/healthz/);
+        return this.findLog(/^serving \/livez, \/readyz, \/healthz/);
       },
       { timeoutMs, message: 'the agent to log its listen address' },
     );

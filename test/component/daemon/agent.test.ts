@@ -82,14 +82,27 @@ describe('kruise-daemon agent (real containerd)', function () {
     await waitFor(async () => (await httpGet(`${base}/healthz`)).status === 200, { message: '/healthz 200' });
 
     const verbose = await httpGet(`${base}/healthz?verbose`);
-    // every check passes, whichever controllers the agent runs; runtime first, then each module's informer check
-    assert.match(verbose.body, /^\[\+\]runtime ok\n(?:\[\+\]\w+ ok\n)*healthy\n$/);
+    // every check passes, whichever controllers the agent runs: the liveness check (runtimeLoop), then readiness:
+    // shutdown, runtime, each module's check
+    assert.match(
+      verbose.body,
+      /^\[\+\]runtimeLoop ok\n\[\+\]shutdown ok\n\[\+\]runtime ok\n(?:\[\+\]\w+ ok\n)*healthy\n$/,
+    );
     assert.match(verbose.body, /^\[\+\]nodeImageInformerSynced ok$/m);
     const ready = await httpGet(`${base}/readyz?verbose`);
     assert.equal(ready.status, 200);
-    assert.match(ready.body, /^\[\+\]runtime ok\n(?:\[\+\]\w+ ok\n)*\[\+\]shutdown ok\nhealthy\n$/);
+    assert.equal(ready.body, verbose.body, '/readyz and /healthz: the same report');
+    const live = await httpGet(`${base}/livez?verbose`);
+    assert.equal(live.body, '[+]runtimeLoop ok\nhealthy\n', '/livez: the liveness check only');
 
-    const metrics = await httpGet(`${base}/metrics`);
+    // the runtime loop asks for the version every 5 s
+    const metrics = await waitFor(
+      async () => {
+        const got = await httpGet(`${base}/metrics`);
+        return /^kruise_daemon_cri_requests_total\{[^}]*method="Version"/m.test(got.body) && got;
+      },
+      { timeoutMs: 15_000, message: 'a Version call counted' },
+    );
     assert.equal(metrics.status, 200);
     assert.match(metrics.contentType, /^text\/plain/);
     assert.match(metrics.body, /^kruise_daemon_cri_requests_total\{[^}]*method="Version"[^}]*\} [1-9]\d*$/m);
@@ -113,7 +126,7 @@ describe('kruise-daemon agent (real containerd)', function () {
     assert.deepEqual(agent.otherOutput, [], 'stdout carries only JSON log lines');
   });
 
-  it('keeps running without a runtime, says why on /healthz, and recovers when the runtime appears', async () => {
+  it('keeps running without a runtime, says why on /readyz (not /livez), and recovers when the runtime appears', async () => {
     const dir = tmpDir();
     const socket = join(dir, 'runtime.sock'); // nothing there yet
     const agent = startAgent({ RUNTIME_SOCKET: socket });
@@ -121,13 +134,14 @@ describe('kruise-daemon agent (real containerd)', function () {
 
     const unhealthy = await waitFor(
       async () => {
-        const r = await httpGet(`${base}/healthz`);
+        const r = await httpGet(`${base}/readyz`);
         return r.status === 500 && /no container runtime yet/.test(r.body) && r;
       },
-      { message: '/healthz to report the missing runtime' },
+      { message: '/readyz to report the missing runtime' },
     );
     assert.ok(unhealthy.body.includes(socket), `the reason names the socket: ${unhealthy.body}`);
-    assert.equal((await httpGet(`${base}/readyz`)).status, 500);
+    assert.equal((await httpGet(`${base}/healthz`)).status, 500, '/healthz: every check');
+    assert.equal((await httpGet(`${base}/livez`)).status, 200, 'no restart would bring the runtime');
     assert.match((await httpGet(`${base}/metrics`)).body, /^kruise_daemon_runtime_connected 0$/m);
     assert.ok(agent.findLog(/container runtime not reachable; will retry/), 'logs the failed attempt');
     assert.equal(agent.hasExited, false, 'does not exit');

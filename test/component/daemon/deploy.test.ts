@@ -65,7 +65,7 @@ describe('deploy/ (kubectl kustomize)', function () {
     assert.equal(sc.readOnlyRootFilesystem, true);
     assert.equal(sc.allowPrivilegeEscalation, false);
 
-    assert.deepEqual(container.livenessProbe.httpGet, { path: '/healthz', port: 10221 });
+    assert.deepEqual(container.livenessProbe.httpGet, { path: '/livez', port: 10221 });
     assert.deepEqual(container.readinessProbe.httpGet, { path: '/readyz', port: 10221 });
     assert.equal(container.resources.limits.memory, '128Mi');
     assert.ok(container.resources.requests.memory, 'a memory request');

@@ -30,28 +30,31 @@ describe('StatusServer', () => {
   });
   after(() => server.close());
 
-  it('/healthz follows the liveness checks, with the reason in the body', async () => {
+  it('/livez follows the liveness checks only, with the reason in the body', async () => {
     runtimeUp = true;
-    let res = await fetch(`${base}/healthz`);
-    assert.equal(res.status, 200);
+    warm = false;
+    let res = await fetch(`${base}/livez`);
+    assert.equal(res.status, 200, 'a readiness check failing is no liveness failure');
     assert.equal(await res.text(), 'ok\n');
     runtimeUp = false;
-    res = await fetch(`${base}/healthz`);
+    res = await fetch(`${base}/livez`);
     assert.equal(res.status, 500);
     assert.equal(await res.text(), '[-]runtime failed: runtime at /x.sock does not answer\nunhealthy\n');
     runtimeUp = true;
   });
 
-  it('/readyz needs liveness and readiness checks; ?verbose lists them', async () => {
-    warm = false;
-    let res = await fetch(`${base}/readyz`);
-    assert.equal(res.status, 500);
-    assert.match(await res.text(), /\[\+\]runtime ok\n\[-\]warm failed: not warmed up/);
-    warm = true;
-    res = await fetch(`${base}/readyz?verbose`);
-    assert.equal(res.status, 200);
-    assert.equal(await res.text(), '[+]runtime ok\n[+]warm ok\nhealthy\n');
-  });
+  for (const path of ['/readyz', '/healthz']) {
+    it(`${path} needs liveness and readiness checks; ?verbose lists them`, async () => {
+      warm = false;
+      let res = await fetch(`${base}${path}`);
+      assert.equal(res.status, 500);
+      assert.match(await res.text(), /\[\+\]runtime ok\n\[-\]warm failed: not warmed up/);
+      warm = true;
+      res = await fetch(`${base}${path}?verbose`);
+      assert.equal(res.status, 200);
+      assert.equal(await res.text(), '[+]runtime ok\n[+]warm ok\nhealthy\n');
+    });
+  }
 
   it('/metrics serves the private registry in the Prometheus text format', async () => {
     const res = await fetch(`${base}/metrics`);
@@ -69,7 +72,7 @@ describe('StatusServer', () => {
     assert.equal(post.headers.get('allow'), 'GET, HEAD');
     const missing = await fetch(`${base}/debug/pprof`);
     assert.equal(missing.status, 404);
-    assert.match(await missing.text(), /try \/healthz/);
+    assert.match(await missing.text(), /try \/livez, \/readyz, \/healthz/);
   });
 
   it('refuses a second listener on a port in use with an error, not a crash', async () => {
