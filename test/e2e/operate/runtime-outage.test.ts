@@ -167,7 +167,8 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
       '/livez answered 200 all through the outage',
     );
     const slowest = Math.max(...livez.map((a) => a.ms), ...readyz.map((a) => a.ms));
-    assert.ok(slowest < 500, `every /livez and /readyz answered within 500 ms (slowest ${slowest.toFixed(0)} ms)`);
+    // state read: milliseconds; the bound leaves room for a loaded machine (a call to the runtime took 3000 ms)
+    assert.ok(slowest < 1000, `every /livez and /readyz answered within 1 s (slowest ${slowest.toFixed(0)} ms)`);
     assert.ok(podNotReadyAt !== undefined, 'the agent pod left Ready during the outage');
 
     // containerd back, as the cluster runs it
