@@ -59,7 +59,7 @@ async function deniedByPolicy(request: Promise<unknown>, message: RegExp): Promi
   await assert.rejects(request, (err: unknown) => refusedByPolicy(err, message));
 }
 
-describe('a stolen agent token (deploy/node-confinement, issue 26 holes 1, 7 and Events) on the real API server', function () {
+describe('a stolen agent token against deploy/node-confinement (issue 26: holes 1, 7, Events)', function () {
   this.timeout(180_000);
   let cluster: RealCluster;
   let nodeA: NodeLayout;
@@ -396,7 +396,8 @@ describe('a stolen agent token (deploy/node-confinement, issue 26 holes 1, 7 and
           }),
         ),
         new RegExp(
-          `kruise-daemon of node ${nodeA.name} may not write events ${NS}/forged-kubelet-b as belonging to node ${nodeB.name}`,
+          `kruise-daemon of node ${nodeA.name} may not write events ${NS}/forged-kubelet-b ` +
+            `as belonging to node ${nodeB.name}`,
         ),
       );
     });
