@@ -97,9 +97,19 @@ describe('a stolen agent token against deploy/node-confinement (issue 26: holes 
       });
   }
 
+  // were an attack let through (a policy without these rules), its finalizer would keep the namespace forever
+  async function releaseVictim(): Promise<void> {
+    await cluster.admin
+      .patch(CoreResources.pods, 'victim', { metadata: { finalizers: null } }, { type: 'merge', namespace: NS })
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+  }
+
   before(async () => {
     cluster = await useRealCluster();
     [nodeA, nodeB] = cluster.nodes as [NodeLayout, NodeLayout];
+    await releaseVictim();
     await freshNamespace(cluster.admin, NS);
     await deleteAgentPod();
     await cluster.admin.create(CoreResources.pods, pod(AGENT_POD, nodeA, SYSTEM_NAMESPACE), {
@@ -127,6 +137,7 @@ describe('a stolen agent token against deploy/node-confinement (issue 26: holes 
     for (const file of files) rmSync(file, { force: true });
     if (!cluster) return;
     await deleteAgentPod();
+    await releaseVictim();
     await removeNamespace(cluster.admin, NS);
   });
 
