@@ -137,8 +137,9 @@ export function agentTokenPod(
 
 /**
  * A kubeconfig (0600) for ServiceAccount namespace/name with a bound token from the TokenRequest API, valid for
- * `hours`, bound to pod `boundPod` (of the same namespace) when given: the agent and the controller reach the API
- * with exactly the rights deploy/ grants them.
+ * `hours`, bound to pod `boundObject` (of the same namespace) when given: the agent and the controller reach the API
+ * with exactly the rights deploy/ grants them. `boundKind` Node binds it to the Node `boundObject` instead (what
+ * deploy/node-confinement refuses).
  */
 export function serviceAccountKubeconfig(
   layout: K8sLayout,
@@ -146,9 +147,10 @@ export function serviceAccountKubeconfig(
   name: string,
   file: string,
   hours = 24,
-  boundPod?: string,
+  boundObject?: string,
+  boundKind: 'Pod' | 'Node' = 'Pod',
 ): string {
-  const bound = boundPod === undefined ? [] : ['--bound-object-kind', 'Pod', '--bound-object-name', boundPod];
+  const bound = boundObject === undefined ? [] : ['--bound-object-kind', boundKind, '--bound-object-name', boundObject];
   const token = kubectl(layout, ['create', 'token', name, '-n', namespace, `--duration=${hours}h`, ...bound]);
   if (!token.ok) throw new Error(`kubectl create token ${name} -n ${namespace} failed: ${token.out}`);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });

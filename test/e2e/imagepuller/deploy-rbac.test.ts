@@ -81,16 +81,20 @@ describe('imagepuller RBAC of deploy/ on the real API server', function () {
   });
 
   it('lets it record events (those of a cluster-scoped NodeImage in namespace default)', async () => {
-    // kube-apiserver refuses an event whose namespace is not its object's, and "default" for a cluster-scoped one
+    // kube-apiserver refuses an event whose namespace is not its object's, and "default" for a cluster-scoped one;
+    // deploy/node-confinement wants it recorded as the agent on its node, about its node's own NodeImage
+    const node = cluster.nodes[0]!.name;
     const event = await agent.create<KubeObject>(
       CoreResources.events,
       {
         metadata: { generateName: 'rbac-probe.', namespace: 'default' },
-        involvedObject: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'NodeImage', name: PROBE },
+        involvedObject: { apiVersion: 'apps.kruise.io/v1beta1', kind: 'NodeImage', name: node },
         reason: 'Probe',
         message: 'RBAC probe',
         type: 'Normal',
-        source: { component: 'kruise-daemon-imagepuller' },
+        source: { component: 'kruise-daemon-imagepuller', host: node },
+        reportingComponent: 'kruise-daemon-imagepuller',
+        reportingInstance: node,
       } as KubeObject,
       { namespace: 'default' },
     );

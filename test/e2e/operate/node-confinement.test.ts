@@ -5,7 +5,11 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { BARRIER_NODE_NAME_LABEL, CRR_NODE_NAME_LABEL } from '../../../src/api/constants.js';
+import {
+  BARRIER_NODE_NAME_LABEL,
+  CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION,
+  CRR_NODE_NAME_LABEL,
+} from '../../../src/api/constants.js';
 import { CONTAINER_RECREATE_REQUESTS } from '../../../src/api/containerrecreaterequest.js';
 import { NODE_IMAGES } from '../../../src/api/nodeimage.js';
 import { NODE_POD_PROBES } from '../../../src/api/nodepodprobe.js';
@@ -146,19 +150,20 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
   });
 
   it("lets the agent of node A patch node A's pod, and refuses node B's", async () => {
-    const annotate = { metadata: { annotations: { 'e2e.kruise-daemon.io/probe': 'x' } } };
+    // one of the annotations the agent writes (stolen-agent-token.test.ts: the only changes it may make)
+    const annotate = { metadata: { annotations: { [CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION]: 'true' } } };
     const patched = await agent.patch<KubeObject>(CoreResources.pods, `pod-${nodeA.name}`, annotate, {
       type: 'merge',
       namespace: NS,
     });
-    assert.equal(patched.metadata?.annotations?.['e2e.kruise-daemon.io/probe'], 'x');
+    assert.equal(patched.metadata?.annotations?.[CONTAINER_LAUNCH_PRIORITY_COMPLETED_ANNOTATION], 'true');
     await denied(
       agent.patch(CoreResources.pods, `pod-${nodeB.name}`, annotate, { type: 'merge', namespace: NS }),
       new RegExp(
         `kruise-daemon of node ${nodeA.name} may not write pods ${NS}/pod-${nodeB.name}, which belongs to node ${nodeB.name}`,
       ),
     );
-    // pods/status: RBAC grants the agent none, so it is refused before the policy is asked
+    // pods/status: RBAC grants the agent none, so it is refused before the policy is asked (which refuses it too)
     await assert.rejects(
       agent.patch(CoreResources.pods, `pod-${nodeA.name}`, annotate, {
         type: 'merge',
