@@ -134,10 +134,8 @@ describe('the controller webhook answers only the API server (issue 26, hole 6)'
         '-sk',
         '-m',
         '10',
-        '-o',
-        '/dev/stderr',
         '-w',
-        '%{http_code}',
+        '\n%{http_code}',
         '-H',
         'content-type: application/json',
         '--data-binary',
@@ -146,8 +144,9 @@ describe('the controller webhook answers only the API server (issue 26, hole 6)'
       ],
       { encoding: 'utf8' },
     );
-    assert.equal(result.stdout, '401', `curl from ${node.name}: ${result.stdout} ${result.stderr}`);
-    assert.match(result.stderr, /client certificate is required/);
+    const [body, code] = result.stdout.split('\n');
+    assert.equal(code, '401', `curl from ${node.name}: ${result.stdout} ${result.stderr}`);
+    assert.match(body ?? '', /client certificate is required/);
   });
 
   it("refuses a certificate the cluster CA signed that is not the API server's webhook client (a kubelet's): 403", async () => {
