@@ -77,6 +77,11 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
     const bound = await status.listen(options.addr);
     logger.info({ addr: `${bound.host}:${bound.port}`, namespace: options.namespace }, 'kruise-controller starting');
     if (options.webhook.enabled) {
+      // not ready until the webhooks serve (before, /readyz answered 200 while they were still starting)
+      readiness.add('webhook', () => {
+        if (!webhooks) throw new Error('webhooks starting');
+        webhooks.check();
+      });
       webhooks = await startWebhooks({
         client,
         options,
@@ -84,7 +89,6 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
         logger: logger.child({ component: 'webhook' }),
         metrics,
       });
-      readiness.add('webhook', () => webhooks?.check());
     }
   } catch (err) {
     logger.fatal({ err }, 'kruise-controller could not start');

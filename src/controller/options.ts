@@ -40,6 +40,13 @@ export interface ControllerOptions {
     urlBase?: string | undefined;
     /** Names in the serving certificate besides the Service's. */
     extraHosts: string[];
+    /**
+     * PEM file of the CA that signs the API server's webhook client certificate: when set, a caller without a
+     * certificate it signed is refused before its request is read. Absent: anyone who reaches the port is answered.
+     */
+    clientCaFile?: string | undefined;
+    /** Subject common names a client certificate may have (empty: any the CA signed). */
+    clientNames: string[];
   };
 }
 
@@ -72,6 +79,10 @@ Flags (a flag wins over its environment variable):
   --webhook-service-name NAME           Service in front of the webhooks (default kruise-controller-webhook)
   --webhook-url-base URL                call the webhooks at this https URL instead of the Service (env WEBHOOK_URL_BASE)
   --webhook-extra-hosts LIST            comma-separated extra names/IPs for the serving certificate
+  --webhook-client-ca FILE              accept webhook calls only with a client certificate this CA (PEM) signed:
+                                        the API server's (env WEBHOOK_CLIENT_CA); unset = anyone is answered
+  --webhook-client-names LIST           comma-separated common names the client certificate may have
+                                        (env WEBHOOK_CLIENT_NAMES; default: any the CA signed)
   --disable-webhooks                    do not serve webhooks
   -h, --help                            print this help
 
@@ -103,6 +114,8 @@ const FLAGS = {
   'webhook-service-name': { type: 'string' },
   'webhook-url-base': { type: 'string' },
   'webhook-extra-hosts': { type: 'string' },
+  'webhook-client-ca': { type: 'string' },
+  'webhook-client-names': { type: 'string' },
   'disable-webhooks': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -154,6 +167,10 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
   if (urlBase !== undefined && !/^https:\/\/[^/]+/.test(urlBase)) {
     throw new ConfigError(`--webhook-url-base: ${JSON.stringify(urlBase)} must be an https:// URL`);
   }
+  const clientNames = values['webhook-client-names'] ?? env.WEBHOOK_CLIENT_NAMES;
+  if (commaList(clientNames).length > 0 && !nonEmpty(values['webhook-client-ca'] ?? env.WEBHOOK_CLIENT_CA)) {
+    throw new ConfigError('--webhook-client-names: needs --webhook-client-ca (names are checked on its certificates)');
+  }
   const leaseDurationMs = parseDuration(values['lease-duration'] ?? '15s', 'lease-duration');
   const renewDeadlineMs = parseDuration(values['renew-deadline'] ?? '10s', 'renew-deadline');
   const retryPeriodMs = parseDuration(values['retry-period'] ?? '2s', 'retry-period');
@@ -201,11 +218,21 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
         secretName: values['webhook-secret-name'] ?? 'kruise-webhook-certs',
         serviceName: values['webhook-service-name'] ?? 'kruise-controller-webhook',
         urlBase,
-        extraHosts: (values['webhook-extra-hosts'] ?? '')
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean),
+        extraHosts: commaList(values['webhook-extra-hosts']),
+        clientCaFile: nonEmpty(values['webhook-client-ca'] ?? env.WEBHOOK_CLIENT_CA),
+        clientNames: commaList(values['webhook-client-names'] ?? env.WEBHOOK_CLIENT_NAMES),
       },
     },
   };
+}
+
+function commaList(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value;
 }

@@ -26,6 +26,7 @@ import {
   SYSTEM_NAMESPACE,
 } from '../cluster/k8s/system.js';
 import { applyInCluster, removeInCluster, systemPods, type PodRow } from '../cluster/k8s/in-cluster.js';
+import { webhookClientCaPath } from '../cluster/k8s/pki.js';
 import { putBackAfterOpenKruiseManager } from '../cluster/openkruise/manager-process.js';
 import { validateClusterDir } from '../cluster/paths.js';
 import { runningPid } from '../cluster/runtime/processes.js';
@@ -298,6 +299,7 @@ export async function startSystem(cluster: RealCluster, options: SystemOptions =
         statusPort: await freePort(),
         webhookPort: await freePort(),
         certDir,
+        webhookClientCa: webhookClientCaPath(cluster.layout),
         extraArgs: options.controllerArgs,
       });
       system.controller = controller;

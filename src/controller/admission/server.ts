@@ -1,6 +1,9 @@
 // The admission webhook server: HTTPS, a router of handlers by path (one per webhook the controller registers),
-// AdmissionReview v1 in and out. The certificate can be swapped at run time (rotation) without a restart.
+// AdmissionReview v1 in and out. The certificate can be swapped at run time (rotation) without a restart. With a
+// client CA every caller must present a certificate it signed (the API server's webhook client certificate); others
+// are answered 401/403 before their body is read.
 import { createServer, type Server } from 'node:https';
+import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -12,6 +15,7 @@ import {
   type AdmissionResponse,
   type AdmissionReview,
 } from './admission-review.js';
+import { clientRefusal, type ClientAuthPolicy } from './client-auth.js';
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024 + 64 * 1024;
 /** How long kube-apiserver's webhook client keeps an idle connection for reuse (Go's http.Transport default). */
@@ -28,14 +32,28 @@ export interface WebhookServerOptions {
   keyPem: string;
   logger: Logger;
   metrics: ControllerMetrics;
+  /** Accept only callers with a client certificate this CA signed; absent: answer anyone. */
+  clientAuth?: ClientAuthPolicy | undefined;
 }
 
 export class WebhookServer {
   private readonly handlers = new Map<string, AdmissionHandler>();
   private readonly server: Server;
+  private cert: { certPem: string; keyPem: string };
+  private clientAuth: ClientAuthPolicy | undefined;
 
   constructor(private readonly o: WebhookServerOptions) {
-    this.server = createServer({ cert: o.certPem, key: o.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
+    this.cert = { certPem: o.certPem, keyPem: o.keyPem };
+    this.clientAuth = o.clientAuth;
+    const tls = {
+      cert: o.certPem,
+      key: o.keyPem,
+      minVersion: 'TLSv1.2' as const,
+      // ask for a certificate, verify it against the client CA, and refuse in HTTP (a clear 401/403) rather than
+      // in the handshake
+      ...(o.clientAuth ? { requestCert: true, rejectUnauthorized: false, ca: o.clientAuth.caPem } : {}),
+    };
+    this.server = createServer(tls, (req, res) => {
       this.handle(req, res).catch((err: unknown) => {
         o.logger.error({ err, path: req.url }, 'webhook request failed');
         if (!res.headersSent) reply(res, 500, { message: 'internal error' });
@@ -60,7 +78,28 @@ export class WebhookServer {
 
   /** Serve a new certificate from the next connection on. */
   setCertificate(certPem: string, keyPem: string): void {
-    this.server.setSecureContext({ cert: certPem, key: keyPem });
+    this.cert = { certPem, keyPem };
+    this.applySecureContext();
+  }
+
+  /** Verify clients against a new CA (or other names) from the next connection on; only when one was configured. */
+  setClientAuth(policy: ClientAuthPolicy): void {
+    if (!this.clientAuth) throw new Error('client authentication was not configured at start');
+    this.clientAuth = policy;
+    this.applySecureContext();
+  }
+
+  /** Are callers required to present the API server's client certificate? */
+  get authenticatesClients(): boolean {
+    return this.clientAuth !== undefined;
+  }
+
+  private applySecureContext(): void {
+    this.server.setSecureContext({
+      cert: this.cert.certPem,
+      key: this.cert.keyPem,
+      ...(this.clientAuth ? { ca: this.clientAuth.caPem } : {}),
+    });
   }
 
   listen(host: string, port: number): Promise<number> {
@@ -83,6 +122,16 @@ export class WebhookServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.clientAuth) {
+      const refusal = clientRefusal(req.socket as TLSSocket, this.clientAuth.names);
+      if (refusal) {
+        this.o.metrics.webhookRefusedClients.inc({ code: String(refusal.code) });
+        // no body is read: the connection closes after the answer
+        res.setHeader('connection', 'close');
+        reply(res, refusal.code, { message: refusal.message });
+        return;
+      }
+    }
     const path = new URL(req.url ?? '/', 'https://webhook.invalid').pathname;
     if (path === '/healthz' || path === '/readyz') {
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');

@@ -6,6 +6,7 @@ import type { Clock } from '../../util/clock.js';
 import type { ControllerOptions } from '../options.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { CertManager } from './cert-manager.js';
+import { loadClientCa, type ClientAuthPolicy } from './client-auth.js';
 import { ensureWebhookConfigurations, type WebhookTarget } from './configurations.js';
 import { imageWebhookHandlers } from './images/handlers.js';
 import { apiReader, crrWebhookHandlers } from './crr/handler.js';
@@ -53,12 +54,38 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
   });
   await certs.ensure();
   const current = certs.certificates!;
+  const clientCaFile = options.webhook.clientCaFile;
+  let clientAuth: ClientAuthPolicy | undefined;
+  if (clientCaFile) {
+    clientAuth = { caPem: await loadClientCa(clientCaFile), names: options.webhook.clientNames };
+    logger.info(
+      { clientCa: clientCaFile, names: options.webhook.clientNames },
+      'admission webhooks answer only callers with a client certificate the webhook client CA signed',
+    );
+  } else {
+    logger.warn(
+      'admission webhooks are NOT authenticating their callers (no --webhook-client-ca): anyone who reaches the ' +
+        'webhook port can send forged AdmissionReviews and read the answers; configure the API server to present a ' +
+        'client certificate to webhooks and pass its CA (docs/install.md, "The webhook accepts only the API server")',
+    );
+  }
+  metrics.webhookClientAuth.set(clientAuth ? 1 : 0);
   const server = new WebhookServer({
     certPem: current.serving.certPem,
     keyPem: current.serving.keyPem,
     logger,
     metrics,
+    clientAuth,
   });
+  // the client CA file may be rotated (a ConfigMap volume updates in place): read it again on every check
+  const reloadClientCa = async (): Promise<void> => {
+    if (!clientCaFile || !clientAuth) return;
+    const caPem = await loadClientCa(clientCaFile);
+    if (caPem === clientAuth.caPem) return;
+    clientAuth = { ...clientAuth, caPem };
+    server.setClientAuth(clientAuth);
+    logger.info({ clientCa: clientCaFile }, 'webhook client CA reloaded');
+  };
   for (const [path, handler] of Object.entries(imageWebhookHandlers(clock))) server.route(path, handler);
   for (const [path, handler] of Object.entries(crrWebhookHandlers(apiReader(client)))) server.route(path, handler);
   for (const [path, handler] of Object.entries(launchPriorityWebhookHandlers())) server.route(path, handler);
@@ -96,6 +123,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
         configured = false;
       }
       if (!configured) await configure();
+      await reloadClientCa();
       schedule(Math.min(certs.nextCheckInMs(), 60_000));
     } catch (err) {
       logger.warn({ err }, 'webhook certificate check failed; retrying');

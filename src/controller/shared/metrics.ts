@@ -13,6 +13,8 @@ export interface ControllerMetrics {
   webhookRequests: Counter<'path' | 'allowed'>;
   webhookSeconds: Histogram<'path'>;
   certificateExpiry: Gauge<'certificate'>;
+  webhookClientAuth: Gauge;
+  webhookRefusedClients: Counter<'code'>;
   leader: Gauge;
   nodePodProbeWrites: Counter<'controller' | 'reason'>;
   nodePodProbeConflicts: Counter<'controller'>;
@@ -87,6 +89,17 @@ export function controllerMetrics(registry: Registry): ControllerMetrics {
       name: 'kruise_controller_webhook_certificate_expiry_seconds',
       help: 'Unix time at which the webhook CA / serving certificate expires.',
       labelNames: ['certificate'],
+      registers,
+    }),
+    webhookClientAuth: new Gauge({
+      name: 'kruise_controller_webhook_client_auth',
+      help: '1 when the webhooks answer only callers with a client certificate the webhook client CA signed (the API server); 0 when anyone who reaches the port is answered.',
+      registers,
+    }),
+    webhookRefusedClients: new Counter({
+      name: 'kruise_controller_webhook_refused_clients_total',
+      help: 'Webhook requests refused before their body was read: 401 no client certificate, 403 one not signed by the webhook client CA or of a name not allowed.',
+      labelNames: ['code'],
       registers,
     }),
     leader: new Gauge({

@@ -1,5 +1,6 @@
 // Components "etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler" (real cluster): the control
-// plane as host processes on the host's node-network address. The API server runs with Node,RBAC authorization,
+// plane as host processes on the host's node-network address, but etcd, which has neither TLS nor authentication
+// here, on a loopback address of its own (127.X.255.1): nothing on the node network or in a pod reaches it. The API server runs with Node,RBAC authorization,
 // NodeRestriction and the default admission plugins (webhooks included), service-account tokens signed with the
 // pki's sa.key; the controller manager with per-controller service-account credentials, so StatefulSets,
 // Deployments, garbage collection and token controllers work; leader election is off (one of each).
@@ -14,7 +15,7 @@ import { apiRequest } from './api-client.js';
 import { binaryPaths } from './binaries.js';
 import { layoutFromContext } from './context.js';
 import { API_SERVER_PORT, type K8sLayout } from './layout.js';
-import { kubeconfigPath } from './pki.js';
+import { admissionConfigPath, kubeconfigPath } from './pki.js';
 import { ensureProcess, stopOwnProcess, waitForProcess, type ProcessSpec } from './process.js';
 
 const READY_TIMEOUT_MS = 90_000;
@@ -69,6 +70,8 @@ function apiServerSpec(layout: K8sLayout): ProcessSpec {
       `--service-cluster-ip-range=${layout.serviceCidr}`,
       '--authorization-mode=Node,RBAC',
       '--enable-admission-plugins=NodeRestriction',
+      // admission webhooks are called with the client certificate kube-apiserver-webhook-client (pki.ts)
+      `--admission-control-config-file=${admissionConfigPath(layout)}`,
       '--allow-privileged=true',
       `--kubelet-client-certificate=${pki('apiserver-kubelet-client.crt')}`,
       `--kubelet-client-key=${pki('apiserver-kubelet-client.key')}`,

@@ -3,14 +3,16 @@
 // creation delay shortened to dev's 1 s) applied with kubectl, then waited for: the agent as deploy/'s DaemonSet
 // (in-cluster config through the `kubernetes` Service, the node's CRI socket by hostPath, kruise-ipam copied onto the
 // node), the controller as deploy/'s Deployment (2 replicas, leader election, PodDisruptionBudget, its webhooks
-// reached through its Service). Nothing of ours runs as a host process. removeInCluster() takes the workloads, the
+// reached through its Service, answering only the API server: deploy/components/webhook-client-ca with the pki's
+// webhook client CA as its ConfigMap). Nothing of ours runs as a host process. removeInCluster() takes the workloads, the
 // Service, the PDB and the webhook configurations away again (the CRDs, namespaces and RBAC stay: the other tests
 // use them).
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import { installPluginBundled } from '../../../src/daemon/ipreservation/install.js';
 import type { K8sLayout } from './layout.js';
+import { webhookClientCaPath } from './pki.js';
 import { kubectl, SYSTEM_NAMESPACE, WEBHOOK_CONFIGURATIONS } from './system.js';
 
 export const IN_CLUSTER_OVERLAY = 'ip-retention';
@@ -31,15 +33,29 @@ export function inClusterDir(clusterDir: string): string {
   return join(clusterDir, 'in-cluster');
 }
 
+/** The file (in the kustomization's directory) the ConfigMap kruise-webhook-client-ca is generated from. */
+const WEBHOOK_CLIENT_CA_FILE = 'webhook-client-ca.crt';
+
 /** The kustomization's text: `resources` relative to `dir` (kustomize refuses absolute bases in some versions). */
 export function inClusterKustomization(dir: string, image: string): string {
   const overlay = relative(dir, join(packageRoot(), 'deploy', 'overlays', IN_CLUSTER_OVERLAY));
+  const clientCa = relative(dir, join(packageRoot(), 'deploy', 'components', 'webhook-client-ca'));
   const { newName, newTag } = splitImage(image);
   return `# Written by test/cluster/k8s/in-cluster.ts: deploy/overlays/${IN_CLUSTER_OVERLAY} with this cluster's image.
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   - ${overlay}
+# the webhooks answer only the API server (its webhook client certificate, signed by this cluster's webhook client CA)
+components:
+  - ${clientCa}
+configMapGenerator:
+  - name: kruise-webhook-client-ca
+    namespace: kruise-system
+    files:
+      - ca.crt=${WEBHOOK_CLIENT_CA_FILE}
+    options:
+      disableNameSuffixHash: true
 images:
   - name: kruise-daemon
     newName: ${newName}
@@ -54,10 +70,14 @@ patches:
 `;
 }
 
-/** Write the kustomization into the cluster directory; returns its directory. */
-export function writeInClusterKustomization(clusterDir: string, image: string): string {
+/**
+ * Write the kustomization and a copy of the webhook client CA (kustomize reads files only below the kustomization)
+ * into the cluster directory; returns its directory.
+ */
+export function writeInClusterKustomization(clusterDir: string, image: string, webhookClientCaPem: string): string {
   const dir = inClusterDir(clusterDir);
   mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, WEBHOOK_CLIENT_CA_FILE), webhookClientCaPem);
   writeFileSync(join(dir, 'kustomization.yaml'), inClusterKustomization(dir, image));
   return dir;
 }
@@ -73,7 +93,7 @@ function must(layout: K8sLayout, args: string[], what: string): string {
  * replicas Ready (`kubectl rollout status`).
  */
 export function applyInCluster(layout: K8sLayout, clusterDir: string, image: string, timeoutSeconds = 180): void {
-  const dir = writeInClusterKustomization(clusterDir, image);
+  const dir = writeInClusterKustomization(clusterDir, image, readFileSync(webhookClientCaPath(layout), 'utf8'));
   // the webhook configurations a host-process controller registered by URL: deploy/'s name the Service
   must(layout, ['delete', '--ignore-not-found', ...WEBHOOK_CONFIGURATIONS], 'removing old webhook configurations');
   must(layout, ['apply', '-k', dir], `kubectl apply -k ${dir}`);
@@ -95,6 +115,7 @@ const IN_CLUSTER_OBJECTS = [
   `daemonset/${AGENT_DAEMONSET}`,
   `deployment/${CONTROLLER_DEPLOYMENT}`,
   'service/kruise-controller-webhook',
+  'configmap/kruise-webhook-client-ca',
   'poddisruptionbudget/kruise-controller',
 ];
 

@@ -3,7 +3,8 @@
 //   node network  10.X.255.0/24 on the host bridge kd<id>k: the host (API server, etcd, registries) is 10.X.255.1,
 //                 node i is 10.X.255.(10+i) in its own network namespace, reached through a veth on that bridge;
 //   pods          10.X.i.0/24 on node i (a bridge cni0 inside the node's namespace; the host routes it to the node);
-//   services      10.X.254.0/24 (the `kubernetes` Service is 10.X.254.1).
+//   services      10.X.254.0/24 (the `kubernetes` Service is 10.X.254.1);
+//   etcd          127.X.255.1 (loopback: only the host's processes, the API server, reach it; it has no TLS or auth).
 // Inside a node's mount namespace the usual paths hold: /run/containerd/containerd.sock, /var/lib/kubelet,
 // /etc/cni/net.d, /opt/cni/bin, /var/lib/cni, /var/log/pods; each is bind-mounted from the node's directory.
 import { join } from 'node:path';
@@ -73,6 +74,8 @@ export interface K8sLayout {
   serviceCidr: string;
   kubernetesServiceIp: string;
   apiServerUrl: string;
+  /** etcd on a loopback address of this cluster's own (127.X.255.1): never on an address a node or pod reaches. */
+  etcdIp: string;
   etcdClientUrl: string;
   etcdPeerUrl: string;
   k8sDir: string;
@@ -96,6 +99,7 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
   const id = paths.id;
   const k8sDir = join(dir, 'k8s');
   const hostIp = `10.${octet}.255.1`;
+  const etcdIp = `127.${octet}.255.1`;
   const nodes: NodeLayout[] = [];
   for (let i = 1; i <= nodeCount; i++) {
     const name = nodeName(i);
@@ -160,8 +164,9 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
     serviceCidr: `10.${octet}.254.0/24`,
     kubernetesServiceIp: `10.${octet}.254.1`,
     apiServerUrl: `https://${hostIp}:${API_SERVER_PORT}`,
-    etcdClientUrl: `http://${hostIp}:2379`,
-    etcdPeerUrl: `http://${hostIp}:2380`,
+    etcdIp,
+    etcdClientUrl: `http://${etcdIp}:2379`,
+    etcdPeerUrl: `http://${etcdIp}:2380`,
     k8sDir,
     pkiDir: join(k8sDir, 'pki'),
     etcdDataDir: join(k8sDir, 'etcd'),

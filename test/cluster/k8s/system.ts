@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import type { K8sLayout, NodeLayout } from './layout.js';
+import { webhookClientCaPath } from './pki.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const AGENT_ENTRY = join(here, '..', '..', '..', 'src', 'cli', 'kruise-daemon.js');
@@ -236,7 +237,10 @@ export interface ControllerLaunchOptions {
   logLevel?: string;
 }
 
-/** kruise-controller on the host, its webhooks at https://<host address>:<port> (registered by URL). */
+/**
+ * kruise-controller on the host, its webhooks at https://<host address>:<port> (registered by URL), answering only
+ * the API server (its webhook client certificate, signed by the pki's webhook client CA).
+ */
 export function controllerLaunch(layout: K8sLayout, options: ControllerLaunchOptions): Launch {
   return {
     command: process.execPath,
@@ -252,6 +256,8 @@ export function controllerLaunch(layout: K8sLayout, options: ControllerLaunchOpt
       `https://${layout.hostIp}:${options.webhookPort}`,
       '--webhook-cert-dir',
       options.certDir,
+      '--webhook-client-ca',
+      webhookClientCaPath(layout),
       ...(options.extraArgs ?? []),
     ],
     env: {

@@ -7,8 +7,10 @@
 // nowhere else (the default objects, changed by hand as the value says, equal the chart's rendering with it).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { createCa } from '../../../src/controller/admission/certs.js';
 import { load, loadAll } from 'js-yaml';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import { CHART_DIR as CHART, useHelm, type Helm } from '../../support/helm.js';
@@ -47,6 +49,10 @@ function assertSameObjects(actual: readonly Manifest[], expected: readonly Manif
   const want = byKey(expected);
   assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort(), `${what}: the same objects`);
   for (const [key, m] of want) assert.deepEqual(got.get(key), m, `${what}: ${key}`);
+}
+
+function webhookClientCaPem(): string {
+  return createCa(Date.now()).certPem;
 }
 
 function find(manifests: readonly Manifest[], kind: string, name: string): Tree {
@@ -282,6 +288,51 @@ describe('deploy/chart (helm lint, helm template)', function () {
       const expected = kustomize('default');
       change(expected);
       assertSameObjects(template(...sets), expected, `--set ${sets.join(' --set ')}`);
+    }
+  });
+
+  it('webhook.clientCA renders what deploy/components/webhook-client-ca with its ConfigMap renders', () => {
+    const ca = webhookClientCaPem();
+    const dir = mkdtempSync(join(tmpdir(), 'kd-webhook-client-ca-'));
+    try {
+      writeFileSync(join(dir, 'ca.crt'), ca);
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        `apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [${relative(dir, join(OVERLAYS, 'default'))}]
+components: [${relative(dir, join(packageRoot(), 'deploy', 'components', 'webhook-client-ca'))}]
+configMapGenerator:
+  - name: kruise-webhook-client-ca
+    namespace: kruise-system
+    files: [ca.crt]
+    options: {disableNameSuffixHash: true}
+`,
+      );
+      const expected = parse(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }));
+      const args = [
+        'template',
+        'kruise-daemon',
+        CHART,
+        '--include-crds',
+        '--set-file',
+        `webhook.clientCA=${join(dir, 'ca.crt')}`,
+      ];
+      const [code, out, err] = runHelm(args);
+      assert.equal(code, 0, err);
+      assertSameObjects(parse(out), expected, 'webhook.clientCA vs the component');
+      const names = find(
+        template(
+          'webhook.clientCA=-----BEGIN CERTIFICATE-----x',
+          'webhook.clientNames[0]=kube-apiserver-webhook-client',
+        ),
+        'Deployment',
+        'kruise-controller',
+      ).spec.template.spec.containers[0].args as string[];
+      assert.ok(names.includes('--webhook-client-names=kube-apiserver-webhook-client'), names.join(' '));
+      assert.match(templateFails('webhook.clientCA=not a certificate'), /at '\/webhook\/clientCA'/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -19,6 +19,8 @@ export interface ControllerProcessOptions {
   env?: Record<string, string>;
   /** Where it listens and the API server calls its webhooks (default 127.0.0.1; the host's node-network address on the real cluster). */
   host?: string;
+  /** --webhook-client-ca: the CA of the API server's webhook client certificate (the real cluster's pki). */
+  webhookClientCa?: string | undefined;
 }
 
 /** The Deployment's leader-election timings (deploy/: renewal every 2 s), for benchmarks that run it as deployed. */
@@ -57,6 +59,7 @@ export class ControllerProcess {
       `https://${host}:${options.webhookPort}`,
       '--webhook-cert-dir',
       options.certDir,
+      ...(options.webhookClientCa ? ['--webhook-client-ca', options.webhookClientCa] : []),
       '--lease-duration',
       '4s',
       '--renew-deadline',

@@ -4,10 +4,12 @@
 // webhooks through its Service), from the image the cluster built ($KRUISE_IMAGE). Nothing of ours runs on the host.
 // Checked: the rollout and the plugin on the nodes; what each container runs with, read from its process on the node
 // (capabilities, no_new_privs, seccomp, uid, mounts, what it may write, namespaces); the DaemonSet pod's own token
-// names its node and is confined to it; an agent pod deleted mid-CRR is replaced and the CRR completes exactly once;
+// names its node and is confined to it; the controller's webhooks refuse a caller without the API server's client
+// certificate; an agent pod deleted mid-CRR is replaced and the CRR completes exactly once;
 // the leading controller replica killed mid-ImagePullJob hands the Lease over within its duration and no NodeImage
 // write is lost.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
@@ -35,6 +37,7 @@ import {
   type WriteAccess,
 } from '../../support/proc-security.js';
 import {
+  nodeLauncher,
   startInClusterSystem,
   useRealCluster,
   type InClusterSystem,
@@ -244,6 +247,36 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
           namespaceOf(holder!, kind),
           `${what}: its own ${kind} namespace`,
         );
+    }
+  });
+
+  it("answers its webhooks only for the API server (the pki's webhook client CA from the component's ConfigMap): a forged review from a node gets 401", async () => {
+    const ips = kubectl(cluster.layout, [
+      'get',
+      'pods',
+      '-n',
+      SYSTEM_NAMESPACE,
+      '-l',
+      'control-plane=controller',
+      '-o',
+      'jsonpath={.items[*].status.podIP}',
+    ]);
+    assert.ok(ips.ok, ips.out);
+    const [launcher, ...launcherArgs] = await nodeLauncher(cluster.nodes[0]!);
+    const curl = (args: string[]): string =>
+      spawnSync(launcher!, [...launcherArgs, 'curl', '-sk', '-m', '10', ...args], { encoding: 'utf8' }).stdout;
+    for (const ip of ips.out.split(/\s+/).filter(Boolean)) {
+      const forged = curl([
+        '-w',
+        '\n%{http_code}',
+        '-H',
+        'content-type: application/json',
+        '--data-binary',
+        '{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"forged"}}',
+        `https://${ip}:9876/mutate-apps-kruise-io-containerrecreaterequest`,
+      ]);
+      assert.match(forged, /client certificate is required[\s\S]*\n401$/, `${ip}: ${forged}`);
+      assert.match(curl([`http://${ip}:8000/metrics`]), /^kruise_controller_webhook_client_auth 1$/m, ip);
     }
   });
 
