@@ -6,6 +6,7 @@ import type { Clock } from '../../util/clock.js';
 import type { ControllerOptions } from '../options.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { CertManager } from './cert-manager.js';
+import type { WebhookCertificates } from './certs.js';
 import { ensureWebhookConfigurations, type WebhookTarget } from './configurations.js';
 import { imageWebhookHandlers } from './images/handlers.js';
 import { apiReader, crrWebhookHandlers } from './crr/handler.js';
@@ -28,6 +29,8 @@ export interface StartWebhooksOptions {
   clock: Clock;
   logger: Logger;
   metrics: ControllerMetrics;
+  /** Told the certificates at start and after each rotation (the pull-credentials listener serves them too). */
+  onCertificates?: (certificates: WebhookCertificates) => void;
 }
 
 export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWebhooks> {
@@ -39,6 +42,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
     `${service.name}.${service.namespace}`,
     service.name,
     ...options.webhook.extraHosts,
+    ...(options.pullCredentials.enabled ? serviceHosts(options.pullCredentials.serviceName, options.namespace) : []),
   ];
   if (options.webhook.urlBase) hosts.unshift(new URL(options.webhook.urlBase).hostname.replace(/^\[|\]$/g, ''));
   const certs = new CertManager({
@@ -53,6 +57,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
   });
   await certs.ensure();
   const current = certs.certificates!;
+  o.onCertificates?.(current);
   const server = new WebhookServer({
     certPem: current.serving.certPem,
     keyPem: current.serving.keyPem,
@@ -92,6 +97,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
       if (await certs.ensure()) {
         const c = certs.certificates!;
         server.setCertificate(c.serving.certPem, c.serving.keyPem);
+        o.onCertificates?.(c);
         logger.info('webhook certificate rotated');
         configured = false;
       }
@@ -116,4 +122,9 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
       await server.close();
     },
   };
+}
+
+/** The DNS names of a Service, as a serving certificate for it lists them. */
+function serviceHosts(name: string, namespace: string): string[] {
+  return [`${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
 }

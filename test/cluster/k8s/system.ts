@@ -221,6 +221,11 @@ export function agentLaunch(node: NodeLayout, options: AgentLaunchOptions): Laun
   };
 }
 
+/** Where the agents (inside their nodes) reach the controller's pull credentials: the host's node-network address. */
+export function pullCredentialsUrl(layout: K8sLayout, port: number): string {
+  return `https://${layout.hostIp}:${port}`;
+}
+
 export function agentUrl(node: NodeLayout): string {
   return `http://${node.ip}:${AGENT_PORT}`;
 }
@@ -229,6 +234,8 @@ export interface ControllerLaunchOptions {
   kubeconfig: string;
   statusPort: number;
   webhookPort: number;
+  /** The agents' pull-credentials listener (https://<host address>:<port>, agents reach the host there). */
+  pullCredentialsPort: number;
   certDir: string;
   extraArgs?: string[];
   logLevel?: string;
@@ -250,6 +257,8 @@ export function controllerLaunch(layout: K8sLayout, options: ControllerLaunchOpt
       `https://${layout.hostIp}:${options.webhookPort}`,
       '--webhook-cert-dir',
       options.certDir,
+      '--pull-credentials-port',
+      String(options.pullCredentialsPort),
       ...(options.extraArgs ?? []),
     ],
     env: {
