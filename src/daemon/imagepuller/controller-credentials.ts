@@ -33,6 +33,8 @@ import {
 
 const REQUEST_TIMEOUT_MS = 10_000;
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** Above this many cached answers, expired ones are dropped on the next insert. */
+const MAX_CACHED_ANSWERS = 256;
 
 /** One HTTPS GET: status and body text. */
 export type HttpsGet = (
@@ -100,7 +102,11 @@ export class ControllerPullCredentials implements PullCredentialSource {
       this.inFlight.set(key, pending);
     }
     const answer = await pending;
-    this.cache.set(key, { at: this.o.clock.now(), answer });
+    const now = this.o.clock.now();
+    if (this.cache.size >= MAX_CACHED_ANSWERS) {
+      for (const [k, v] of this.cache) if (now - v.at >= this.ttlMs) this.cache.delete(k);
+    }
+    this.cache.set(key, { at: now, answer });
     return answer;
   }
 
@@ -144,8 +150,17 @@ export class ControllerPullCredentials implements PullCredentialSource {
   }
 }
 
+/**
+ * A cached answer is for this tag as the spec has it now: its image's secrets and its owners (a job joining the tag,
+ * or a secret copied in, asks again rather than reuse an answer given without it).
+ */
 function keyOf(request: TagSecretsRequest): string {
-  return `${request.imageName}\u0000${request.tag}`;
+  return JSON.stringify([
+    request.imageName,
+    request.tag,
+    (request.pullSecrets ?? []).map((r) => r.name ?? ''),
+    tagOwnerKeys(request.ownerReferences) ?? null,
+  ]);
 }
 
 function parseJson(text: string): unknown {
