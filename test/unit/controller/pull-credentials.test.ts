@@ -215,6 +215,21 @@ describe("pull credentials: the agent's side", () => {
     assert.deepEqual(a.asked, ['/pull-credentials/v1?image=reg%3A5000%2Fapp&tag=1 Bearer tok']);
   });
 
+  it('asks again when the tag gets another owner or its image another secret (no stale answer)', async () => {
+    const none = { status: 200, body: { secrets: [], missing: 0 } };
+    const a = agent([none, none, none]);
+    await a.source.credentials(request);
+    await a.source.credentials({
+      ...request,
+      ownerReferences: [...request.ownerReferences, { namespace: 'u', name: 'two' }],
+    });
+    await a.source.credentials({ ...request, pullSecrets: [{ name: 'u-copy' }] });
+    await a.source.credentials(request);
+    assert.equal(a.asked.length, 3);
+    await a.clock.advance(60_000);
+    await assert.rejects(a.source.credentials(request), /no more replies/, 'after a minute it asks again');
+  });
+
   it("a refusal is a PullSecretProblem with the controller's reason; the controller down is an error, retried", async () => {
     const a = agent([
       { status: 403, body: { message: 'tag reg:5000/app:1 is not in the spec of NodeImage n' } },
