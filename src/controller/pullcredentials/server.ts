@@ -1,7 +1,8 @@
 // The pull-credentials listener of kruise-controller (its own port, not the admission webhooks'): HTTPS with the
 // controller's serving certificate (swapped on rotation), one path, GET only. Each request: the agent's token checked
 // (AgentIdentities: TokenReview, cached), then the answer built from the caches (answer.ts). 401/403 with a message
-// saying why; 503 while the caches have not synced or the TokenReview failed (the agent retries its pull).
+// saying why (a refusal for a tag not in the node's spec waits up to 2 s for the cache to catch up with the agent's
+// view); 503 while the caches have not synced or the TokenReview failed (the agent retries its pull).
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +11,10 @@ import { PULL_CREDENTIALS_PATH } from '../../api/pull-credentials.js';
 import { errorMessage } from '../../util/error-message.js';
 import type { AgentIdentities } from './agent-identity.js';
 import { answerFor, type CredentialsLookup } from './answer.js';
+
+/** How long a refusal waits for the caches to catch up with what the agent saw (a tag just written). */
+const CACHE_GRACE_MS = 2000;
+const CACHE_GRACE_STEP_MS = 100;
 
 export interface PullCredentialsServerOptions {
   certPem: string;
@@ -88,7 +93,12 @@ export class PullCredentialsServer {
     }
     const image = url.searchParams.get('image') ?? '';
     const tag = url.searchParams.get('tag') ?? '';
-    const answer = answerFor(identity.node, image, tag, this.o.lookup);
+    let answer = answerFor(identity.node, image, tag, this.o.lookup);
+    // The agent may have seen a new tag before this replica's cache did: give the cache a moment before refusing.
+    for (let waited = 0; answer.status === 403 && waited < CACHE_GRACE_MS; waited += CACHE_GRACE_STEP_MS) {
+      await new Promise((resolve) => setTimeout(resolve, CACHE_GRACE_STEP_MS));
+      answer = answerFor(identity.node, image, tag, this.o.lookup);
+    }
     if (answer.status !== 200) {
       this.o.logger.info(
         { node: identity.node, pod: identity.pod, image, tag, reason: answer.body.message },
