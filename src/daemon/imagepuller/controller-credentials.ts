@@ -1,7 +1,9 @@
 // The pull secrets of a tag as kruise-controller answers them (the default install, where the agent may read no
 // secret): GET <url>/pull-credentials/v1?image=&tag= with the agent's own ServiceAccount token, over HTTPS trusting
 // only the CA the controller publishes in ConfigMap kruise-daemon-config/kruise-controller-ca (read by name, again
-// after a TLS failure: the CA may have been renewed). The controller answers only for tags of this agent's node and
+// after a TLS failure: the CA may have been renewed). A Service URL is reached at the Service's ClusterIP from the
+// pod's environment when kubelet set it (no cluster DNS needed), the certificate checked for the Service's name. A
+// tag whose image has no pull secrets asks nothing. The controller answers only for tags of this agent's node and
 // only with the secrets the tag's owners may use. Answers are kept DEFAULT_SECRET_CACHE_MS per tag. A refusal
 // (401/403) is a PullSecretProblem with the controller's reason; the controller unreachable or not ready is an error
 // the pull reports and retries with its backoff. Nothing of a token or secret is logged.
@@ -39,7 +41,13 @@ const MAX_CACHED_ANSWERS = 256;
 /** One HTTPS GET: status and body text. */
 export type HttpsGet = (
   url: URL,
-  options: { ca: string; headers: Record<string, string>; timeoutMs: number },
+  options: {
+    ca: string;
+    headers: Record<string, string>;
+    timeoutMs: number;
+    /** Connect here instead of the URL's host (whose name the certificate is still checked for). */
+    address?: string | undefined;
+  },
 ) => Promise<{ status: number; body: string }>;
 
 export interface ControllerPullCredentialsOptions {
@@ -52,6 +60,8 @@ export interface ControllerPullCredentialsOptions {
   clock: Clock;
   get?: HttpsGet;
   ttlMs?: number;
+  /** The environment kubelet gave the pod (the Services' `<NAME>_SERVICE_HOST`); default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 interface CacheEntry {
@@ -72,8 +82,10 @@ export class ControllerPullCredentials implements PullCredentialSource {
   }
 
   async credentials(request: TagSecretsRequest): Promise<PullSecretCredentials> {
-    const answer = await this.answer(request);
     const builder = new TagCredentialsBuilder(tagOwnerKeys(request.ownerReferences));
+    // an image without pull secrets (a public one) needs no question
+    if ((request.pullSecrets ?? []).length === 0) return builder.result;
+    const answer = await this.answer(request);
     for (const name of answer.missingNames ?? []) builder.missing(name);
     builder.result.unnamedMissing += answer.missing;
     for (const secret of answer.secrets) {
@@ -132,6 +144,7 @@ export class ControllerPullCredentials implements PullCredentialSource {
         ca: this.ca,
         headers: { authorization: `Bearer ${await this.o.token()}`, accept: 'application/json' },
         timeoutMs: REQUEST_TIMEOUT_MS,
+        address: serviceAddress(url, this.o.env ?? process.env),
       });
     } catch (err) {
       this.ca = undefined; // a renewed CA, or the controller not there yet: read the CA again next time
@@ -200,11 +213,33 @@ export function controllerCaReader(client: KubeClient): () => Promise<string | u
   };
 }
 
+/**
+ * The ClusterIP of a `<service>.<namespace>.svc[.cluster.local]` URL from the variable kubelet sets in every pod for
+ * each Service of its namespace (`KRUISE_CONTROLLER_CREDENTIALS_SERVICE_HOST`), so the agent needs no cluster DNS (a
+ * host-network pod may have none); undefined when it is not set (then the name is resolved as usual).
+ */
+export function serviceAddress(url: URL, env: NodeJS.ProcessEnv): string | undefined {
+  const match = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\.[a-z0-9-]+\.svc(\.cluster\.local)?$/.exec(url.hostname);
+  if (!match) return undefined;
+  const value = env[`${match[1]!.toUpperCase().replace(/-/g, '_')}_SERVICE_HOST`]?.trim();
+  return value ? value : undefined;
+}
+
 const httpsGet: HttpsGet = (url, options) =>
   new Promise((resolve, reject) => {
     const req = httpsRequest(
       url,
-      { method: 'GET', ca: options.ca, headers: options.headers, timeout: options.timeoutMs },
+      {
+        method: 'GET',
+        ca: options.ca,
+        headers: options.headers,
+        timeout: options.timeoutMs,
+        ...(options.address !== undefined && {
+          host: options.address,
+          hostname: options.address,
+          servername: url.hostname,
+        }),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;

@@ -14,7 +14,11 @@ import type { NodeImage } from '../../../src/api/nodeimage.js';
 import type { SecretObject } from '../../../src/controller/resources.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { FakeClock } from '../../../src/util/clock.js';
-import { ControllerPullCredentials, type HttpsGet } from '../../../src/daemon/imagepuller/controller-credentials.js';
+import {
+  ControllerPullCredentials,
+  serviceAddress,
+  type HttpsGet,
+} from '../../../src/daemon/imagepuller/controller-credentials.js';
 import { PullSecretProblem } from '../../../src/daemon/imagepuller/pull-secrets.js';
 
 type Extra = Record<string, string[]>;
@@ -176,7 +180,12 @@ describe("pull credentials: the agent's side", () => {
   const auths = Buffer.from(JSON.stringify({ auths: { 'reg:5000': { username: 'u', password: 'p' } } })).toString(
     'base64',
   );
-  const request = { imageName: 'reg:5000/app', tag: '1', ownerReferences: [{ namespace: 'u', name: 'job' }] };
+  const request = {
+    imageName: 'reg:5000/app',
+    tag: '1',
+    pullSecrets: [{ name: 'u-copy' }],
+    ownerReferences: [{ namespace: 'u', name: 'job' }],
+  };
 
   function agent(replies: Array<{ status: number; body: unknown } | Error>) {
     const clock = new FakeClock();
@@ -223,11 +232,26 @@ describe("pull credentials: the agent's side", () => {
       ...request,
       ownerReferences: [...request.ownerReferences, { namespace: 'u', name: 'two' }],
     });
-    await a.source.credentials({ ...request, pullSecrets: [{ name: 'u-copy' }] });
+    await a.source.credentials({ ...request, pullSecrets: [{ name: 'u-copy' }, { name: 'v-copy' }] });
     await a.source.credentials(request);
     assert.equal(a.asked.length, 3);
     await a.clock.advance(60_000);
     await assert.rejects(a.source.credentials(request), /no more replies/, 'after a minute it asks again');
+  });
+
+  it('asks nothing for an image without pull secrets (a public one)', async () => {
+    const a = agent([]);
+    assert.deepEqual((await a.source.credentials({ ...request, pullSecrets: [] })).credentials, []);
+    assert.deepEqual(a.asked, []);
+  });
+
+  it("reaches a Service URL at the ClusterIP kubelet put in the pod's environment (no cluster DNS needed)", () => {
+    const env = { KRUISE_CONTROLLER_CREDENTIALS_SERVICE_HOST: '10.96.0.12' };
+    const at = (url: string) => serviceAddress(new URL(url), env);
+    assert.equal(at('https://kruise-controller-credentials.kruise-system.svc:443'), '10.96.0.12');
+    assert.equal(at('https://kruise-controller-credentials.kruise-system.svc.cluster.local'), '10.96.0.12');
+    assert.equal(at('https://other.kruise-system.svc:443'), undefined, 'no variable for it: resolved by name');
+    assert.equal(at('https://10.0.0.1:9443'), undefined);
   });
 
   it("a refusal is a PullSecretProblem with the controller's reason; the controller down is an error, retried", async () => {
