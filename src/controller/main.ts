@@ -17,6 +17,7 @@ import { startControllers, type RunningControllers } from './controllers.js';
 import { CONTROLLER_USAGE, parseControllerCommandLine, type ControllerOptions } from './options.js';
 import { controllerMetrics } from './shared/metrics.js';
 import { startWebhooks, type RunningWebhooks } from './admission/start.js';
+import { PullCredentialsEndpoint } from './pullcredentials/endpoint.js';
 import { ConfigError } from '../util/config-error.js';
 
 export const CONTROLLER_USER_AGENT = 'kruise-controller/0.1.0';
@@ -72,6 +73,17 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
   });
 
   let webhooks: RunningWebhooks | undefined;
+  const credentials = options.pullCredentials.enabled
+    ? new PullCredentialsEndpoint({
+        client,
+        clock,
+        logger: logger.child({ component: 'pull-credentials' }),
+        kubeMetrics: kube,
+        host: options.pullCredentials.host,
+        port: options.pullCredentials.port,
+        agentServiceAccount: options.pullCredentials.agentServiceAccount,
+      })
+    : undefined;
   const status = new StatusServer({ liveness, readiness, metrics: registry, logger });
   try {
     const bound = await status.listen(options.addr);
@@ -88,12 +100,21 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
         clock,
         logger: logger.child({ component: 'webhook' }),
         metrics,
+        onCertificates: (certs) => credentials?.certificates(certs),
+      });
+    }
+    if (credentials) {
+      await credentials.start();
+      readiness.add('pull-credentials', () => {
+        const reason = credentials.notReady();
+        if (reason !== undefined) throw new Error(reason);
       });
     }
   } catch (err) {
     logger.fatal({ err }, 'kruise-controller could not start');
     io.stderr.write(`kruise-controller: cannot start: ${(err as Error).message}\n`);
     await webhooks?.stop();
+    await credentials?.stop();
     await status.close();
     client.close();
     return 1;
@@ -148,6 +169,7 @@ export async function runController(argv: string[], io: ControllerIo): Promise<n
   await controllers?.stop();
   await elector?.stop();
   await webhooks?.stop();
+  await credentials?.stop();
   await events.close();
   await status.close();
   client.close();

@@ -2,6 +2,7 @@
 // with one line naming the flag, so the entry point prints it and exits 2.
 import { parseArgs } from 'node:util';
 import { KRUISE_SYSTEM_NAMESPACE } from '../api/constants.js';
+import { DEFAULT_PULL_CREDENTIALS_PORT } from '../api/pull-credentials.js';
 import { logLevelFromEnv } from '../observability/logger.js';
 import { ConfigError } from '../util/config-error.js';
 
@@ -48,6 +49,16 @@ export interface ControllerOptions {
     /** Subject common names a client certificate may have (empty: any the CA signed). */
     clientNames: string[];
   };
+  /** The agents' pull-credentials endpoint (src/controller/pullcredentials): on with the webhooks' certificate. */
+  pullCredentials: {
+    enabled: boolean;
+    host: string;
+    port: number;
+    /** The Service in front of it (its names go into the serving certificate). */
+    serviceName: string;
+    /** The agents' ServiceAccount, `namespace/name`: only its pod-bound tokens are answered. */
+    agentServiceAccount: string;
+  };
 }
 
 export type ParsedControllerCommandLine = { kind: 'help' } | { kind: 'run'; options: ControllerOptions };
@@ -83,7 +94,12 @@ Flags (a flag wins over its environment variable):
                                         the API server's (env WEBHOOK_CLIENT_CA); unset = anyone is answered
   --webhook-client-names LIST           comma-separated common names the client certificate may have
                                         (env WEBHOOK_CLIENT_NAMES; default: any the CA signed)
-  --disable-webhooks                    do not serve webhooks
+  --disable-webhooks                    do not serve webhooks (nor the pull credentials: they share the certificate)
+  --pull-credentials-port PORT          HTTPS pull credentials for agents, own listener (default 9443; 0 = any free port)
+  --pull-credentials-host HOST          its bind address (default: --webhook-host)
+  --pull-credentials-service-name NAME  Service in front of it (default kruise-controller-credentials)
+  --agent-service-account NS/NAME       the agents' ServiceAccount (default kruise-system/kruise-daemon)
+  --disable-pull-credentials            do not serve pull credentials (agents then read copies themselves)
   -h, --help                            print this help
 
 Durations: 500ms, 30s, 10m, 1h (a bare number is seconds). LOG_LEVEL sets the log level.
@@ -117,6 +133,11 @@ const FLAGS = {
   'webhook-client-ca': { type: 'string' },
   'webhook-client-names': { type: 'string' },
   'disable-webhooks': { type: 'boolean' },
+  'pull-credentials-port': { type: 'string' },
+  'pull-credentials-host': { type: 'string' },
+  'pull-credentials-service-name': { type: 'string' },
+  'agent-service-account': { type: 'string' },
+  'disable-pull-credentials': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -176,6 +197,10 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
   const retryPeriodMs = parseDuration(values['retry-period'] ?? '2s', 'retry-period');
   const crrResponseTimeoutMs = parseDuration(values['crr-response-timeout'] ?? '1m', 'crr-response-timeout');
   if (crrResponseTimeoutMs < 1000) throw new ConfigError('--crr-response-timeout: must be at least 1s');
+  const agentServiceAccount = values['agent-service-account'] ?? `${KRUISE_SYSTEM_NAMESPACE}/kruise-daemon`;
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(agentServiceAccount)) {
+    throw new ConfigError(`--agent-service-account: ${JSON.stringify(agentServiceAccount)} must be NAMESPACE/NAME`);
+  }
   if (!(leaseDurationMs > renewDeadlineMs && renewDeadlineMs > 1.2 * retryPeriodMs && retryPeriodMs > 0)) {
     throw new ConfigError('--lease-duration > --renew-deadline > 1.2 x --retry-period > 0 must hold');
   }
@@ -221,6 +246,19 @@ export function parseControllerCommandLine(argv: string[], env: NodeJS.ProcessEn
         extraHosts: commaList(values['webhook-extra-hosts']),
         clientCaFile: nonEmpty(values['webhook-client-ca'] ?? env.WEBHOOK_CLIENT_CA),
         clientNames: commaList(values['webhook-client-names'] ?? env.WEBHOOK_CLIENT_NAMES),
+      },
+      pullCredentials: {
+        enabled: !values['disable-webhooks'] && !values['disable-pull-credentials'],
+        host: values['pull-credentials-host'] ?? values['webhook-host'] ?? '0.0.0.0',
+        port: integer(
+          values['pull-credentials-port'],
+          'pull-credentials-port',
+          DEFAULT_PULL_CREDENTIALS_PORT,
+          0,
+          65535,
+        ),
+        serviceName: values['pull-credentials-service-name'] ?? 'kruise-controller-credentials',
+        agentServiceAccount,
       },
     },
   };

@@ -42,6 +42,11 @@ export interface DaemonOptions {
   maxConcurrentProbes: number;
   /** The coalescing window of NodePodProbe status writes. */
   probeStatusWindowMs: number;
+  /**
+   * https://host:port of kruise-controller's pull-credentials listener; unset: the agent reads pull-secret copies in
+   * kruise-daemon-config itself (the agent-only install beside OpenKruise's manager).
+   */
+  pullCredentialsUrl?: string | undefined;
   /** IP reservations (kruise-ipam): present only with --ipam or --ipam-install. */
   ipam?: IpamOptions;
 }
@@ -72,6 +77,9 @@ Flags (a flag wins over its environment variable):
   --probe-status-window-ms MS
                           probe results gathered into one NodePodProbe status write, at most one write per
                           window (${PROBE_STATUS_WINDOW_MS_RANGE[0]}-${PROBE_STATUS_WINDOW_MS_RANGE[1]}, default ${DEFAULT_PROBE_STATUS_WINDOW_MS})
+  --pull-credentials-url URL
+                          ask kruise-controller at this https URL for a tag's pull secrets (env
+                          PULL_CREDENTIALS_URL); unset: read the copies in kruise-daemon-config directly
 ${IPAM_USAGE}
   -h, --help              print this help
 
@@ -92,6 +100,7 @@ const FLAGS = {
   'pod-probe': { type: 'string' },
   'max-concurrent-probes': { type: 'string' },
   'probe-status-window-ms': { type: 'string' },
+  'pull-credentials-url': { type: 'string' },
   ...IPAM_FLAGS,
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -132,6 +141,11 @@ export function parseDaemonCommandLine(
     DEFAULT_PROBE_STATUS_WINDOW_MS,
     PROBE_STATUS_WINDOW_MS_RANGE,
   );
+  const pullCredentialsUrl =
+    nonEmpty('--pull-credentials-url', values['pull-credentials-url']) ?? fromEnv(env.PULL_CREDENTIALS_URL);
+  if (pullCredentialsUrl !== undefined && !/^https:\/\/[^/]+/.test(pullCredentialsUrl)) {
+    throw new ConfigError(`--pull-credentials-url=${JSON.stringify(pullCredentialsUrl)} must be an https:// URL`);
+  }
   let ipam: IpamOptions | undefined;
   try {
     ipam = parseIpamFlags(values, env);
@@ -159,6 +173,7 @@ export function parseDaemonCommandLine(
       podProbe,
       maxConcurrentProbes,
       probeStatusWindowMs,
+      ...(pullCredentialsUrl !== undefined && { pullCredentialsUrl }),
       ...(ipam && { ipam }),
     },
   };

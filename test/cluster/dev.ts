@@ -31,6 +31,7 @@ import {
   agentTokenPod,
   agentUrl,
   controllerLaunch,
+  pullCredentialsUrl,
   installApiObjects,
   removeWebhookConfigurations,
   renderOverlay,
@@ -265,6 +266,8 @@ async function main(): Promise<number> {
     const sandboxImage = env.SANDBOX_IMAGE;
     if (!sandboxImage) throw new Error('the cluster env lacks SANDBOX_IMAGE');
     const agentUrls = new Map<string, string>();
+    // the agents ask the controller (on the host) for pull credentials at the host's node-network address
+    const credentialsPort = await portOr(9443);
     for (const node of layout.nodes) {
       const holderPid = await runningPid(node.holderPidFile, node.dir);
       if (holderPid === undefined) throw new Error(`${node.name}: its holder process is not running`);
@@ -282,6 +285,7 @@ async function main(): Promise<number> {
         kubeconfig: agentKubeconfig,
         nodeOptions: daemonSetNodeOptions(),
         ipam: podIpam === 'kruise-ipam',
+        extraArgs: ['--pull-credentials-url', pullCredentialsUrl(layout, credentialsPort)],
       });
       // the agent runs in the node's namespaces, held by its holder process: gone, the node cannot get its agent back
       supervise(`agent/${node.name}`, launch, async () =>
@@ -297,6 +301,7 @@ async function main(): Promise<number> {
       kubeconfig: controllerKubeconfig,
       statusPort,
       webhookPort,
+      pullCredentialsPort: credentialsPort,
       certDir: paths.webhookCertDir,
       extraArgs: ['--nodeimage-creation-delay', '1s'],
     });

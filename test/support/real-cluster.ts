@@ -193,7 +193,11 @@ export interface SystemOptions {
   nodes?: NodeLayout[];
   agentArgs?: string[];
   agentEnv?: Record<string, string> | undefined;
-  /** Start the controller (default true) with these extra flags. */
+  /**
+   * Start the controller (default true) with these extra flags; the agents then ask it for pull credentials
+   * (--pull-credentials-url), as deployed. Without it they read copies in kruise-daemon-config themselves, which
+   * deploy/'s RBAC does not allow: such a test grants the read (as deploy/overlays/agent-only does).
+   */
   controller?: boolean;
   controllerArgs?: string[] | undefined;
 }
@@ -257,7 +261,11 @@ export async function startSystem(cluster: RealCluster, options: SystemOptions =
     agents,
     controller: undefined,
     async startAgent(node) {
-      const agent = await startAgentOn(cluster, node, options);
+      const credentials = controller ? ['--pull-credentials-url', controller.pullCredentialsUrl] : [];
+      const agent = await startAgentOn(cluster, node, {
+        ...options,
+        agentArgs: [...credentials, ...(options.agentArgs ?? [])],
+      });
       agents.set(node.name, agent);
       return agent;
     },
@@ -298,6 +306,7 @@ export async function startSystem(cluster: RealCluster, options: SystemOptions =
         host: cluster.layout.hostIp,
         statusPort: await freePort(),
         webhookPort: await freePort(),
+        pullCredentialsPort: await freePort(),
         certDir,
         webhookClientCa: webhookClientCaPath(cluster.layout),
         extraArgs: options.controllerArgs,

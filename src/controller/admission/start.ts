@@ -7,6 +7,7 @@ import type { ControllerOptions } from '../options.js';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import { CertManager } from './cert-manager.js';
 import { loadClientCa, type ClientAuthPolicy } from './client-auth.js';
+import type { WebhookCertificates } from './certs.js';
 import { ensureWebhookConfigurations, type WebhookTarget } from './configurations.js';
 import { imageWebhookHandlers } from './images/handlers.js';
 import { apiReader, crrWebhookHandlers } from './crr/handler.js';
@@ -29,6 +30,8 @@ export interface StartWebhooksOptions {
   clock: Clock;
   logger: Logger;
   metrics: ControllerMetrics;
+  /** Told the certificates at start and after each rotation (the pull-credentials listener serves them too). */
+  onCertificates?: (certificates: WebhookCertificates) => void;
 }
 
 export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWebhooks> {
@@ -40,6 +43,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
     `${service.name}.${service.namespace}`,
     service.name,
     ...options.webhook.extraHosts,
+    ...(options.pullCredentials.enabled ? serviceHosts(options.pullCredentials.serviceName, options.namespace) : []),
   ];
   if (options.webhook.urlBase) hosts.unshift(new URL(options.webhook.urlBase).hostname.replace(/^\[|\]$/g, ''));
   const certs = new CertManager({
@@ -70,6 +74,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
     );
   }
   metrics.webhookClientAuth.set(clientAuth ? 1 : 0);
+  o.onCertificates?.(current);
   const server = new WebhookServer({
     certPem: current.serving.certPem,
     keyPem: current.serving.keyPem,
@@ -119,6 +124,7 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
       if (await certs.ensure()) {
         const c = certs.certificates!;
         server.setCertificate(c.serving.certPem, c.serving.keyPem);
+        o.onCertificates?.(c);
         logger.info('webhook certificate rotated');
         configured = false;
       }
@@ -144,4 +150,9 @@ export async function startWebhooks(o: StartWebhooksOptions): Promise<RunningWeb
       await server.close();
     },
   };
+}
+
+/** The DNS names of a Service, as a serving certificate for it lists them. */
+function serviceHosts(name: string, namespace: string): string[] {
+  return [`${name}.${namespace}.svc`, `${name}.${namespace}.svc.cluster.local`];
 }

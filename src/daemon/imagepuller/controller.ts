@@ -34,7 +34,8 @@ import { OwnNodeObject } from '../own-node-object.js';
 import type { PullSecretObject } from './docker-keyring.js';
 import type { ImagePullMetrics } from './metrics.js';
 import { buildNodeImageStatus, countPhases, specTags } from './nodeimage-status.js';
-import { PullSecretStore } from './pull-secrets.js';
+import { PullSecretStore, type PullCredentialSource } from './pull-secrets.js';
+import { ControllerPullCredentials, controllerCaReader } from './controller-credentials.js';
 import { RunSlots } from '../run-slots.js';
 import { StatusWriter } from '../status-writer.js';
 import { tagSpecProblem } from './tag-spec-check.js';
@@ -54,6 +55,8 @@ export interface ImagePullControllerOptions {
   metrics: ImagePullMetrics;
   kubeMetrics?: KubeMetrics;
   maxParallelPulls?: number;
+  /** Ask kruise-controller here for pull secrets; unset: read the copies in kruise-daemon-config directly. */
+  pullCredentialsUrl?: string;
 }
 
 /** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
@@ -66,7 +69,7 @@ export class ImagePullController {
   readonly informer: Informer<NodeImage>;
   private readonly loop: ControllerLoop;
   private readonly slots: RunSlots;
-  private readonly secrets: PullSecretStore;
+  private readonly secrets: PullCredentialSource;
   private readonly writer: StatusWriter;
   private readonly events: EventRecorder;
   /** Running and finished pulls by tag key. */
@@ -107,7 +110,15 @@ export class ImagePullController {
       () => this.reconcile(),
     );
     this.slots = new RunSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
-    this.secrets = new PullSecretStore((name) => this.readSecret(name), options.clock);
+    this.secrets =
+      options.pullCredentialsUrl !== undefined
+        ? new ControllerPullCredentials({
+            url: options.pullCredentialsUrl,
+            token: bearerTokenOf(options.client),
+            readCa: controllerCaReader(options.client),
+            clock: options.clock,
+          })
+        : new PullSecretStore((name) => this.readSecret(name), options.clock);
     this.writer = new StatusWriter({
       clock: options.clock,
       logger: options.logger,
@@ -319,6 +330,19 @@ export class ImagePullController {
       throw err;
     }
   }
+}
+
+/** The agent's bearer token, as its Kubernetes client sends it (the controller reviews it). */
+function bearerTokenOf(client: KubeClient): () => Promise<string> {
+  return async () => {
+    const auth = client.connection.auth;
+    if (auth.kind !== 'token') {
+      throw new Error(
+        'asking kruise-controller for pull credentials needs a ServiceAccount token (the agent has none)',
+      );
+    }
+    return await auth.source.token();
+  };
 }
 
 function tagKey(name: string, tag: string): string {

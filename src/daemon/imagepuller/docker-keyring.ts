@@ -20,7 +20,7 @@ export interface RegistryCredential {
 
 /** The parts of a core/v1 Secret this module reads. */
 export interface PullSecretObject {
-  metadata?: { name?: string; namespace?: string };
+  metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> };
   type?: string;
   data?: Record<string, string>;
 }

@@ -19,6 +19,10 @@ export const imagePullerModule = controllerModule<CriClient>({
     const client = await ctx.kube();
     const runtime = (signal: AbortSignal): Promise<ImageRuntime> => untilAborted(ctx.runtime.connected(), signal);
     ctx.logger.info({ maxParallelPulls: ctx.options.maxParallelPulls }, 'pulling at most this many images at once');
+    ctx.logger.info(
+      { pullCredentials: ctx.options.pullCredentialsUrl ?? 'secrets of kruise-daemon-config, read directly' },
+      'pull secrets come from here',
+    );
     const controller = new ImagePullController({
       nodeName: ctx.nodeName,
       client,
@@ -28,6 +32,7 @@ export const imagePullerModule = controllerModule<CriClient>({
       metrics: imagePullMetrics(ctx.metrics),
       kubeMetrics: kubeMetrics(ctx.metrics),
       maxParallelPulls: ctx.options.maxParallelPulls,
+      ...(ctx.options.pullCredentialsUrl !== undefined && { pullCredentialsUrl: ctx.options.pullCredentialsUrl }),
     });
     return { controller };
   },

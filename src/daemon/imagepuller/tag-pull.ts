@@ -31,7 +31,12 @@ import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
 import type { ImagePullMetrics } from './metrics.js';
-import { PullSecretProblem, skippedSecretsMessage, type PullSecretStore } from './pull-secrets.js';
+import {
+  PullSecretProblem,
+  skippedSecretsMessage,
+  type PullCredentialSource,
+  type PullSecretCredentials,
+} from './pull-secrets.js';
 import type { RunSlots, ReleaseSlot } from '../run-slots.js';
 import { errorMessage } from '../../util/error-message.js';
 import { rfc3339 } from '../../util/time.js';
@@ -74,7 +79,7 @@ export interface TagPullDependencies {
   /** The runtime, once connected (may wait). */
   runtime: (signal: AbortSignal) => Promise<ImageRuntime>;
   slots: RunSlots;
-  secrets: PullSecretStore;
+  secrets: PullCredentialSource;
   clock: Clock;
   /** The image puller's logger; the pull binds `image` (name:tag) to it, so its lines do not repeat it. */
   logger: Logger;
@@ -101,8 +106,8 @@ export class TagPull {
   private current: ImageTagStatus;
   private readonly stop = new AbortController();
   private readonly log: Logger;
-  /** Missing pull secrets the last attempt went without (named in the status message). */
-  private skippedSecrets: string[] = [];
+  /** Pull secrets the last attempt went without (told in the status message). */
+  private skipped = '';
   /** Missing pull secrets already logged by this pull (one warning each). */
   private readonly warnedSecrets = new Set<string>();
   /** Resolves when the pull has ended (finished or aborted) and let go of its slot. */
@@ -226,7 +231,7 @@ export class TagPull {
       );
     }, budgetMs);
     const signal = AbortSignal.any([this.stop.signal, timer.signal]);
-    this.skippedSecrets = [];
+    this.skipped = '';
     const endsAt = this.deps.clock.now() + budgetMs;
     // the CRI deadline is a little later than our own timer, so a cut says which limit was hit
     const remaining = (): number => Math.max(1, endsAt - this.deps.clock.now()) + 1000;
@@ -244,12 +249,12 @@ export class TagPull {
         }
         let credentials: RegistryCredential[];
         try {
-          const read = await this.deps.secrets.credentials(this.spec.pullSecrets);
-          this.skipMissing(read.missing);
+          const read = await this.deps.secrets.credentials(this.spec);
+          this.skipMissing(read);
           credentials = credentialsFor(repositoryName(reference), read.credentials);
         } catch (err) {
           // read the secrets again next time: the controller may copy a missing secret in at any moment
-          this.deps.secrets.forget(this.spec.pullSecrets);
+          this.deps.secrets.forget(this.spec);
           if (err instanceof PullSecretProblem) throw new Error(`cannot pull ${pullRef}: ${err.message}`);
           throw new Error(`cannot pull ${pullRef}: reading pull secrets failed: ${errorMessage(err)}`);
         }
@@ -284,7 +289,7 @@ export class TagPull {
             failures.push(`with the credential for ${credential.key}: ${errorMessage(err)}`);
           }
         }
-        this.deps.secrets.forget(this.spec.pullSecrets);
+        this.deps.secrets.forget(this.spec);
         throw new Error(
           `pulling image ${pullRef} failed with each of the ${credentials.length} matching pull credential(s): ` +
             failures.join('; '),
@@ -292,7 +297,7 @@ export class TagPull {
       }
     } catch (err) {
       // a secret that was missing may be copied in before the next attempt: read it again then
-      this.deps.secrets.forgetNames(this.skippedSecrets);
+      if (this.skipped !== '') this.deps.secrets.forget(this.spec);
       if (timer.signal.aborted && !this.stop.signal.aborted && timer.signal.reason instanceof AttemptTimeout) {
         throw timer.signal.reason;
       }
@@ -330,10 +335,10 @@ export class TagPull {
     }
   }
 
-  /** Go on without the secrets that do not exist; warn once per secret, name them in the status. */
-  private skipMissing(names: string[]): void {
-    this.skippedSecrets = names;
-    for (const name of names) {
+  /** Go on without the secrets that do not exist; warn once per secret, tell them in the status. */
+  private skipMissing(read: PullSecretCredentials): void {
+    this.skipped = skippedSecretsMessage(read);
+    for (const name of read.missing) {
       if (this.warnedSecrets.has(name)) continue;
       this.warnedSecrets.add(name);
       this.log.warn(
@@ -354,7 +359,7 @@ export class TagPull {
       completionTime: rfc3339(now),
       version: this.spec.version,
       ...(imageId && { imageID: `${this.spec.imageName}@${imageId}` }),
-      ...(this.skippedSecrets.length > 0 && { message: skippedSecretsMessage(this.skippedSecrets) }),
+      ...(this.skipped !== '' && { message: this.skipped }),
     });
     this.log.info({ present, ms: now - startedAt }, 'image pulled');
     this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds: (now - startedAt) / 1000, present });
@@ -363,7 +368,7 @@ export class TagPull {
   private fail(message: string, seconds: number, startedAt?: number): void {
     if (this.stop.signal.aborted) return;
     const now = this.deps.clock.now();
-    const skipped = this.skippedSecrets.length > 0 ? `; ${skippedSecretsMessage(this.skippedSecrets)}` : '';
+    const skipped = this.skipped !== '' ? `; ${this.skipped}` : '';
     this.update({
       tag: this.spec.tag,
       phase: 'Failed',

@@ -224,6 +224,11 @@ export function agentLaunch(node: NodeLayout, options: AgentLaunchOptions): Laun
   };
 }
 
+/** Where the agents (inside their nodes) reach the controller's pull credentials: the host's node-network address. */
+export function pullCredentialsUrl(layout: K8sLayout, port: number): string {
+  return `https://${layout.hostIp}:${port}`;
+}
+
 export function agentUrl(node: NodeLayout): string {
   return `http://${node.ip}:${AGENT_PORT}`;
 }
@@ -232,6 +237,8 @@ export interface ControllerLaunchOptions {
   kubeconfig: string;
   statusPort: number;
   webhookPort: number;
+  /** The agents' pull-credentials listener (https://<host address>:<port>, agents reach the host there). */
+  pullCredentialsPort: number;
   certDir: string;
   extraArgs?: string[];
   logLevel?: string;
@@ -258,6 +265,8 @@ export function controllerLaunch(layout: K8sLayout, options: ControllerLaunchOpt
       options.certDir,
       '--webhook-client-ca',
       webhookClientCaPath(layout),
+      '--pull-credentials-port',
+      String(options.pullCredentialsPort),
       ...(options.extraArgs ?? []),
     ],
     env: {

@@ -14,6 +14,8 @@ export interface ControllerProcessOptions {
   /** Port of /healthz /readyz /metrics and of the webhooks (chosen free when absent). */
   statusPort: number;
   webhookPort: number;
+  /** Port of the agents' pull-credentials listener (default 0: any free port, so replicas side by side never clash). */
+  pullCredentialsPort?: number;
   certDir: string;
   extraArgs?: string[] | undefined;
   env?: Record<string, string>;
@@ -60,6 +62,8 @@ export class ControllerProcess {
       '--webhook-cert-dir',
       options.certDir,
       ...(options.webhookClientCa ? ['--webhook-client-ca', options.webhookClientCa] : []),
+      '--pull-credentials-port',
+      String(options.pullCredentialsPort ?? 0),
       '--lease-duration',
       '4s',
       '--renew-deadline',
@@ -101,6 +105,13 @@ export class ControllerProcess {
 
   get hasExited(): boolean {
     return this.done;
+  }
+
+  /** https URL of the pull-credentials listener (needs options.pullCredentialsPort). */
+  get pullCredentialsUrl(): string {
+    if (!this.options.pullCredentialsPort)
+      throw new Error('this controller was started without a fixed pull-credentials port');
+    return `https://${this.options.host ?? '127.0.0.1'}:${this.options.pullCredentialsPort}`;
   }
 
   get statusUrl(): string {

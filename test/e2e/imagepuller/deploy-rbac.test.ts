@@ -1,6 +1,7 @@
 // deploy/ grants the agent what the image puller does and no more, checked by kube-apiserver itself on the real
 // cluster with the kruise-daemon ServiceAccount's token: NodeImages read and their status patched (never created or
-// their spec written; the status only of its node's own, which deploy/node-confinement adds), Events recorded, Secrets read in kruise-daemon-config only (a Role there).
+// their spec written; the status only of its node's own, which deploy/node-confinement adds), Events recorded, no
+// Secret anywhere (kruise-controller answers its pull credentials), the controller's CA ConfigMap read by name.
 import assert from 'node:assert/strict';
 import { FAKE_NODE_IMAGE_LABEL } from '../../../src/api/constants.js';
 import { NODE_IMAGES, type NodeImage } from '../../../src/api/nodeimage.js';
@@ -102,20 +103,28 @@ describe('imagepuller RBAC of deploy/ on the real API server', function () {
     await cluster.admin.delete(CoreResources.events, event.metadata?.name ?? '', { namespace: 'default' });
   });
 
-  it('lets it read secrets in kruise-daemon-config only', async () => {
-    await agent.list(CoreResources.secrets, { namespace: 'kruise-daemon-config' });
+  it('lets it read no secret, even in kruise-daemon-config; only the controller CA ConfigMap there, by name', async () => {
+    await forbidden(agent.list(CoreResources.secrets, { namespace: 'kruise-daemon-config' }), 'listing the copies');
+    await forbidden(agent.get(CoreResources.secrets, 'any', { namespace: 'kruise-daemon-config' }), 'a copy by name');
     await forbidden(agent.get(CoreResources.secrets, 'elsewhere', { namespace: NS }), 'a secret in another namespace');
-    await forbidden(agent.list(CoreResources.secrets, { namespace: NS }), 'secrets of another namespace');
     await forbidden(agent.list(CoreResources.secrets), 'secrets of every namespace');
     await forbidden(
       agent.create(
         CoreResources.secrets,
         { metadata: { name: 'x', namespace: 'kruise-daemon-config' } },
-        {
-          namespace: 'kruise-daemon-config',
-        },
+        { namespace: 'kruise-daemon-config' },
       ),
       'writing a secret',
+    );
+    // the CA ConfigMap: get by name is allowed (404 when no controller published it yet), nothing else
+    await agent
+      .get(CoreResources.configMaps, 'kruise-controller-ca', { namespace: 'kruise-daemon-config' })
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    await forbidden(
+      agent.list(CoreResources.configMaps, { namespace: 'kruise-daemon-config' }),
+      'listing ConfigMaps there',
     );
   });
 });

@@ -1,6 +1,8 @@
 // The image puller end to end on the real cluster: the agent inside kd-node-1 (the kruise-daemon ServiceAccount's
 // token, RBAC enforced by kube-apiserver), the node's own containerd and the cluster's registries; no controller (the
 // test writes the node's NodeImage as the controller or a user would). A registry proxy of ours stalls blobs.
+// Without a controller the agent reads pull-secret copies itself, as in deploy/overlays/agent-only: the test grants
+// it that read (deploy/'s default install does not; test/e2e/operate/pull-credentials.test.ts covers that path).
 import assert from 'node:assert/strict';
 import type { ImageTagPullPolicy } from '../../../src/api/nodeimage.js';
 import { CriClient } from '../../../src/cri/client.js';
@@ -25,6 +27,9 @@ import {
 } from '../../support/real-cluster.js';
 import {
   CLUSTER_ROLE_BINDINGS,
+  createOrKeep,
+  ROLE_BINDINGS,
+  ROLES,
   eventsSince,
   freshNamespace,
   nodeRegistryProxy,
@@ -39,6 +44,8 @@ import { isNotFound } from '../../../src/kube/errors.js';
 const NS = 'e2e-imagepuller';
 const SECRET = 'e2e-imagepuller-auth';
 const HEALTH_BINDING = 'e2e-imagepuller-health';
+/** deploy/overlays/agent-only/agent/secret-reader.yaml, for the kruise-daemon ServiceAccount. */
+const SECRET_READER = 'e2e-imagepuller-agent-secret-reader';
 
 function policy(p: ImageTagPullPolicy = {}): ImageTagPullPolicy {
   return { timeoutSeconds: 60, backoffLimit: 0, ttlSecondsAfterFinished: 300, ...p };
@@ -63,6 +70,15 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     cri = new CriClient({ socket: cluster.nodes[0]!.hostPaths.containerdSocket });
     await freshNamespace(cluster.admin, NS);
     await deleteSecret();
+    await createOrKeep(cluster.admin, ROLES, {
+      metadata: { name: SECRET_READER, namespace: DAEMON_CONFIG_NAMESPACE },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }],
+    } as KubeObject);
+    await createOrKeep(cluster.admin, ROLE_BINDINGS, {
+      metadata: { name: SECRET_READER, namespace: DAEMON_CONFIG_NAMESPACE },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: SECRET_READER },
+      subjects: [{ kind: 'ServiceAccount', name: 'kruise-daemon', namespace: 'kruise-system' }],
+    } as KubeObject);
     system = await startSystem(cluster, { controller: false, nodes: [cluster.nodes[0]!] });
     base = system.agents.get(node)!.url;
   });
@@ -76,6 +92,11 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     await cluster?.admin.delete(CLUSTER_ROLE_BINDINGS, HEALTH_BINDING).catch((err: unknown) => {
       if (!isNotFound(err)) throw err;
     });
+    for (const rt of [ROLE_BINDINGS, ROLES]) {
+      await cluster?.admin.delete(rt, SECRET_READER, { namespace: DAEMON_CONFIG_NAMESPACE }).catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
+    }
     if (cluster) await removeNamespace(cluster.admin, NS);
   });
 

@@ -129,11 +129,12 @@ describe('imagepuller status', () => {
     const clock = new FakeClock();
     const { read, reads } = secretReader({ s: dockerConfigSecret('s', { r: { username: 'u', password: 'p' } }) });
     const store = new PullSecretStore(read, clock, 60_000);
-    await Promise.all([store.credentials([{ name: 's' }]), store.credentials([{ name: 's' }])]);
-    await store.credentials([{ name: 's' }]);
+    const request = { imageName: 'img', tag: '1', pullSecrets: [{ name: 's' }] };
+    await Promise.all([store.credentials(request), store.credentials(request)]);
+    await store.credentials(request);
     assert.deepEqual(reads, ['s']);
     await clock.advance(60_000);
-    await store.credentials([{ name: 's' }]);
+    await store.credentials(request);
     assert.deepEqual(reads, ['s', 's']);
   });
 

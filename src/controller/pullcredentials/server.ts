@@ -1,0 +1,115 @@
+// The pull-credentials listener of kruise-controller (its own port, not the admission webhooks'): HTTPS with the
+// controller's serving certificate (swapped on rotation), one path, GET only. Each request: the agent's token checked
+// (AgentIdentities: TokenReview, cached), then the answer built from the caches (answer.ts). 401/403 with a message
+// saying why (a refusal for a tag not in the node's spec waits up to 2 s for the cache to catch up with the agent's
+// view); 503 while the caches have not synced or the TokenReview failed (the agent retries its pull).
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { PULL_CREDENTIALS_PATH } from '../../api/pull-credentials.js';
+import { errorMessage } from '../../util/error-message.js';
+import type { AgentIdentities } from './agent-identity.js';
+import { answerFor, type CredentialsLookup } from './answer.js';
+
+/** How long a refusal waits for the caches to catch up with what the agent saw (a tag just written). */
+const CACHE_GRACE_MS = 2000;
+const CACHE_GRACE_STEP_MS = 100;
+
+export interface PullCredentialsServerOptions {
+  certPem: string;
+  keyPem: string;
+  identities: Pick<AgentIdentities, 'identify'>;
+  lookup: CredentialsLookup;
+  /** Why answers cannot be given yet (caches not synced), or undefined. */
+  notReady: () => string | undefined;
+  logger: Logger;
+}
+
+export class PullCredentialsServer {
+  private readonly server: Server;
+
+  constructor(private readonly o: PullCredentialsServerOptions) {
+    this.server = createServer({ cert: o.certPem, key: o.keyPem, minVersion: 'TLSv1.2' }, (req, res) => {
+      this.handle(req, res).catch((err: unknown) => {
+        o.logger.error({ err: errorMessage(err) }, 'pull-credentials request failed');
+        if (!res.headersSent) reply(res, 500, { message: 'internal error' });
+        else res.destroy();
+      });
+    });
+    this.server.headersTimeout = 10_000;
+    this.server.requestTimeout = 30_000;
+  }
+
+  setCertificate(certPem: string, keyPem: string): void {
+    this.server.setSecureContext({ cert: certPem, key: keyPem });
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen({ host, port }, () => {
+        this.server.off('error', reject);
+        this.server.on('error', (err) => this.o.logger.error({ err }, 'pull-credentials server error'));
+        resolve((this.server.address() as AddressInfo).port);
+      });
+    });
+  }
+
+  close(): Promise<void> {
+    if (!this.server.listening) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'https://controller.invalid');
+    if (url.pathname !== PULL_CREDENTIALS_PATH) {
+      reply(res, 404, { message: `nothing at ${url.pathname}; the pull credentials are at ${PULL_CREDENTIALS_PATH}` });
+      return;
+    }
+    if (req.method !== 'GET') {
+      reply(res, 405, { message: `${PULL_CREDENTIALS_PATH} takes GET` });
+      return;
+    }
+    let identity;
+    try {
+      identity = await this.o.identities.identify(req.headers.authorization);
+    } catch (err) {
+      reply(res, 503, { message: `the token could not be reviewed: ${errorMessage(err)}` });
+      return;
+    }
+    if (!identity.ok) {
+      this.o.logger.info({ status: identity.status, reason: identity.message }, 'pull-credentials request refused');
+      reply(res, identity.status, { message: identity.message });
+      return;
+    }
+    const notReady = this.o.notReady();
+    if (notReady !== undefined) {
+      reply(res, 503, { message: `not ready: ${notReady}` });
+      return;
+    }
+    const image = url.searchParams.get('image') ?? '';
+    const tag = url.searchParams.get('tag') ?? '';
+    let answer = answerFor(identity.node, image, tag, this.o.lookup);
+    // The agent may have seen a new tag before this replica's cache did: give the cache a moment before refusing.
+    for (let waited = 0; answer.status === 403 && waited < CACHE_GRACE_MS; waited += CACHE_GRACE_STEP_MS) {
+      await new Promise((resolve) => setTimeout(resolve, CACHE_GRACE_STEP_MS));
+      answer = answerFor(identity.node, image, tag, this.o.lookup);
+    }
+    if (answer.status !== 200) {
+      this.o.logger.info(
+        { node: identity.node, pod: identity.pod, image, tag, reason: answer.body.message },
+        'pull-credentials request refused',
+      );
+    }
+    reply(res, answer.status, answer.body);
+  }
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' }).end(text);
+}
