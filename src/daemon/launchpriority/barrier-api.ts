@@ -79,13 +79,19 @@ export class KubeBarrierApi {
   }
 
   /**
-   * The ConfigMap, or undefined when it does not exist: an empty merge patch, which changes nothing and answers with
-   * the object. Admission sees it as an update (the node-confinement policy and the controller's barrier webhook
-   * allow it only on a barrier of a pod of this node), where a `get` would pass on any ConfigMap RBAC allows.
+   * The ConfigMap, or undefined when it does not exist: a merge patch that only sets its node label (nothing on a
+   * barrier the agent wrote; a user-made one is taken over, as adding a key would) and answers with the object.
+   * Admission sees it as an update (the node-confinement policies allow it only on a barrier of a pod of this node),
+   * where a `get` would pass on any ConfigMap RBAC allows.
    */
   async observe(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
     try {
-      return await this.client.patch<ConfigMapObject>(CoreResources.configMaps, name, {}, { type: 'merge', namespace });
+      return await this.client.patch<ConfigMapObject>(
+        CoreResources.configMaps,
+        name,
+        { metadata: { labels: this.labels() } },
+        { type: 'merge', namespace },
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

@@ -160,8 +160,8 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
         throw new Error(`${what}: ${String(err)}`);
       });
     }
-    const many = Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`p_${i}`, 'true']));
-    await denied(create(barrier('lp-a', (cm) => (cm.data = many))), SHAPE, /at most 32 keys/);
+    const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`p_${i}`, 'true']));
+    await denied(create(barrier('lp-a', (cm) => (cm.data = many))), SHAPE, /at most 64 keys/);
   });
 
   it("refuses an owner other than the pod's real one: a fake uid, a controller owner, two owners", async () => {
@@ -202,7 +202,7 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
     );
   });
 
-  it('allows the writes the agent makes: create, add a key, look through an empty patch; nothing else after', async () => {
+  it('allows the writes the agent makes: create, add a key, look through a patch of its label; nothing else after', async () => {
     const created = await create(barrier('lp-a'));
     assert.deepEqual(created.data, { p_1: 'true' });
     const added = await patch('lp-a-barrier', {
@@ -210,7 +210,7 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
       data: { p_2: 'true' },
     });
     assert.deepEqual(added.data, { p_1: 'true', p_2: 'true' });
-    const seen = await patch('lp-a-barrier', {});
+    const seen = await patch('lp-a-barrier', { metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: nodeA.name } } });
     assert.deepEqual(seen.data, { p_1: 'true', p_2: 'true' });
     // and then: no key removed or changed, no owner, finalizer, annotation or immutable added
     await denied(patch('lp-a-barrier', { data: { p_1: null } }), SHAPE, /no key may be removed or changed/);
@@ -280,7 +280,12 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
         return true;
       });
     }
-    // nor through the only write that answers with an object: an empty patch of a ConfigMap that is no barrier
+    // nor through a write that answers with the object (how the agent looks at its barriers)
     await denied(patch('db-password', {}), SHAPE, /it is no launch barrier/);
+    await denied(
+      patch('db-password', { metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: nodeA.name } } }),
+      SHAPE,
+      /it is no launch barrier/,
+    );
   });
 });

@@ -52,11 +52,16 @@ describe('launch priority: KubeBarrierApi labels barriers with its node', () => 
     assert.deepEqual(calls[0]?.options, { type: 'merge', namespace: 'ns' });
   });
 
-  it('sees a barrier through an empty merge patch (no get, which RBAC does not grant)', async () => {
+  it('sees a barrier through a merge patch of its node label alone (no get, which RBAC does not grant)', async () => {
     const calls: Call[] = [];
     const seen = await new KubeBarrierApi(recordingClient(calls), 'node-a').observe('ns', 'web-0-barrier');
     assert.deepEqual(calls, [
-      { verb: 'patch', name: 'web-0-barrier', body: {}, options: { type: 'merge', namespace: 'ns' } },
+      {
+        verb: 'patch',
+        name: 'web-0-barrier',
+        body: { metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: 'node-a' } } },
+        options: { type: 'merge', namespace: 'ns' },
+      },
     ]);
     assert.equal(seen?.metadata?.name, 'web-0-barrier');
   });
