@@ -99,6 +99,11 @@ export const BARRIER_KEY_PREFIX = 'p_';
  * node-confinement policy (deploy/node-confinement) can refuse an agent the barriers of another node's pods.
  */
 export const BARRIER_NODE_NAME_LABEL = 'kruise-daemon.io/node-name';
+/**
+ * Most keys p_<n> a barrier may hold (one per launch level): the node-confinement policy refuses an agent's barrier
+ * write beyond it (deploy/node-confinement/policy.yaml, maxBarrierKeys), and the pod webhook a pod that needs more.
+ */
+export const MAX_BARRIER_KEYS = 64;
 
 // ---- PersistentPodState and IP retention -------------------------------------------------------
 

@@ -1,9 +1,12 @@
-// The launch-priority agent's writes to the API server, as the few operations it needs: read, create, add keys to
-// and reset a barrier ConfigMap, and touch a pod's annotations. Every write is guarded by the object's uid
-// (a JSON-patch `test`), so a pod or ConfigMap deleted and recreated under the same name is never written by mistake.
+// The launch-priority agent's writes to the API server, as the few operations it needs: see, create and add keys to
+// a barrier ConfigMap, and touch a pod's annotations. A pod patch is guarded by the pod's uid (a JSON-patch `test`),
+// so a pod deleted and recreated under the same name is never written by mistake.
 // Every barrier it writes carries BARRIER_NODE_NAME_LABEL with the agent's node: the API server's node-confinement
 // policy (deploy/node-confinement) lets an agent write only barriers labelled with its own node.
-// Needs configmaps get/create/patch and pods patch (deploy/base/daemon RBAC).
+// It never reads a ConfigMap with `get` (RBAC gives it none: a get could read any ConfigMap of the cluster); it sees a
+// barrier in the answer to a write, which admission confines to barriers of its node's pods. It never removes a key
+// nor changes an owner: a barrier left by an earlier pod of the same name is left to the garbage collector.
+// Needs configmaps create/patch and pods patch (deploy/base/daemon RBAC).
 import { BARRIER_NODE_NAME_LABEL } from '../../api/constants.js';
 import { CoreResources, type KubeClient, type KubeObject, type OwnerReference } from '../../kube/index.js';
 import { isNotFound } from '../../kube/errors.js';
@@ -67,7 +70,7 @@ export type BarrierApi = Pick<KubeBarrierApi, keyof KubeBarrierApi>;
 export class KubeBarrierApi {
   /** `nodeName`: the agent's node, written into every barrier's BARRIER_NODE_NAME_LABEL. */
   constructor(
-    private readonly client: Pick<KubeClient, 'get' | 'create' | 'patch'>,
+    private readonly client: Pick<KubeClient, 'create' | 'patch'>,
     private readonly nodeName: string,
   ) {}
 
@@ -75,10 +78,20 @@ export class KubeBarrierApi {
     return { [BARRIER_NODE_NAME_LABEL]: this.nodeName };
   }
 
-  /** The ConfigMap, or undefined when it does not exist. */
-  async get(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
+  /**
+   * The ConfigMap, or undefined when it does not exist: a merge patch that only sets its node label (nothing on a
+   * barrier the agent wrote; a user-made one is taken over, as adding a key would) and answers with the object.
+   * Admission sees it as an update (the node-confinement policies allow it only on a barrier of a pod of this node),
+   * where a `get` would pass on any ConfigMap RBAC allows.
+   */
+  async observe(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
     try {
-      return await this.client.get<ConfigMapObject>(CoreResources.configMaps, name, { namespace });
+      return await this.client.patch<ConfigMapObject>(
+        CoreResources.configMaps,
+        name,
+        { metadata: { labels: this.labels() } },
+        { type: 'merge', namespace },
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -111,26 +124,6 @@ export class KubeBarrierApi {
         namespace,
       },
     );
-  }
-
-  /**
-   * Replace data, owner and labels of the ConfigMap with this uid (left by an earlier pod of the same name; a barrier
-   * has no labels but ours).
-   */
-  reset(
-    namespace: string,
-    name: string,
-    uid: string,
-    owner: PodOwner,
-    keys: readonly string[],
-  ): Promise<ConfigMapObject> {
-    const ops: JsonPatchOp[] = [
-      { op: 'test', path: '/metadata/uid', value: uid },
-      { op: 'add', path: '/metadata/labels', value: this.labels() },
-      { op: 'add', path: '/metadata/ownerReferences', value: [podOwnerReference(owner)] },
-      { op: 'add', path: '/data', value: keysData(keys) },
-    ];
-    return this.client.patch<ConfigMapObject>(CoreResources.configMaps, name, ops, { type: 'json', namespace });
   }
 
   /**

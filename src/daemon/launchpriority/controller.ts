@@ -29,6 +29,7 @@ export const BARRIER_RELEASED_ANNOTATION = 'apps.kruise.io/container-launch-barr
 /** Event reasons (OpenKruise has none for launch priority). */
 export const EVENT_REASON_BARRIER_INVALID = 'LaunchPriorityBarrierInvalid';
 export const EVENT_REASON_BARRIER_RECREATED = 'LaunchPriorityBarrierRecreated';
+export const EVENT_REASON_BARRIER_OF_EARLIER_POD = 'LaunchPriorityBarrierOfEarlierPod';
 /** kubelet's waiting reason while an env source (our key) is missing. */
 export const CREATE_CONTAINER_CONFIG_ERROR = 'CreateContainerConfigError';
 
@@ -69,6 +70,8 @@ interface PodTrack {
   /** When the pod was last touched, and the delay before re-touching it if a released container still waits. */
   lastTouchAt?: number;
   retouchDelayMs: number;
+  /** Whether the event saying its barrier is an earlier pod's was sent. */
+  waitedForCollector?: boolean;
   /** A touch whose patch met a pod that had changed meanwhile: made again from the newer pod. */
   owedTouch?: { value: string; complete: boolean; reason: TouchReason } | undefined;
 }
@@ -286,10 +289,11 @@ export class LaunchPriorityController {
     const due = (track.lastTouchAt ?? -Infinity) + track.retouchDelayMs;
     if (now < due) return { requeueAfter: due - now };
     const wanted = released.flatMap((l) => l.keys);
-    const current = await this.options.api.get(namespaceOf(pod), plan.configMapName);
+    const current = await this.options.api.observe(namespaceOf(pod), plan.configMapName);
+    if (current && ownedByOtherPod(current, track.uid)) throw this.earlierPodsBarrier(pod, plan, track);
     const present = presentKeys(current?.data);
     const missing = wanted.filter((k) => !present.has(k));
-    if (!current || missing.length > 0 || ownedByOtherPod(current, track.uid)) {
+    if (!current || missing.length > 0) {
       track.barrier = await this.writeKeys(pod, plan, track, current ?? 'absent', missing, wanted, 'missing');
     } else {
       track.barrier = current;
@@ -306,31 +310,33 @@ export class LaunchPriorityController {
     return { requeueAfter: track.retouchDelayMs };
   }
 
-  /** The barrier ConfigMap as last known; read once per pod (and after a failed write). */
+  /**
+   * The barrier ConfigMap as last known; seen once per pod (and after a failed write) through an empty patch. One
+   * left by an earlier pod of the same name (not yet garbage-collected) is neither used nor written: its keys are not
+   * ours, and the agent removes no key and changes no owner (the node-confinement policy refuses both); the pod is
+   * looked at again until the collector has removed it.
+   */
   private async barrierOf(pod: WirePod, plan: BarrierPlan, track: PodTrack): Promise<ConfigMapObject | 'absent'> {
     if (track.barrier !== undefined) return track.barrier;
-    const found = await this.options.api.get(namespaceOf(pod), plan.configMapName);
-    if (found && ownedByOtherPod(found, track.uid)) {
-      // left by an earlier pod of the same name (not yet garbage-collected): its keys are not ours
-      const reset = await this.options.api.reset(
-        namespaceOf(pod),
-        plan.configMapName,
-        found.metadata?.uid ?? '',
-        { name: pod.metadata?.name ?? '', uid: track.uid },
-        [],
-      );
-      this.options.metrics.barrierRecreated('stale-owner');
+    const found = await this.options.api.observe(namespaceOf(pod), plan.configMapName);
+    if (found && ownedByOtherPod(found, track.uid)) throw this.earlierPodsBarrier(pod, plan, track);
+    track.barrier = found ?? 'absent';
+    return track.barrier;
+  }
+
+  /** Reported once per pod: its barrier is an earlier pod's; the error makes the loop look again with backoff. */
+  private earlierPodsBarrier(pod: WirePod, plan: BarrierPlan, track: PodTrack): Error {
+    track.barrier = undefined;
+    if (!track.waitedForCollector) {
+      track.waitedForCollector = true;
       this.options.events.event(
         pod,
         'Normal',
-        EVENT_REASON_BARRIER_RECREATED,
-        `ConfigMap ${plan.configMapName} belonged to an earlier pod of the same name; its keys were cleared`,
+        EVENT_REASON_BARRIER_OF_EARLIER_POD,
+        `ConfigMap ${plan.configMapName} belongs to an earlier pod of the same name; waiting for the garbage collector to remove it`,
       );
-      track.barrier = reset;
-      return reset;
     }
-    track.barrier = found ?? 'absent';
-    return track.barrier;
+    return new Error(`ConfigMap ${plan.configMapName} belongs to an earlier pod of the same name`);
   }
 
   /** Write keys: add `newKeys` to the ConfigMap, or create it with `allKeys` when it is missing. */
@@ -365,12 +371,13 @@ export class LaunchPriorityController {
       }
     };
     if (barrier === 'absent') return create(absentIs);
-    if (ownedByOtherPod(barrier, track.uid)) {
-      return this.options.api.reset(ns, plan.configMapName, barrier.metadata?.uid ?? '', owner, allKeys);
-    }
+    if (ownedByOtherPod(barrier, track.uid)) throw this.earlierPodsBarrier(pod, plan, track);
     if (newKeys.length === 0) return barrier;
     try {
-      return await this.options.api.addKeys(ns, plan.configMapName, newKeys);
+      const written = await this.options.api.addKeys(ns, plan.configMapName, newKeys);
+      // replaced meanwhile by a barrier of another pod: the keys went there, which is harmless, and are not ours
+      if (ownedByOtherPod(written, track.uid)) throw this.earlierPodsBarrier(pod, plan, track);
+      return written;
     } catch (err) {
       if (!isNotFound(err)) {
         track.barrier = undefined;

@@ -6,7 +6,7 @@ export interface LaunchPriorityMetrics {
   observeReleaseDelay(seconds: number): void;
   released(result: 'ok' | 'error'): void;
   touched(reason: 'release' | 'retry' | 'complete'): void;
-  barrierRecreated(reason: 'missing' | 'stale-owner'): void;
+  barrierRecreated(reason: 'missing'): void;
   setPodsWaiting(n: number): void;
 }
 

@@ -57,7 +57,18 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
         nodeName: node.name,
         ...(serviceAccountName ? { serviceAccountName, automountServiceAccountToken: false } : {}),
         terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'c', image: cluster.vars.SANDBOX_IMAGE!, imagePullPolicy: 'IfNotPresent' }],
+        // a launch-priority pod (deploy/node-confinement/barrier-owner.yaml: an agent writes only keys a pod of its
+        // node waits on), two containers waiting on p_1 and p_2; the agent's own pod waits on none
+        containers: (serviceAccountName ? [''] : ['p_1', 'p_2']).map((key, i) => ({
+          name: i === 0 ? 'c' : 'd',
+          image: cluster.vars.SANDBOX_IMAGE!,
+          imagePullPolicy: 'IfNotPresent',
+          ...(key && {
+            env: [
+              { name: 'KRUISE_CONTAINER_BARRIER', valueFrom: { configMapKeyRef: { name: `${name}-barrier`, key } } },
+            ],
+          }),
+        })),
       },
     } as KubeObject;
   }
@@ -345,6 +356,8 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
     assert.equal(can(AGENT_USER, 'get', 'secrets', '-n', 'kruise-daemon-config'), 'yes');
     assert.equal(can(AGENT_USER, 'get', 'secrets', '-n', SYSTEM_NAMESPACE), 'no');
     assert.equal(can(AGENT_USER, 'delete', 'pods', '-n', NS), 'no');
+    assert.equal(can(AGENT_USER, 'get', 'configmaps', '-n', NS), 'no', 'no ConfigMap read (issue 26, hole 6)');
+    assert.equal(can(AGENT_USER, 'get', 'configmaps', '-n', 'kube-system'), 'no');
     assert.equal(can(AGENT_USER, 'create', 'pods', '-n', NS), 'no');
     assert.equal(can(AGENT_USER, 'update', 'nodeimages.apps.kruise.io'), 'no');
     assert.equal(can(AGENT_USER, 'update', 'nodepodprobes.apps.kruise.io'), 'no', 'only its status');

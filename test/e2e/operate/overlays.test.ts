@@ -247,12 +247,21 @@ describe('deploy/overlays', function () {
     const ds = find(manifests, 'DaemonSet');
     assert.equal(ds.spec.template.spec.serviceAccountName, accounts[0]);
     // node confinement (deploy/node-confinement) of our agent's ServiceAccount, not of OpenKruise's kruise-daemon
-    const policy = find(manifests, 'ValidatingAdmissionPolicy');
-    assert.deepEqual(
-      policy.spec.matchConditions.map((c: Tree) => c.expression),
-      [`request.userInfo.username == 'system:serviceaccount:kruise-system:${accounts[0]}'`],
-    );
-    assert.equal(find(manifests, 'ValidatingAdmissionPolicyBinding').spec.policyName, policy.metadata.name);
+    // (both policies: kruise-daemon-node-confinement-ts and kruise-daemon-barrier-owner-ts, each with its binding)
+    const policies = manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicy') as Tree[];
+    assert.deepEqual(policies.map((p) => p.metadata.name).sort(), [
+      'kruise-daemon-barrier-owner-ts',
+      'kruise-daemon-node-confinement-ts',
+    ]);
+    for (const policy of policies) {
+      assert.deepEqual(
+        policy.spec.matchConditions.map((c: Tree) => c.expression),
+        [`request.userInfo.username == 'system:serviceaccount:kruise-system:${accounts[0]}'`],
+        policy.metadata.name,
+      );
+    }
+    const bindings = manifests.filter((m) => m.kind === 'ValidatingAdmissionPolicyBinding') as Tree[];
+    assert.deepEqual(bindings.map((b) => b.spec.policyName).sort(), policies.map((p) => p.metadata.name).sort());
     assert.equal(
       ds.spec.selector.matchLabels['app.kubernetes.io/instance'],
       'kruise-daemon-ts',

@@ -1,4 +1,4 @@
-// KubeBarrierApi labels every barrier it writes with the agent's node (create, add keys, reset): the API server's
+// KubeBarrierApi labels every barrier it writes with the agent's node (create, add keys), and sees one without `get`: the API server's
 // node-confinement policy (deploy/node-confinement) lets an agent write only barriers labelled with its own node.
 import assert from 'node:assert/strict';
 import { BARRIER_NODE_NAME_LABEL } from '../../../src/api/constants.js';
@@ -12,9 +12,8 @@ interface Call {
   options: unknown;
 }
 
-function recordingClient(calls: Call[]): Pick<KubeClient, 'get' | 'create' | 'patch'> {
+function recordingClient(calls: Call[]): Pick<KubeClient, 'create' | 'patch'> {
   return {
-    get: () => Promise.reject(new Error('not used')),
     create: (_rt, body, options) => {
       calls.push({ verb: 'create', name: body.metadata?.name ?? '', body, options });
       return Promise.resolve(body as never);
@@ -53,14 +52,17 @@ describe('launch priority: KubeBarrierApi labels barriers with its node', () => 
     assert.deepEqual(calls[0]?.options, { type: 'merge', namespace: 'ns' });
   });
 
-  it('replaces the labels with its own when resetting a barrier left by an earlier pod', async () => {
+  it('sees a barrier through a merge patch of its node label alone (no get, which RBAC does not grant)', async () => {
     const calls: Call[] = [];
-    await new KubeBarrierApi(recordingClient(calls), 'node-b').reset('ns', 'web-0-barrier', 'old-uid', owner, ['p_1']);
-    assert.deepEqual(calls[0]?.body, [
-      { op: 'test', path: '/metadata/uid', value: 'old-uid' },
-      { op: 'add', path: '/metadata/labels', value: { [BARRIER_NODE_NAME_LABEL]: 'node-b' } },
-      { op: 'add', path: '/metadata/ownerReferences', value: [{ apiVersion: 'v1', kind: 'Pod', ...owner }] },
-      { op: 'add', path: '/data', value: { p_1: 'true' } },
+    const seen = await new KubeBarrierApi(recordingClient(calls), 'node-a').observe('ns', 'web-0-barrier');
+    assert.deepEqual(calls, [
+      {
+        verb: 'patch',
+        name: 'web-0-barrier',
+        body: { metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: 'node-a' } } },
+        options: { type: 'merge', namespace: 'ns' },
+      },
     ]);
+    assert.equal(seen?.metadata?.name, 'web-0-barrier');
   });
 });

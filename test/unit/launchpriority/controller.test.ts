@@ -3,6 +3,7 @@ import { createRegistry } from '../../../src/observability/metrics.js';
 import {
   BARRIER_RELEASED_ANNOTATION,
   EVENT_REASON_BARRIER_INVALID,
+  EVENT_REASON_BARRIER_OF_EARLIER_POD,
   EVENT_REASON_BARRIER_RECREATED,
   RETOUCH_AFTER_MS,
 } from '../../../src/daemon/launchpriority/controller.js';
@@ -388,9 +389,10 @@ describe('launch priority controller', () => {
     assert.equal(annotations('resume')[COMPLETED], 'true');
   });
 
-  it('clears a ConfigMap left by an earlier pod of the same name instead of trusting its keys', async () => {
+  it('leaves a ConfigMap of an earlier pod of the same name alone (no key removed, config.yaml kept) until it is gone', async () => {
     h = harness();
-    h.api.put(NS, 'again-barrier', { p_1: 'true', p_0: 'true' }, 'uid-of-the-old-pod');
+    // before: the agent "reset" it by replacing its whole data, which removed a user's config.yaml (issue 26, hole 5)
+    h.api.put(NS, 'again-barrier', { 'config.yaml': 'a: 1', p_1: 'true', p_0: 'true' }, 'uid-of-the-old-pod');
     h.pods.set(
       barrierPod('again', [
         { name: 'a', key: 'p_1' },
@@ -398,9 +400,39 @@ describe('launch priority controller', () => {
       ]),
     );
     await h.run();
+    assert.deepEqual(h.api.keysOf(NS, 'again-barrier'), ['config.yaml', 'p_0', 'p_1']);
+    assert.equal(
+      h.api.configMaps.get(`${NS}/again-barrier`)?.metadata?.ownerReferences?.[0]?.uid,
+      'uid-of-the-old-pod',
+    );
+    assert.equal(h.api.count('create') + h.api.count('addKeys'), 0);
+    assert.equal(annotations('again')[COMPLETED], undefined);
+    assert.equal(h.events.events.filter((e) => e.reason === EVENT_REASON_BARRIER_OF_EARLIER_POD).length, 1);
+    // the garbage collector removes it with its owner: the pod's own barrier is created
+    h.api.configMaps.delete(`${NS}/again-barrier`);
+    await h.run(5000); // the loop's backoff after the refusals
     assert.deepEqual(h.api.keysOf(NS, 'again-barrier'), ['p_1']);
     assert.equal(h.api.configMaps.get(`${NS}/again-barrier`)?.metadata?.ownerReferences?.[0]?.uid, 'uid-again');
-    assert.equal(annotations('again')[COMPLETED], undefined);
+  });
+
+  it("adds only p_<n> keys to a user's barrier: its other keys stay as they are", async () => {
+    h = harness();
+    h.api.put(NS, 'conf-barrier', { 'config.yaml': 'a: 1' });
+    const pod = h.pods.set(
+      barrierPod('conf', [
+        { name: 'a', key: 'p_1' },
+        { name: 'b', key: 'p_0' },
+      ]),
+    );
+    await h.run();
+    h.runtime.set(pod.metadata!.uid!, 'a', 'CONTAINER_RUNNING');
+    await h.run();
+    assert.deepEqual(h.api.configMaps.get(`${NS}/conf-barrier`)?.data, {
+      'config.yaml': 'a: 1',
+      p_1: 'true',
+      p_0: 'true',
+    });
+    assert.equal(annotations('conf')[COMPLETED], 'true');
   });
 
   it('works with a user-made ConfigMap holding odd keys (no crash) and does not own it', async () => {

@@ -18,10 +18,10 @@ describe('deploy: launch priority RBAC of the agent', () => {
   const dir = join(packageRoot(), 'deploy', 'base', 'daemon');
   const docs = loadAll(readFileSync(join(dir, 'rbac-launchpriority.yaml'), 'utf8')) as Doc[];
 
-  it('grants configmaps get/create/patch and pods patch, nothing else', () => {
+  it('grants configmaps create/patch (no get: issue 26) and pods patch, nothing else', () => {
     const role = docs.find((d) => d.kind === 'ClusterRole');
     assert.deepEqual(role?.rules, [
-      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'patch'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'patch'] },
       { apiGroups: [''], resources: ['pods'], verbs: ['patch'] },
     ]);
   });

@@ -83,7 +83,7 @@ function apiError(code: number, reason: string, message: string): ApiError {
 }
 
 export interface ApiCall {
-  verb: 'get' | 'create' | 'addKeys' | 'reset' | 'annotatePod';
+  verb: 'observe' | 'create' | 'addKeys' | 'annotatePod';
   name: string;
   keys?: string[];
   annotations?: Record<string, string>;
@@ -106,9 +106,9 @@ export class FakeBarrierApi implements BarrierApi {
     }
   }
 
-  get(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
-    this.calls.push({ verb: 'get', name });
-    this.fail('get');
+  observe(namespace: string, name: string): Promise<ConfigMapObject | undefined> {
+    this.calls.push({ verb: 'observe', name });
+    this.fail('observe');
     const cm = this.configMaps.get(`${namespace}/${name}`);
     return Promise.resolve(cm ? structuredClone(cm) : undefined);
   }
@@ -151,23 +151,6 @@ export class FakeBarrierApi implements BarrierApi {
     const cm = this.configMaps.get(`${namespace}/${name}`);
     if (!cm) return Promise.reject(apiError(404, 'NotFound', `configmaps "${name}" not found`));
     cm.data = { ...cm.data, ...keysData(keys) };
-    return Promise.resolve(structuredClone(cm));
-  }
-
-  reset(
-    namespace: string,
-    name: string,
-    uid: string,
-    owner: PodOwner,
-    keys: readonly string[],
-  ): Promise<ConfigMapObject> {
-    this.calls.push({ verb: 'reset', name, keys: [...keys] });
-    this.fail('reset');
-    const cm = this.configMaps.get(`${namespace}/${name}`);
-    if (!cm) return Promise.reject(apiError(404, 'NotFound', `configmaps "${name}" not found`));
-    if (cm.metadata?.uid !== uid) return Promise.reject(apiError(422, 'Invalid', 'test operation failed'));
-    cm.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Pod', name: owner.name, uid: owner.uid }];
-    cm.data = keysData(keys);
     return Promise.resolve(structuredClone(cm));
   }
 

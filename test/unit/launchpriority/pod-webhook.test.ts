@@ -188,6 +188,14 @@ describe('launch priority pod webhook (pure)', () => {
     assert.match((result as { message: string }).message, /at most 245/);
   });
 
+  it('denies more distinct priorities than a barrier may hold keys (64), and admits 64', () => {
+    const containers = (n: number) => Array.from({ length: n }, (_, i) => container(`c${i}`, String(i)));
+    const denied = mutatePodForLaunchPriority(create(pod(containers(65), { name: 'many' })));
+    assert.equal(denied.allowed, false);
+    assert.match((denied as { message: string }).message, /65 distinct launch priorities; at most 64/);
+    assert.equal(mutatePodForLaunchPriority(create(pod(containers(64), { name: 'many' }))).allowed, true);
+  });
+
   it('leaves alone what is not a pod creation, and malformed pods', () => {
     const p = pod([container('a', '1'), container('b')]);
     assert.deepEqual(mutatePodForLaunchPriority(create(p, { operation: 'UPDATE' })), { allowed: true });

@@ -11,6 +11,7 @@
 import {
   BARRIER_CONFIGMAP_SUFFIX,
   BARRIER_KEY_PREFIX,
+  MAX_BARRIER_KEYS,
   CONTAINER_LAUNCH_BARRIER_ENV,
   CONTAINER_LAUNCH_ORDERED,
   CONTAINER_LAUNCH_PRIORITY_ANNOTATION,
@@ -122,6 +123,12 @@ export function mutatePodForLaunchPriority(
     priorities.push(parsed);
   }
   if (priorities.every((p) => p === priorities[0])) return { allowed: true, ...(warnings.length > 0 && { warnings }) };
+  const levels = new Set(priorities).size;
+  if (levels > MAX_BARRIER_KEYS) {
+    return deny(
+      `spec.containers: ${levels} distinct launch priorities; at most ${MAX_BARRIER_KEYS} (one barrier key each) are allowed`,
+    );
+  }
 
   let podName = typeof metadata.name === 'string' ? metadata.name : '';
   const newMetadata: Json = { ...metadata };
