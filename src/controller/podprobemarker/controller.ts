@@ -31,7 +31,7 @@ import { writeNodePodProbeSpec } from '../shared/node-pod-probe-write.js';
 import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.js';
 import { isVirtualKubelet, markerNameOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from '../shared/pod-probes.js';
 import { cleanupPatchFor, conditionsWithout } from './marker-cleanup.js';
-import { isProbedPod, mergeMarkerProbes, podProbesFor, summarizeProblems, type ProbeProblem } from './node-probes.js';
+import { isProbedPod, mergeMarkerProbes, podProbesFor, removeMarkers, summarizeProblems, type ProbeProblem } from './node-probes.js';
 import {
   fitMarkers,
   leftOutConditions,
@@ -220,15 +220,17 @@ export class PodProbeMarkerController {
       onNode.set(entry.uid, entry);
     }
     const leftOut: NodeLeftOut[] = [];
+    const evict = new Map<string, ReadonlySet<string>>();
     for (const nodeName of [...wanted.keys()].sort()) {
       const decision = this.nodeBudget(nodeName);
       this.followBudget(nodeName, key, decision);
+      evict.set(nodeName, new Set(decision.leftOut.keys()));
       const out = decision.leftOut.get(key);
       if (!out) continue;
       leftOut.push({ node: nodeName, ...out });
       wanted.set(nodeName, new Map()); // none of its probes there
     }
-    await this.writeNodes(namespace, name, wanted, leftOut);
+    await this.writeNodes(namespace, name, wanted, leftOut, evict);
     this.reportLeftOut(marker, leftOut);
     if (problems.length > 0) {
       const { key: what, message } = summarizeProblems(problems);
@@ -315,13 +317,15 @@ export class PodProbeMarkerController {
   /**
    * Make the marker's probes on every node it touches (wanted, or holding some of its probes) what `wanted` says.
    * A node whose spec would still pass the budget with them (entries the budget does not count: another writer's)
-   * gets none of them, and is added to `leftOut`.
+   * gets none of them, and is added to `leftOut`. `evict` names, by node, the markers the budget leaves out there:
+   * their probes go with this write too (their own reconcile reports it), so the kept ones are measured without them.
    */
   private async writeNodes(
     namespace: string,
     name: string,
     wanted: Map<string, Map<string, PodProbe>>,
     leftOut: NodeLeftOut[] = [],
+    evict: ReadonlyMap<string, ReadonlySet<string>> = new Map(),
   ): Promise<void> {
     const nodes = new Set(wanted.keys());
     for (const npp of this.o.nodePodProbes.store.byIndex(NPP_MARKER_INDEX, `${namespace}/${name}`)) {
@@ -336,6 +340,7 @@ export class PodProbeMarkerController {
       let overflow: NodeLeftOut | undefined;
       const result = await writeNodePodProbeSpec(this.o.client, this.o.clock, npp, fresh, (draft) => {
         overflow = undefined;
+        const evicted = removeMarkers((draft.spec ??= {}), evict.get(node));
         if (onNode.size > 0) {
           const trial = structuredClone(draft.spec ?? {});
           mergeMarkerProbes(trial, namespace, name, onNode);
@@ -343,10 +348,10 @@ export class PodProbeMarkerController {
           if (size > this.budget) {
             const share = [...onNode.values()].reduce((n, entry) => n + jsonBytes(entry) + 1, 0);
             overflow = { node, bytes: share, free: this.budget - (size - share) };
-            return mergeMarkerProbes((draft.spec ??= {}), namespace, name, none);
+            return mergeMarkerProbes((draft.spec ??= {}), namespace, name, none) || evicted;
           }
         }
-        return mergeMarkerProbes((draft.spec ??= {}), namespace, name, onNode);
+        return mergeMarkerProbes((draft.spec ??= {}), namespace, name, onNode) || evicted;
       });
       const self = `${namespace}/${name}`;
       const waiting = this.overflowOn.get(node) ?? new Set<string>();
