@@ -152,7 +152,7 @@ describe('podprobe controller: failing status writes (emulator + fake runtime)',
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       },
-    }) as KubeClient;
+    });
     const events = new RecordedEvents();
     const registry = new Registry();
     controller = new PodProbeController({
