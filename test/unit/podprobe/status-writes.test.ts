@@ -14,7 +14,7 @@ import {
 import { podProbeMetrics } from '../../../src/daemon/podprobe/metrics.js';
 import { boundStatus, CUT_MARK } from '../../../src/daemon/podprobe/status-budget.js';
 import { ApiError } from '../../../src/kube/errors.js';
-import type { KubeClient, KubeObject } from '../../../src/kube/index.js';
+import type { KubeObject } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { FakeClock } from '../../../src/util/clock.js';
 import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
