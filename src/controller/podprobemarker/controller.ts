@@ -31,7 +31,14 @@ import { writeNodePodProbeSpec } from '../shared/node-pod-probe-write.js';
 import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.js';
 import { isVirtualKubelet, markerNameOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from '../shared/pod-probes.js';
 import { cleanupPatchFor, conditionsWithout } from './marker-cleanup.js';
-import { isProbedPod, mergeMarkerProbes, podProbesFor, removeMarkers, summarizeProblems, type ProbeProblem } from './node-probes.js';
+import {
+  isProbedPod,
+  mergeMarkerProbes,
+  podProbesFor,
+  removeMarkers,
+  summarizeProblems,
+  type ProbeProblem,
+} from './node-probes.js';
 import {
   fitMarkers,
   leftOutConditions,
