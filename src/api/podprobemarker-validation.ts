@@ -8,6 +8,8 @@ import { belowMinimumError, fieldError, typeError } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
 import { isEmptyLabelSelector, labelKeyError, labelSelectorErrors, labelValueError } from './label-selector.js';
 import { isRecord } from '../util/is-record.js';
+import { jsonEqual } from '../kube/merge-patch.js';
+import { probeSizeErrors } from './podprobemarker-limits.js';
 
 export const NIL_SELECTOR_MESSAGE = 'empty Selector is not valid for PodProbeMarker.';
 export const EMPTY_SELECTOR_MESSAGE = 'empty selector is not valid for podProbeMarker.';
@@ -52,6 +54,11 @@ const MAX_ANNOTATIONS_BYTES = 256 * 1024;
 export interface PodProbeMarkerValidationOptions {
   /** On UPDATE: the stored object (the selector may not change, as OpenKruise). */
   oldObject?: unknown;
+  /**
+   * Check the size limits (podprobemarker-limits.ts; default true). Admission does; the controller does not: a marker
+   * that got past admission is bounded by the NodePodProbe budget, which leaves it out and says so.
+   */
+  sizeLimits?: boolean;
 }
 
 export function validatePodProbeMarker(object: unknown, options: PodProbeMarkerValidationOptions = {}): FieldError[] {
@@ -61,6 +68,13 @@ export function validatePodProbeMarker(object: unknown, options: PodProbeMarkerV
   errors.push(...selectorErrors(spec.selector));
   errors.push(...probesErrors(spec.probes));
   const old = options.oldObject;
+  // an update that leaves the spec as it was (a finalizer, a label) passes a marker stored before these limits
+  const specUnchanged = isRecord(old) && isRecord(old.spec) && jsonEqual(old.spec, spec);
+  if (options.sizeLimits !== false && !specUnchanged && Array.isArray(spec.probes)) {
+    const metadata = isRecord(object) && isRecord(object.metadata) ? object.metadata : {};
+    const name = typeof metadata.name === 'string' ? metadata.name : '';
+    errors.push(...probeSizeErrors(name, spec.probes as unknown[]));
+  }
   if (isRecord(old) && isRecord(old.spec) && JSON.stringify(old.spec.selector) !== JSON.stringify(spec.selector)) {
     errors.push(fieldError('FieldValueInvalid', 'spec.selector', IMMUTABLE_SELECTOR_MESSAGE, spec.selector ?? null));
   }

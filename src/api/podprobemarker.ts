@@ -46,9 +46,22 @@ export interface PodProbeMarkerSpec {
   probes: PodContainerProbe[];
 }
 
+/** A condition of the marker (ours; OpenKruise's status has none): `ProbesLeftOut`. */
+export interface PodProbeMarkerCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+  lastTransitionTime?: string;
+}
+
+/** True while some node's NodePodProbe could not hold the marker's probes (they are not there; see the message). */
+export const PROBES_LEFT_OUT_CONDITION = 'ProbesLeftOut';
+
 export interface PodProbeMarkerStatus {
   observedGeneration: number;
   matchedPods?: number;
+  conditions?: PodProbeMarkerCondition[];
 }
 
 export interface PodProbeMarker extends KubeObject {

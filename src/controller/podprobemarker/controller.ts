@@ -5,13 +5,16 @@
 // resourceVersion (a conflict redoes the merge on a fresh read). A finalizer keeps a deleted marker until its probes
 // have left every NodePodProbe and its marks left its pods (marker-cleanup.ts). Status: observedGeneration and
 // matchedPods, written only when they change. A probe a pod cannot run (no such container, no such named port) is
-// left out for that pod and reported as a Warning event on the marker. Keyed `<namespace>/<name>`.
+// left out for that pod and reported as a Warning event on the marker. A node's NodePodProbe holds at most its budget
+// (node-budget.ts): a marker whose probes do not fit there is left out of that node whole, with a Warning event
+// (ProbesLeftOut) and the ProbesLeftOut condition on it naming the nodes; the other markers' probes still go there.
+// Keyed `<namespace>/<name>`.
 import { isPodActive } from '../../api/pod-active.js';
 import { NODE_POD_PROBE_CLEANUP_FINALIZER } from '../../api/constants.js';
 import { formatFieldErrors } from '../../api/field-errors.js';
 import { labelSelectorMatches } from '../../api/label-selector.js';
 import type { NodePodProbe, PodProbe } from '../../api/nodepodprobe.js';
-import { POD_PROBE_MARKERS, type PodProbeMarker } from '../../api/podprobemarker.js';
+import { POD_PROBE_MARKERS, type PodProbeMarker, type PodProbeMarkerStatus } from '../../api/podprobemarker.js';
 import { validatePodProbeMarker } from '../../api/podprobemarker-validation.js';
 import type { WireNode, WirePod } from '../../api/wire.js';
 import { ControllerLoop } from '../../kube/controller-loop.js';
@@ -28,10 +31,28 @@ import { writeNodePodProbeSpec } from '../shared/node-pod-probe-write.js';
 import { patchPodConditions, patchPodMetadata } from '../shared/pod-marks-write.js';
 import { isVirtualKubelet, markerNameOf, NPP_MARKER_INDEX, POD_NODE_INDEX } from '../shared/pod-probes.js';
 import { cleanupPatchFor, conditionsWithout } from './marker-cleanup.js';
-import { isProbedPod, mergeMarkerProbes, podProbesFor, summarizeProblems, type ProbeProblem } from './node-probes.js';
+import {
+  isProbedPod,
+  mergeMarkerProbes,
+  podProbesFor,
+  removeMarkers,
+  summarizeProblems,
+  type ProbeProblem,
+} from './node-probes.js';
+import {
+  fitMarkers,
+  leftOutConditions,
+  leftOutMessage,
+  SPEC_BUDGET_BYTES,
+  type BudgetDecision,
+  type MarkerShare,
+  type NodeLeftOut,
+} from './node-budget.js';
+import { rfc3339 } from '../../util/time.js';
 
 export const EVENT_INVALID_MARKER = 'InvalidPodProbeMarker';
 export const EVENT_PROBE_NOT_APPLIED = 'ProbeNotApplied';
+export const EVENT_PROBES_LEFT_OUT = 'ProbesLeftOut';
 
 const CACHE_WAIT_MS = 100;
 /** NodePodProbe writes in flight at once for one reconcile. */
@@ -45,7 +66,11 @@ export interface PodProbeMarkerControllerOptions extends ControllerParts {
   nodes: Informer<WireNode>;
   /** With the NPP_MARKER_INDEX index. */
   nodePodProbes: Informer<NodePodProbe>;
+  /** Bytes of JSON one NodePodProbe spec may hold (default SPEC_BUDGET_BYTES). */
+  nodePodProbeBudgetBytes?: number | undefined;
 }
+
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 /** Pod changes that can change what a marker writes for it. */
 function podChangeMatters(old: WirePod, pod: WirePod): boolean {
@@ -71,8 +96,16 @@ export class PodProbeMarkerController {
   private readonly nodeWrites: OwnWriteExpectations;
   /** Marker key → the last event sent about it (one event per distinct problem, not one per reconcile). */
   private readonly reported = new Map<string, string>();
+  /** Marker key → the nodes it was last reported left out of (one event per change of that list). */
+  private readonly reportedLeftOut = new Map<string, string>();
+  /** Node → the markers its budget left out at its last look (a change enqueues the markers it moved). */
+  private readonly leftOutOn = new Map<string, Set<string>>();
+  /** Node → the markers its measured spec had no room for (another writer's entries); retried after a write there. */
+  private readonly overflowOn = new Map<string, Set<string>>();
+  private readonly budget: number;
 
   constructor(private readonly o: PodProbeMarkerControllerOptions) {
+    this.budget = o.nodePodProbeBudgetBytes ?? SPEC_BUDGET_BYTES;
     this.expectations = new OwnWriteExpectations(o.clock);
     this.nodeWrites = new OwnWriteExpectations(o.clock);
     this.loop = new ControllerLoop('podprobemarker', o, (key) => this.reconcile(key));
@@ -148,13 +181,14 @@ export class PodProbeMarkerController {
       // deleted without our finalizer (force-removed, or before we added it): take its probes back all the same
       this.expectations.forget(key);
       this.reported.delete(key);
+      this.reportedLeftOut.delete(key);
       await this.removeFromNodes(namespace, name);
       return;
     }
     if (!this.expectations.isFresh(key, marker.metadata.resourceVersion)) return { requeueAfter: CACHE_WAIT_MS };
     if (marker.metadata.deletionTimestamp) return this.finalize(key, marker);
 
-    const errors = validatePodProbeMarker(marker);
+    const errors = validatePodProbeMarker(marker, { sizeLimits: false });
     if (errors.length > 0) {
       this.report(marker, EVENT_INVALID_MARKER, `probes not applied: ${formatFieldErrors(errors)}`);
       return;
@@ -192,18 +226,38 @@ export class PodProbeMarkerController {
       if (!onNode) wanted.set(nodeName, (onNode = new Map<string, PodProbe>()));
       onNode.set(entry.uid, entry);
     }
-    await this.writeNodes(namespace, name, wanted);
+    const leftOut: NodeLeftOut[] = [];
+    const evict = new Map<string, ReadonlySet<string>>();
+    for (const nodeName of [...wanted.keys()].sort()) {
+      const decision = this.nodeBudget(nodeName);
+      this.followBudget(nodeName, key, decision);
+      evict.set(nodeName, new Set(decision.leftOut.keys()));
+      const out = decision.leftOut.get(key);
+      if (!out) continue;
+      leftOut.push({ node: nodeName, ...out });
+      wanted.set(nodeName, new Map()); // none of its probes there
+    }
+    await this.writeNodes(namespace, name, wanted, leftOut, evict);
+    this.reportLeftOut(marker, leftOut);
     if (problems.length > 0) {
       const { key: what, message } = summarizeProblems(problems);
       this.report(marker, EVENT_PROBE_NOT_APPLIED, message, what);
     } else this.reported.delete(key);
 
     const generation = marker.metadata.generation ?? 0;
-    if (marker.status?.observedGeneration !== generation || (marker.status.matchedPods ?? 0) !== matched) {
-      const result = await patchStatus(this.o.client, POD_PROBE_MARKERS, marker, () => ({
-        observedGeneration: generation,
-        matchedPods: matched,
-      }));
+    const now = rfc3339(this.o.clock.now());
+    const conditions = leftOutConditions(marker.status?.conditions, leftOut, now, this.budget);
+    if (
+      marker.status?.observedGeneration !== generation ||
+      (marker.status.matchedPods ?? 0) !== matched ||
+      conditions
+    ) {
+      const result = await patchStatus(this.o.client, POD_PROBE_MARKERS, marker, (draft) => {
+        const status: PodProbeMarkerStatus = { ...draft.status, observedGeneration: generation, matchedPods: matched };
+        const fresh = leftOutConditions(draft.status?.conditions, leftOut, now, this.budget);
+        if (fresh) status.conditions = fresh;
+        return status;
+      });
       if (result.patched) this.expectations.expect(key, result.object.metadata.resourceVersion);
     }
   }
@@ -217,8 +271,69 @@ export class PodProbeMarkerController {
     this.loop.logger.warn({ podProbeMarker: key, reason }, message);
   }
 
-  /** Make the marker's probes on every node it touches (wanted, or holding some of its probes) what `wanted` says. */
-  private async writeNodes(namespace: string, name: string, wanted: Map<string, Map<string, PodProbe>>): Promise<void> {
+  /** The shares of every marker with probes for pods on the node, and which of them its budget leaves out. */
+  private nodeBudget(nodeName: string): BudgetDecision {
+    const shares = new Map<string, MarkerShare>();
+    const valid = new Map<string, boolean>();
+    for (const pod of this.o.pods.store.byIndex(POD_NODE_INDEX, nodeName)) {
+      for (const marker of this.o.podProbeMarkers.store.byIndex(NAMESPACE_INDEX, pod.metadata?.namespace ?? '')) {
+        if (marker.metadata.deletionTimestamp || !isProbedPod(marker, pod)) continue;
+        const key = objectKey(marker);
+        let ok = valid.get(key);
+        if (ok === undefined) valid.set(key, (ok = validatePodProbeMarker(marker, { sizeLimits: false }).length === 0));
+        if (!ok) continue;
+        const { entry } = podProbesFor(marker, pod);
+        if ((entry.probes ?? []).length === 0) continue;
+        const share = shares.get(key) ?? { key, createdAt: marker.metadata.creationTimestamp ?? '', bytes: 0 };
+        share.bytes += jsonBytes(entry) + 1; // and the comma
+        shares.set(key, share);
+      }
+    }
+    return fitMarkers([...shares.values()], this.budget);
+  }
+
+  /** Enqueue the other markers whose place on the node the decision changed (left out now, or no longer). */
+  private followBudget(nodeName: string, self: string, decision: BudgetDecision): void {
+    const before = this.leftOutOn.get(nodeName) ?? new Set<string>();
+    const now = new Set(decision.leftOut.keys());
+    for (const key of [...before, ...now]) {
+      if (key !== self && before.has(key) !== now.has(key)) this.loop.add(key);
+    }
+    if (now.size > 0) this.leftOutOn.set(nodeName, now);
+    else this.leftOutOn.delete(nodeName);
+  }
+
+  /** One Warning event per change of the nodes the marker is left out of; none while it fits everywhere. */
+  private reportLeftOut(marker: PodProbeMarker, leftOut: readonly NodeLeftOut[]): void {
+    const key = objectKey(marker);
+    const nodes = leftOut
+      .map((n) => n.node)
+      .sort()
+      .join(',');
+    if (nodes === '') {
+      this.reportedLeftOut.delete(key);
+      return;
+    }
+    if (this.reportedLeftOut.get(key) === nodes) return;
+    this.reportedLeftOut.set(key, nodes);
+    const message = leftOutMessage(leftOut, this.budget);
+    this.o.events.event(marker, 'Warning', EVENT_PROBES_LEFT_OUT, message, POD_PROBE_MARKERS);
+    this.loop.logger.warn({ podProbeMarker: key, nodes: leftOut.length }, message);
+  }
+
+  /**
+   * Make the marker's probes on every node it touches (wanted, or holding some of its probes) what `wanted` says.
+   * A node whose spec would still pass the budget with them (entries the budget does not count: another writer's)
+   * gets none of them, and is added to `leftOut`. `evict` names, by node, the markers the budget leaves out there:
+   * their probes go with this write too (their own reconcile reports it), so the kept ones are measured without them.
+   */
+  private async writeNodes(
+    namespace: string,
+    name: string,
+    wanted: Map<string, Map<string, PodProbe>>,
+    leftOut: NodeLeftOut[] = [],
+    evict: ReadonlyMap<string, ReadonlySet<string>> = new Map(),
+  ): Promise<void> {
     const nodes = new Set(wanted.keys());
     for (const npp of this.o.nodePodProbes.store.byIndex(NPP_MARKER_INDEX, `${namespace}/${name}`)) {
       nodes.add(npp.metadata.name ?? '');
@@ -229,9 +344,32 @@ export class PodProbeMarkerController {
       if (!npp || npp.metadata.deletionTimestamp) return; // created by the nodepodprobe controller; its add brings us back
       const onNode = wanted.get(node) ?? none;
       const fresh = this.nodeWrites.isFresh(node, npp.metadata.resourceVersion);
-      const result = await writeNodePodProbeSpec(this.o.client, this.o.clock, npp, fresh, (draft) =>
-        mergeMarkerProbes((draft.spec ??= {}), namespace, name, onNode),
-      );
+      let overflow: NodeLeftOut | undefined;
+      const result = await writeNodePodProbeSpec(this.o.client, this.o.clock, npp, fresh, (draft) => {
+        overflow = undefined;
+        const evicted = removeMarkers((draft.spec ??= {}), evict.get(node));
+        if (onNode.size > 0) {
+          const trial = structuredClone(draft.spec ?? {});
+          mergeMarkerProbes(trial, namespace, name, onNode);
+          const size = jsonBytes(trial);
+          if (size > this.budget) {
+            const share = [...onNode.values()].reduce((n, entry) => n + jsonBytes(entry) + 1, 0);
+            overflow = { node, bytes: share, free: this.budget - (size - share) };
+            return mergeMarkerProbes((draft.spec ??= {}), namespace, name, none) || evicted;
+          }
+        }
+        return mergeMarkerProbes((draft.spec ??= {}), namespace, name, onNode) || evicted;
+      });
+      const self = `${namespace}/${name}`;
+      const waiting = this.overflowOn.get(node) ?? new Set<string>();
+      if (overflow) {
+        leftOut.push(overflow);
+        this.overflowOn.set(node, waiting.add(self));
+      } else {
+        waiting.delete(self);
+        if (result.written) for (const other of waiting) this.loop.add(other);
+        if (waiting.size === 0) this.overflowOn.delete(node);
+      }
       if (result.conflicts > 0)
         this.o.metrics.nodePodProbeConflicts.inc({ controller: 'podprobemarker' }, result.conflicts);
       if (result.written) {
@@ -243,6 +381,10 @@ export class PodProbeMarkerController {
         );
       }
     });
+    // what this marker took away or gave back may let a marker the budget left out in, or push one out
+    for (const node of nodes) {
+      if (this.leftOutOn.has(node)) this.followBudget(node, `${namespace}/${name}`, this.nodeBudget(node));
+    }
   }
 
   private removeFromNodes(namespace: string, name: string): Promise<void> {

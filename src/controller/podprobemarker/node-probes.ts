@@ -170,3 +170,19 @@ export function mergeMarkerProbes(
 function wantsProbe(want: PodProbe, name: string): boolean {
   return (want.probes ?? []).some((p) => p.name === name);
 }
+
+/** Take the probes of the markers `keys` names (`<namespace>/<name>`) out of `spec`; returns whether it changed. */
+export function removeMarkers(spec: NodePodProbeSpec, keys: ReadonlySet<string> | undefined): boolean {
+  if (!keys || keys.size === 0 || !spec.podProbes) return false;
+  let changed = false;
+  const result: PodProbe[] = [];
+  for (const entry of spec.podProbes) {
+    const probes = (entry.probes ?? []).filter((p) => !keys.has(`${entry.namespace}/${markerNameOf(p)}`));
+    if (probes.length !== (entry.probes ?? []).length) changed = true;
+    if (probes.length > 0) result.push(probes.length === (entry.probes ?? []).length ? entry : { ...entry, probes });
+  }
+  if (!changed) return false;
+  if (result.length > 0) spec.podProbes = result;
+  else delete spec.podProbes;
+  return true;
+}

@@ -3,7 +3,10 @@
 // coalesced into few writes (a window, then at most one write per window), a write only when a state or message
 // changed (no periodic refresh), entries only for pods and probes still in the spec, each patch conditional on the
 // resourceVersion it was built on. A probe whose state changes to Succeeded/Failed gets a pod Event
-// (KruiseProbeSucceeded / KruiseProbeFailed, both Normal, as OpenKruise).
+// (KruiseProbeSucceeded / KruiseProbeFailed, both Normal, as OpenKruise). The status is kept within its budget
+// (status-budget.ts). Status writes that keep failing (too large, invalid, a server error: anything the retries do not
+// cure) are not silent: the nodePodProbeStatusWrites readiness check fails with the cause, the failures metric counts
+// them, and a Warning event (StatusWriteFailed) goes on the NodePodProbe once per distinct cause.
 import { EVENT_REASON_KRUISE_PROBE_FAILED, EVENT_REASON_KRUISE_PROBE_SUCCEEDED } from '../../api/constants.js';
 import { NODE_POD_PROBES, type NodePodProbe } from '../../api/nodepodprobe.js';
 import {
@@ -21,7 +24,11 @@ import { DEFAULT_MAX_CONCURRENT_PROBES, DEFAULT_PROBE_STATUS_WINDOW_MS } from '.
 import { OwnNodeObject } from '../own-node-object.js';
 import { RunSlots } from '../run-slots.js';
 import { StatusWriter } from '../status-writer.js';
-import type { PodProbeMetrics } from './metrics.js';
+import { ApiError } from '../../kube/errors.js';
+import { errorMessage } from '../../util/error-message.js';
+import { rfc3339 } from '../../util/time.js';
+import type { PodProbeMetrics, StatusWriteFailure } from './metrics.js';
+import { boundStatus, STATUS_BUDGET_BYTES, type BoundedStatus } from './status-budget.js';
 import { buildNodePodProbeStatus, previousStates } from './probe-status.js';
 import { probeKey, specProbes, statusKey, type ProbeTarget } from './probe-spec.js';
 import { ProbeWorker } from './probe-worker.js';
@@ -30,6 +37,31 @@ import type { ContainerRuntime } from '../podruntime/pod-containers.js';
 
 /** source.component of the pod Events, as OpenKruise. */
 export const POD_PROBE_EVENT_SOURCE = 'kruise-daemon-podprobe';
+/** The readiness check that fails while status writes keep failing. */
+export const NODE_POD_PROBE_STATUS_WRITES_CHECK = 'nodePodProbeStatusWrites';
+export const EVENT_STATUS_WRITE_FAILED = 'StatusWriteFailed';
+/** Failed writes in a row before the check fails and the event goes out (a blip is retried first). */
+export const STATUS_WRITE_FAILING_AFTER = 3;
+const MAX_CAUSE_CHARS = 400;
+
+/** What kind of failure a status write met, from the API's answer. */
+export function statusWriteFailureKind(err: unknown): StatusWriteFailure {
+  if (!(err instanceof ApiError)) return 'other';
+  // etcd's "request is too large" comes back as a 500; the API server's own body limit as a 413
+  if (err.code === 413 || /request is too large|too large/i.test(err.message)) return 'too_large';
+  if (err.code === 422) return 'invalid';
+  if (err.code === 403) return 'forbidden';
+  if (err.code === 409) return 'conflict';
+  if (err.code >= 500) return 'server_error';
+  return 'other';
+}
+
+interface WriteFailures {
+  kind: StatusWriteFailure;
+  cause: string;
+  count: number;
+  since: number;
+}
 
 export interface PodProbeControllerOptions {
   nodeName: string;
@@ -47,6 +79,8 @@ export interface PodProbeControllerOptions {
   statusWindowMs?: number | undefined;
   /** Jitter source, [0, 1) (default Math.random). */
   random?: (() => number) | undefined;
+  /** Bytes of JSON the status may take (default STATUS_BUDGET_BYTES). */
+  statusBudgetBytes?: number | undefined;
   /** Pod events (default: an EventRecorder on the client). */
   events?: Pick<EventRecorder, 'event' | 'close'> | undefined;
 }
@@ -64,6 +98,9 @@ export class PodProbeController {
   private readonly runtime: LateRuntime;
   private readonly stopSignal = new AbortController();
   private stopped = false;
+  private failures: WriteFailures | undefined;
+  /** The cause the last StatusWriteFailed event named (one event per distinct cause while failing). */
+  private reportedCause: string | undefined;
 
   constructor(private readonly options: PodProbeControllerOptions) {
     this.log = options.logger;
@@ -133,6 +170,19 @@ export class PodProbeController {
     if (reason !== undefined) {
       throw new Error(`the NodePodProbe informer (metadata.name=${this.options.nodeName}) ${reason}`);
     }
+  };
+
+  /**
+   * Readiness check: fails while the last STATUS_WRITE_FAILING_AFTER or more status writes failed, with the cause:
+   * the probes still run but their results reach no pod.
+   */
+  readonly checkStatusWrites = (): void => {
+    const f = this.failures;
+    if (!f || f.count < STATUS_WRITE_FAILING_AFTER) return;
+    throw new Error(
+      `NodePodProbe ${this.options.nodeName}: the last ${f.count} status writes failed (since ${rfc3339(f.since)}; ` +
+        `${f.kind}): ${f.cause}; probe results of this node's pods do not reach them`,
+    );
   };
 
   /** Workers running now (tests, metrics). */
@@ -245,14 +295,59 @@ export class PodProbeController {
   }
 
   private async writeStatus(): Promise<void> {
+    const budget = this.options.statusBudgetBytes ?? STATUS_BUDGET_BYTES;
+    let bounded: BoundedStatus | undefined;
     try {
-      const result = await this.own.patchStatus((draft) =>
-        buildNodePodProbeStatus(specProbes(draft).targets, draft.status, (t) => this.resultOf(t)),
-      );
-      if (result?.patched) this.options.metrics.statusWrite('ok');
+      const result = await this.own.patchStatus((draft) => {
+        const built = buildNodePodProbeStatus(specProbes(draft).targets, draft.status, (t) => this.resultOf(t));
+        bounded = boundStatus(built, budget);
+        return bounded.status;
+      });
+      if (result?.patched) {
+        this.options.metrics.statusWrite('ok');
+        if (bounded && bounded.cut !== 'none') {
+          this.options.metrics.statusCut(bounded.cut);
+          this.log.warn(
+            { cut: bounded.cut, podsLeftOut: bounded.podsLeftOut, budgetBytes: budget },
+            'NodePodProbe status cut to fit its budget',
+          );
+        }
+      }
+      this.writeSucceeded();
     } catch (err) {
       this.options.metrics.statusWrite('error');
+      this.writeFailed(err);
       throw err;
     }
+  }
+
+  private writeSucceeded(): void {
+    if (!this.failures) return;
+    this.log.info({ failures: this.failures.count }, 'NodePodProbe status written again');
+    this.failures = undefined;
+    this.reportedCause = undefined;
+    this.options.metrics.setStatusWriteFailures(undefined, 0);
+  }
+
+  private writeFailed(err: unknown): void {
+    const kind = statusWriteFailureKind(err);
+    const text = errorMessage(err).replace(/\s*\n\s*/g, '; ');
+    const cause = text.length > MAX_CAUSE_CHARS ? `${text.slice(0, MAX_CAUSE_CHARS - 1)}…` : text;
+    const f = (this.failures ??= { kind, cause, count: 0, since: this.options.clock.now() });
+    f.count++;
+    f.kind = kind;
+    f.cause = cause;
+    this.options.metrics.setStatusWriteFailures(kind, f.count);
+    if (f.count < STATUS_WRITE_FAILING_AFTER || this.reportedCause === `${kind}:${cause}`) return;
+    const npp = this.own.current() ?? this.informer.get(this.options.nodeName);
+    if (!npp) return;
+    this.reportedCause = `${kind}:${cause}`;
+    this.events.event(
+      npp,
+      'Warning',
+      EVENT_STATUS_WRITE_FAILED,
+      `the last ${f.count} status writes failed (${kind}): ${cause}; probe results of this node's pods do not reach them`,
+      NODE_POD_PROBES,
+    );
   }
 }

@@ -1,12 +1,13 @@
 // The custom probes as a module of the agent (on unless --pod-probe=false, OpenKruise's PodProbeMarkerGate): the
 // controller of this node's NodePodProbe on the agent's Kubernetes client and CRI connection, the
-// `nodePodProbeInformerSynced` readiness check (OpenKruise's name) and its stop hook (src/daemon/controller-module.ts).
+// `nodePodProbeInformerSynced` readiness check (OpenKruise's name), the `nodePodProbeStatusWrites` readiness check
+// (fails while status writes keep failing, with the cause) and its stop hook (src/daemon/controller-module.ts).
 import type { CriClient } from '../../cri/client.js';
 import type { AgentModule } from '../agent.js';
 import { kubeMetrics } from '../../kube/metrics.js';
 import { untilAborted } from '../../util/until-aborted.js';
 import { controllerModule } from '../controller-module.js';
-import { PodProbeController } from './controller.js';
+import { NODE_POD_PROBE_STATUS_WRITES_CHECK, PodProbeController } from './controller.js';
 import { podProbeMetrics } from './metrics.js';
 
 export const NODE_POD_PROBE_SYNCED_CHECK = 'nodePodProbeInformerSynced';
@@ -34,6 +35,7 @@ const podProbeController = controllerModule<CriClient>({
       maxConcurrentProbes: ctx.options.maxConcurrentProbes,
       statusWindowMs: ctx.options.probeStatusWindowMs,
     });
+    ctx.readiness.add(NODE_POD_PROBE_STATUS_WRITES_CHECK, controller.checkStatusWrites);
     return { controller };
   },
 });

@@ -147,7 +147,7 @@ function informer<T extends KubeObject>(
   return new Informer<T>(rt, idle as ListWatcher<T>, { clock, indexers });
 }
 
-export function bench() {
+export function bench(options: { nodePodProbeBudgetBytes?: number } = {}) {
   const clock = new FakeClock(Date.parse('2026-01-01T00:00:00Z'));
   const api = new FakeApi();
   const events = new FakeEvents();
@@ -167,7 +167,7 @@ export function bench() {
     pods,
     nodes,
   };
-  const markers = new PodProbeMarkerController(parts);
+  const markers = new PodProbeMarkerController({ ...parts, ...options });
   const nodeProbes = new NodePodProbeController(parts);
   /**
    * Copy the API's objects into the caches (what a watch would deliver), removing what the API no longer has. The
