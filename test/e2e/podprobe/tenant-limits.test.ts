@@ -4,9 +4,9 @@
 // past admission (an admin exempted A's namespace from the webhook for a while, a real way around it) is left out of
 // the node's NodePodProbe and told so (the ProbesLeftOut condition and a Warning event A can read), while tenant B's
 // marker still reaches the node and B's probe results still reach B's pod. Then the agent's status writes fail (an
-// admin's ValidatingAdmissionPolicy refuses them, as any persistent error would): its /readyz and /healthz fail naming the
-// cause, the failures metric counts them, the NodePodProbe gets a StatusWriteFailed event; once the policy goes,
-// the results flow again and /readyz is 200.
+// admin's ValidatingAdmissionPolicy refuses them, as any persistent error would): its /readyz and /healthz fail
+// naming the cause (/livez does not), the failures metric counts them, the NodePodProbe gets a StatusWriteFailed
+// event; once the policy goes, the results flow again and /readyz is 200.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import {
