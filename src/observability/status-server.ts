@@ -4,10 +4,10 @@
 // registry). GET and HEAD only; `?verbose` lists every check. The checks read state the components keep; none of
 // them calls a dependency (src/observability/health.ts).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
 import type { Logger } from './logger.js';
 import { combineReports, renderReport, type HealthRegistry } from './health.js';
+import { listenOn } from '../util/server-listen.js';
 
 /** Where the status server listens. */
 export interface ListenAddress {
@@ -48,17 +48,11 @@ export class StatusServer {
   }
 
   /** Start listening; resolves with the address actually bound (port 0 = any free port). */
-  listen(address: ListenAddress): Promise<BoundAddress> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: Error): void => reject(err);
-      this.server.once('error', onError);
-      this.server.listen({ host: address.host, port: address.port }, () => {
-        this.server.off('error', onError);
-        this.server.on('error', (err) => this.options.logger.error({ err }, 'status server error'));
-        const bound = this.server.address() as AddressInfo;
-        resolve({ host: bound.address, port: bound.port });
-      });
-    });
+  async listen(address: ListenAddress): Promise<BoundAddress> {
+    const bound = await listenOn(this.server, address.host, address.port, (err) =>
+      this.options.logger.error({ err }, 'status server error'),
+    );
+    return { host: bound.address, port: bound.port };
   }
 
   /** Stop accepting, let requests in flight finish for up to graceMs, then drop what is left. */

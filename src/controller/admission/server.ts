@@ -5,7 +5,6 @@
 import { createServer, type Server } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { ControllerMetrics } from '../shared/metrics.js';
 import {
@@ -16,6 +15,7 @@ import {
   type AdmissionReview,
 } from './admission-review.js';
 import { clientRefusal, type ClientAuthPolicy } from './client-auth.js';
+import { closeNow, listenOn } from '../../util/server-listen.js';
 
 const MAX_BODY_BYTES = 3 * 1024 * 1024 + 64 * 1024;
 /** How long kube-apiserver's webhook client keeps an idle connection for reuse (Go's http.Transport default). */
@@ -102,23 +102,15 @@ export class WebhookServer {
     });
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen({ host, port }, () => {
-        this.server.off('error', reject);
-        this.server.on('error', (err) => this.o.logger.error({ err }, 'webhook server error'));
-        resolve((this.server.address() as AddressInfo).port);
-      });
-    });
+  async listen(host: string, port: number): Promise<number> {
+    const bound = await listenOn(this.server, host, port, (err) =>
+      this.o.logger.error({ err }, 'webhook server error'),
+    );
+    return bound.port;
   }
 
   close(): Promise<void> {
-    if (!this.server.listening) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    return closeNow(this.server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

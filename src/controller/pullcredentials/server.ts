@@ -5,12 +5,12 @@
 // view); 503 while the caches have not synced or the TokenReview failed (the agent retries its pull).
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { PULL_CREDENTIALS_PATH } from '../../api/pull-credentials.js';
 import { errorMessage } from '../../util/error-message.js';
 import type { AgentIdentities } from './agent-identity.js';
 import { answerFor, type CredentialsLookup } from './answer.js';
+import { closeNow, listenOn } from '../../util/server-listen.js';
 
 /** How long a refusal waits for the caches to catch up with what the agent saw (a tag just written). */
 const CACHE_GRACE_MS = 2000;
@@ -45,23 +45,15 @@ export class PullCredentialsServer {
     this.server.setSecureContext({ cert: certPem, key: keyPem });
   }
 
-  listen(host: string, port: number): Promise<number> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen({ host, port }, () => {
-        this.server.off('error', reject);
-        this.server.on('error', (err) => this.o.logger.error({ err }, 'pull-credentials server error'));
-        resolve((this.server.address() as AddressInfo).port);
-      });
-    });
+  async listen(host: string, port: number): Promise<number> {
+    const bound = await listenOn(this.server, host, port, (err) =>
+      this.o.logger.error({ err }, 'pull-credentials server error'),
+    );
+    return bound.port;
   }
 
   close(): Promise<void> {
-    if (!this.server.listening) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    return closeNow(this.server);
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
