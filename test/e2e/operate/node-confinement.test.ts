@@ -23,6 +23,7 @@ import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { SELF_SUBJECT_REVIEWS, type SelfSubjectReview } from '../../support/kube-resources.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { freshNamespace, removeNamespace } from '../../support/real-images.js';
+import { deniedBy } from '../../support/policy-denial.js';
 
 const NS = 'e2e-node-confinement';
 const AGENT_POD = 'e2e-confinement-agent';
@@ -30,12 +31,7 @@ const AGENT_USER = 'system:serviceaccount:kruise-system:kruise-daemon';
 const POLICY = "ValidatingAdmissionPolicy 'kruise-daemon-node-confinement'";
 
 async function denied(request: Promise<unknown>, message: RegExp): Promise<void> {
-  await assert.rejects(request, (err: unknown) => {
-    assert.ok(isForbidden(err), String(err));
-    assert.ok(String(err).includes(POLICY), `refused by the policy: ${String(err)}`);
-    assert.match(String(err), message);
-    return true;
-  });
+  await deniedBy(request, POLICY, message);
 }
 
 describe('node confinement of the agent (deploy/node-confinement) on the real API server', function () {

@@ -29,6 +29,7 @@ import { SELF_SUBJECT_REVIEWS, type SelfSubjectReview } from '../../support/kube
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { freshNamespace, removeNamespace, ROLE_BINDINGS, ROLES, type CoreEvent } from '../../support/real-images.js';
 import { waitFor } from '../../support/wait.js';
+import { deniedBy, refusedBy } from '../../support/policy-denial.js';
 
 const NS = 'e2e-stolen-agent-token';
 const AGENT_POD = 'e2e-stolen-token-agent';
@@ -48,16 +49,9 @@ const EVENTS_K8S_IO: ResourceType = {
   kind: 'Event',
 };
 
-function refusedByPolicy(err: unknown, message: RegExp): true {
-  assert.ok(isForbidden(err), String(err));
-  assert.ok(String(err).includes(POLICY), `refused by the policy: ${String(err)}`);
-  assert.match(String(err), message);
-  return true;
-}
-
-async function deniedByPolicy(request: Promise<unknown>, message: RegExp): Promise<void> {
-  await assert.rejects(request, (err: unknown) => refusedByPolicy(err, message));
-}
+const refusedByPolicy = (err: unknown, message: RegExp): true => refusedBy(err, POLICY, message);
+const deniedByPolicy = (request: Promise<unknown>, message: RegExp): Promise<void> =>
+  deniedBy(request, POLICY, message);
 
 describe('a stolen agent token against deploy/node-confinement (issue 26: holes 1, 7, Events)', function () {
   this.timeout(180_000);
