@@ -43,7 +43,7 @@ import {
   type PodObject,
   type ProbeScope,
   type ProbeStack,
-} from './stack.js';
+} from '../podprobe/stack.js';
 
 const rbac = (resource: string, kind: string, namespaced = true): ResourceType => ({
   group: 'rbac.authorization.k8s.io',
