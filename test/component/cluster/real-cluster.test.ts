@@ -193,9 +193,17 @@ describe('real cluster', function () {
       assert.equal(can(kubeconfig, 'get', 'secrets', '-n', 'default'), 'no');
       assert.equal(can(kubeconfig, 'list', 'secrets', '--all-namespaces'), 'no');
       assert.equal(can(kubeconfig, 'watch', 'secrets', '-n', NAMESPACE), 'no');
-      assert.equal(can(kubeconfig, 'get', 'secrets', '-n', 'kruise-daemon-config'), 'yes');
       assert.equal(can(kubeconfig, 'create', 'pods', '-n', 'default'), 'no');
     }
+    // the pull-secret copies: the controller reads them; the agent reads no secret at all (it asks the controller,
+    // docs/adr/0007), only the controller's CA beside them
+    assert.equal(can(cluster.controllerKubeconfig, 'get', 'secrets', '-n', 'kruise-daemon-config'), 'yes');
+    assert.equal(can(cluster.agentKubeconfig, 'get', 'secrets', '-n', 'kruise-daemon-config'), 'no');
+    assert.equal(
+      can(cluster.agentKubeconfig, 'get', 'configmaps/kruise-controller-ca', '-n', 'kruise-daemon-config'),
+      'yes',
+    );
+    assert.equal(can(cluster.agentKubeconfig, 'get', 'configmaps', '-n', 'default'), 'no');
     assert.equal(can(cluster.agentKubeconfig, 'list', 'nodeimages.apps.kruise.io'), 'yes');
     assert.equal(can(cluster.agentKubeconfig, 'create', 'nodeimages.apps.kruise.io'), 'no');
     assert.equal(can(cluster.controllerKubeconfig, 'create', 'nodeimages.apps.kruise.io'), 'yes');
