@@ -349,7 +349,9 @@ describe('node confinement of the agent (deploy/node-confinement) on the real AP
       assert.equal(can(user, 'list', 'secrets', '--all-namespaces'), 'no', `${user}: secrets of every namespace`);
       assert.equal(can(user, 'get', 'secrets', '--all-namespaces'), 'no', `${user}: get any secret`);
     }
-    assert.equal(can(AGENT_USER, 'get', 'secrets', '-n', 'kruise-daemon-config'), 'yes');
+    // no secret read at all: pull credentials come from the controller (issue 26, hole 2; docs/adr/0007)
+    assert.equal(can(AGENT_USER, 'get', 'secrets', '-n', 'kruise-daemon-config'), 'no');
+    assert.equal(can(controller, 'get', 'secrets', '-n', 'kruise-daemon-config'), 'yes');
     assert.equal(can(AGENT_USER, 'get', 'secrets', '-n', SYSTEM_NAMESPACE), 'no');
     assert.equal(can(AGENT_USER, 'delete', 'pods', '-n', NS), 'no');
     assert.equal(can(AGENT_USER, 'get', 'configmaps', '-n', NS), 'no', 'no ConfigMap read (issue 26, hole 6)');
