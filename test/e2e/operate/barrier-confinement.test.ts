@@ -17,7 +17,7 @@ import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 import { freshNamespace, removeNamespace } from '../../support/real-images.js';
 import { waitFor } from '../../support/wait.js';
-import { deniedBy } from '../../support/policy-denial.js';
+import { deniedBy, otherBarrierPolicy } from '../../support/policy-denial.js';
 
 const NS = 'e2e-barrier-confinement';
 const AGENT_POD = 'e2e-barrier-agent';
@@ -28,6 +28,10 @@ interface ConfigMap extends KubeObject {
   data?: Record<string, string>;
   immutable?: boolean;
 }
+
+/** A ConfigMap write refused: by `policy` with `message`, or by the other barrier policy where both refuse it. */
+const denied = (request: Promise<unknown>, policy: string, message: RegExp): Promise<void> =>
+  deniedBy(request, policy, message, otherBarrierPolicy(policy));
 
 describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26, holes 5 and 6)', function () {
   this.timeout(180_000);
@@ -124,6 +128,15 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
         ),
       { timeoutMs: 30_000, message: "the API server's policy sees the test's pods" },
     );
+    // and sees each with the uid it was created with (a dry run of the barrier the agent would write is admitted)
+    await waitFor(
+      () =>
+        agent.create(CoreResources.configMaps, barrier('lp-a'), { namespace: NS, dryRun: true }).then(
+          () => true,
+          () => undefined,
+        ),
+      { timeoutMs: 60_000, message: "the API server's policies admit node A's pod's own barrier" },
+    );
   });
 
   after(async () => {
@@ -148,26 +161,26 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
       ['long key', (cm) => (cm.data = { p_12345678901: 'true' }), /keys must be p_<n>/],
     ];
     for (const [what, change, message] of cases) {
-      await deniedBy(create(barrier('lp-a', change)), SHAPE, message).catch((err: unknown) => {
+      await denied(create(barrier('lp-a', change)), SHAPE, message).catch((err: unknown) => {
         throw new Error(`${what}: ${String(err)}`);
       });
     }
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`p_${i}`, 'true']));
-    await deniedBy(create(barrier('lp-a', (cm) => (cm.data = many))), SHAPE, /at most 64 keys/);
+    await denied(create(barrier('lp-a', (cm) => (cm.data = many))), SHAPE, /at most 64 keys/);
   });
 
   it("refuses an owner other than the pod's real one: a fake uid, a controller owner, two owners", async () => {
-    await deniedBy(
+    await denied(
       create(barrier('lp-a', (cm) => (cm.metadata!.ownerReferences![0]!.uid = 'a7a7a7a7-0000-0000-0000-000000000000'))),
       OWNER,
       new RegExp(`only owned by Pod lp-a with its uid ${uids['lp-a']}`),
     );
-    await deniedBy(
+    await denied(
       create(barrier('lp-a', (cm) => (cm.metadata!.ownerReferences![0]!.controller = true))),
       SHAPE,
       /exactly one owner reference, to Pod <pod>/,
     );
-    await deniedBy(
+    await denied(
       create(
         barrier('lp-a', (cm) =>
           cm.metadata!.ownerReferences!.push({ apiVersion: 'v1', kind: 'Pod', name: 'lp-a2', uid: uids['lp-a2']! }),
@@ -179,15 +192,15 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
   });
 
   it("refuses a barrier of node B's pod, of a pod that waits on none, and keys the pod does not wait on", async () => {
-    await deniedBy(
+    await denied(
       create(barrier('lp-b')),
       OWNER,
       new RegExp(
         `kruise-daemon of node ${nodeA.name} may not write configmaps ${NS}/lp-b-barrier: Pod lp-b runs on node ${nodeB.name}`,
       ),
     );
-    await deniedBy(create(barrier('plain-a')), OWNER, /only with keys Pod plain-a waits on \(none\)/);
-    await deniedBy(
+    await denied(create(barrier('plain-a')), OWNER, /only with keys Pod plain-a waits on \(none\)/);
+    await denied(
       create(barrier('lp-a', (cm) => (cm.data = { p_7: 'true' }))),
       OWNER,
       /only with keys Pod lp-a waits on \(p_1, p_2\)/,
@@ -205,27 +218,23 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
     const seen = await patch('lp-a-barrier', { metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: nodeA.name } } });
     assert.deepEqual(seen.data, { p_1: 'true', p_2: 'true' });
     // and then: no key removed or changed, no owner, finalizer, annotation or immutable added
-    await deniedBy(patch('lp-a-barrier', { data: { p_1: null } }), SHAPE, /no key may be removed or changed/);
-    await deniedBy(patch('lp-a-barrier', { data: { p_1: 'false' } }), SHAPE, /no key may be removed or changed/);
-    await deniedBy(
+    await denied(patch('lp-a-barrier', { data: { p_1: null } }), SHAPE, /no key may be removed or changed/);
+    await denied(patch('lp-a-barrier', { data: { p_1: 'false' } }), SHAPE, /no key may be removed or changed/);
+    await denied(
       patch('lp-a-barrier', {
         metadata: { ownerReferences: [{ apiVersion: 'v1', kind: 'Pod', name: 'lp-a', uid: 'fake' }] },
       }),
       SHAPE,
       /ownerReferences may not change/,
     );
-    await deniedBy(
+    await denied(
       patch('lp-a-barrier', { metadata: { finalizers: ['example.com/keep'] } }),
       SHAPE,
       /finalizers may not change/,
     );
-    await deniedBy(
-      patch('lp-a-barrier', { metadata: { annotations: { a: 'b' } } }),
-      SHAPE,
-      /annotations may not change/,
-    );
-    await deniedBy(patch('lp-a-barrier', { immutable: true }), SHAPE, /immutable may not change/);
-    await deniedBy(patch('lp-a-barrier', { data: { p_3: 'true' } }), OWNER, /only with keys Pod lp-a waits on/);
+    await denied(patch('lp-a-barrier', { metadata: { annotations: { a: 'b' } } }), SHAPE, /annotations may not change/);
+    await denied(patch('lp-a-barrier', { immutable: true }), SHAPE, /immutable may not change/);
+    await denied(patch('lp-a-barrier', { data: { p_3: 'true' } }), OWNER, /only with keys Pod lp-a waits on/);
   });
 
   it("leaves a user's barrier's other keys (config.yaml) alone: only keys p_<n> of its pod are added", async () => {
@@ -234,12 +243,8 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
       { metadata: { name: 'user-a-barrier', namespace: NS }, data: { 'config.yaml': 'a: 1\n' } },
       { namespace: NS },
     );
-    await deniedBy(
-      patch('user-a-barrier', { data: { 'config.yaml': null } }),
-      SHAPE,
-      /no key may be removed or changed/,
-    );
-    await deniedBy(patch('user-a-barrier', { data: { 'config.yaml': 'b: 2\n' } }), SHAPE, /no key may be removed/);
+    await denied(patch('user-a-barrier', { data: { 'config.yaml': null } }), SHAPE, /no key may be removed or changed/);
+    await denied(patch('user-a-barrier', { data: { 'config.yaml': 'b: 2\n' } }), SHAPE, /no key may be removed/);
     const taken = await patch('user-a-barrier', {
       metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: nodeA.name } },
       data: { p_1: 'true' },
@@ -281,8 +286,8 @@ describe('launch barriers and ConfigMap reads of a stolen agent token (issue 26,
       });
     }
     // nor through a write that answers with the object (how the agent looks at its barriers)
-    await deniedBy(patch('db-password', {}), SHAPE, /it is no launch barrier/);
-    await deniedBy(
+    await denied(patch('db-password', {}), SHAPE, /it is no launch barrier/);
+    await denied(
       patch('db-password', { metadata: { labels: { [BARRIER_NODE_NAME_LABEL]: nodeA.name } } }),
       SHAPE,
       /it is no launch barrier/,
