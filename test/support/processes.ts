@@ -72,11 +72,15 @@ export function processesIn(mountNamespace: string): ProcessId[] {
   return [...inside].map((pid) => all.get(pid)!.id);
 }
 
-/** Those of `processes` still running (the same PID with the same start time). */
+/**
+ * Those of `processes` still running (the same PID with the same start time, not a zombie: a killed process whose
+ * parent died is reparented to PID 1, and until PID 1 reaps it, which here can take seconds, it stays in /proc).
+ */
 export function stillRunning(processes: ProcessId[]): ProcessId[] {
   return processes.filter((p) => {
     try {
-      return statFields(String(p.pid))[19] === p.startTicks;
+      const fields = statFields(String(p.pid));
+      return fields[19] === p.startTicks && fields[0] !== 'Z' && fields[0] !== 'X';
     } catch {
       return false;
     }

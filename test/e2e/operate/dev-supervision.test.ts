@@ -159,7 +159,7 @@ describe('npm run dev supervises what it runs, and every way it ends tears every
     assert.deepEqual(
       stillRunning(nodeProcesses).map((p) => `${p.pid} ${p.argv}`),
       [],
-      "nothing of the node is left running (containerd, kubelet, shims, pods' processes)",
+      `nothing of the node is left running (containerd, kubelet, shims, pods' processes); log tail:\n${devLog.slice(-3000)}`,
     );
     const naming = readdirSync('/proc')
       .filter((e) => /^\d+$/.test(e))
