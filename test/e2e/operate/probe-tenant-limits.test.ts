@@ -44,6 +44,7 @@ import {
   type ProbeScope,
   type ProbeStack,
 } from '../podprobe/stack.js';
+import { NODE_POD_PROBES } from '../../../src/api/nodepodprobe.js';
 
 const rbac = (resource: string, kind: string, namespaced = true): ResourceType => ({
   group: 'rbac.authorization.k8s.io',
@@ -296,6 +297,16 @@ describe('custom probes e2e: a hostile tenant cannot freeze a node’s probes (i
       metadata: { name: REFUSE_POLICY },
       spec: { policyName: REFUSE_POLICY, validationActions: ['Deny'] },
     } as KubeObject);
+    // the API server enforces a new policy a moment after it is created: wait until it refuses a status write (an
+    // admin's dry run), or the agent's write below could still get through and there would be nothing left to fail
+    await waitFor(
+      () =>
+        stack.client.patch(NODE_POD_PROBES, nodeName, {}, { type: 'merge', subresource: 'status', dryRun: true }).then(
+          () => undefined,
+          (err: unknown) => (String(err).includes(REFUSE_MESSAGE) ? true : undefined),
+        ),
+      { ...WAIT, message: `the policy refuses status writes of NodePodProbe ${nodeName}` },
+    );
     // B's probe turns Failed: the agent has a result to write, and cannot
     await stack.kubectl.ok(['exec', '-n', b.namespace, podB.metadata!.name!, '-c', 'main', '--', 'rm', '/tmp/ok']);
     const body = await waitFor(
