@@ -32,7 +32,7 @@ import {
   POD_PROBE_SLOT_WAIT,
   POD_PROBE_STATUS_WRITES_TOTAL,
 } from '../../src/daemon/podprobe/metrics.js';
-import { binaryPaths } from '../cluster/k8s/binaries.js';
+import { binaryPathsOf } from '../cluster/k8s/binaries.js';
 import { cpuSeconds, rssMiB } from '../component/daemon/agent-process.js';
 import {
   conditionOf,
@@ -403,7 +403,7 @@ export const podProbeSuite: BenchSuite = {
     // a command that succeeds whatever the changes did to /tmp/ready (crictl exits non-zero with the command)
     const cmd = ['test', '-d', '/tmp'];
     const ours = await timeEach(EXEC_RUNS, () => cri.execSync({ container_id: id, cmd, timeout: 1 }));
-    const crictl = binaryPaths().crictl;
+    const crictl = binaryPathsOf(stack.cluster.dir).crictl;
     const endpoint = `unix://${node.hostPaths.containerdSocket}`;
     const viaCrictl = await timeEach(EXEC_RUNS, () =>
       execFileP(crictl, ['--runtime-endpoint', endpoint, '--timeout', '5s', 'exec', '--sync', id, ...cmd]),

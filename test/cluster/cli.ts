@@ -13,12 +13,16 @@ import {
 } from './components.js';
 import { clusterPaths, resolveClusterDir } from './paths.js';
 import { errorMessage, PrerequisiteError } from './runtime/errors.js';
+import { parseStack, type Stack } from './stack.js';
 
 const USAGE = `usage: npm run cluster -- <command> [options]
-  up [--nodes N] [--kind real|runtime]
+  up [--nodes N] [--kind real|runtime] [--kubernetes 1.37] [--runtime containerd-2.4]
                    start the local cluster (idempotent); writes $CLUSTER_DIR/env. real (the default): Kubernetes
                    with N nodes (default 2), built from Go modules on first use (5 to 10 minutes); runtime: one
-                   containerd with the registries and test images, no Kubernetes (the CRI and CNI component tests)
+                   containerd with the registries and test images, no Kubernetes (the CRI and CNI component tests).
+                   --kubernetes and --runtime choose the stack (default: versions.env's newest cell; also
+                   CLUSTER_KUBERNETES, CLUSTER_RUNTIME): 1.33 (containerd-1.6), 1.35, 1.36, 1.37 (containerd-2.4,
+                   containerd-2.2), 1.36 with cri-o
   down [--purge]   stop it; --purge also deletes images, registry data and containerd content
   status           show what runs
   env              print the env file (source it in a shell)
@@ -30,6 +34,7 @@ interface Command {
   name: 'up' | 'down' | 'status' | 'env';
   nodeCount?: number | undefined;
   kind?: ClusterKind | undefined;
+  stack?: Stack | undefined;
   purge: boolean;
 }
 
@@ -42,6 +47,8 @@ export function parseCommand(argv: string[]): Command {
       options: {
         nodes: { type: 'string' },
         kind: { type: 'string' },
+        kubernetes: { type: 'string' },
+        runtime: { type: 'string' },
         purge: { type: 'boolean', default: false },
         help: { type: 'boolean' },
       },
@@ -59,6 +66,19 @@ export function parseCommand(argv: string[]): Command {
   if (values.nodes !== undefined && name !== 'up') throw new UsageError('--nodes goes with up');
   if (values.purge && name !== 'down') throw new UsageError('--purge goes with down');
   if (values.kind !== undefined && name !== 'up') throw new UsageError('--kind goes with up');
+  if ((values.kubernetes !== undefined || values.runtime !== undefined) && name !== 'up')
+    throw new UsageError('--kubernetes and --runtime go with up');
+  let stack: Stack | undefined;
+  if (values.kubernetes !== undefined || values.runtime !== undefined) {
+    try {
+      stack = parseStack(
+        values.kubernetes ?? process.env.CLUSTER_KUBERNETES,
+        values.runtime ?? process.env.CLUSTER_RUNTIME,
+      );
+    } catch (err) {
+      throw new UsageError(errorMessage(err));
+    }
+  }
   let kind: ClusterKind | undefined;
   if (values.kind !== undefined) {
     try {
@@ -75,7 +95,7 @@ export function parseCommand(argv: string[]): Command {
       throw new UsageError(errorMessage(err));
     }
   }
-  return { name, nodeCount, kind, purge: values.purge ?? false };
+  return { name, nodeCount, kind, stack, purge: values.purge ?? false };
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -87,7 +107,7 @@ async function main(argv: string[]): Promise<number> {
   };
   switch (command.name) {
     case 'up': {
-      await upCluster({ dir, log, nodeCount: command.nodeCount, kind: command.kind });
+      await upCluster({ dir, log, nodeCount: command.nodeCount, kind: command.kind, stack: command.stack });
       log(`up (${Date.now() - started} ms); variables: source ${clusterPaths(dir).envFile}`);
       return 0;
     }

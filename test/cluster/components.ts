@@ -16,6 +16,16 @@ import { mountsUnder } from './runtime/mounts.js';
 import { podNetwork } from './runtime/pod-network.js';
 import { registries } from './runtime/registries.js';
 import { testImages } from './runtime/test-images.js';
+import { runtimeBinaries } from './k8s/binaries.js';
+import {
+  existingStack,
+  recordStack,
+  requestedStack,
+  sameStack,
+  stackName,
+  stackVariables,
+  type Stack,
+} from './stack.js';
 
 export const MAX_NODE_COUNT = 50;
 const LOCK_TIMEOUT_MS = 15 * 60_000;
@@ -61,7 +71,7 @@ export async function clusterKindOf(dir: string, env: NodeJS.ProcessEnv = proces
 /** The components of the local cluster, in start order. */
 export function clusterComponents(kind: ClusterKind): ClusterComponent[] {
   if (kind === 'real') return realClusterComponents();
-  return [hostPackages(), registries(), testImages(), podNetwork(), containerd()];
+  return [hostPackages(), runtimeBinaries(), registries(), testImages(), podNetwork(), containerd()];
 }
 
 export interface ClusterRunOptions {
@@ -74,6 +84,8 @@ export interface ClusterRunOptions {
 }
 
 export interface UpOptions extends ClusterRunOptions {
+  /** The stack to start (default: CLUSTER_KUBERNETES / CLUSTER_RUNTIME, else versions.env's default cell). */
+  stack?: Stack | undefined;
   /** Nodes of a real cluster (NODE_COUNT); default: the running cluster's, else defaultNodeCount(kind). */
   nodeCount?: number | undefined;
 }
@@ -128,8 +140,22 @@ export async function upCluster(options: UpOptions): Promise<Record<string, stri
       for (const component of [...clusterComponents(current)].reverse())
         await component.down(old).catch(() => undefined);
     }
+    const stack = options.stack ?? requestedStack();
+    const held = existingStack(paths.dir);
+    if (held !== undefined && !sameStack(held, stack)) {
+      throw new ClusterError(
+        `${paths.dir} holds a cluster of ${stackName(held)}: to start ${stackName(stack)} there, remove it first ` +
+          `(CLUSTER_DIR=${paths.dir} npm run cluster -- down --purge), or use another CLUSTER_DIR`,
+      );
+    }
+    recordStack(paths.dir, stack);
     await writeFile(kindFile(paths.dir), `${kind}\n`);
-    const env: Record<string, string> = { CLUSTER_DIR: paths.dir, CLUSTER_KIND: kind, NODE_COUNT: String(nodeCount) };
+    const env: Record<string, string> = {
+      CLUSTER_DIR: paths.dir,
+      CLUSTER_KIND: kind,
+      NODE_COUNT: String(nodeCount),
+      ...stackVariables(stack),
+    };
     const ctx = context(paths.dir, env, options.log);
     for (const component of options.components ?? clusterComponents(kind)) {
       const started = Date.now();

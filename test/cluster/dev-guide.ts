@@ -117,7 +117,8 @@ export function devEnvFile(setup: DevSetup): string {
     ...staleGuard(paths.envFile, setup.owner),
     `. ${shellQuote(join(setup.clusterDir, 'env'))}`,
     `export KUBECACHEDIR=${shellQuote(paths.kubectlCacheDir)}`,
-    `export PATH=${shellQuote(paths.binDir)}:"$PATH"`,
+    // the plugin, then the cluster's own kubectl (KUBECTL_DIR, from the cluster's env: its Kubernetes version)
+    `export PATH=${shellQuote(paths.binDir)}:"\${KUBECTL_DIR:+$KUBECTL_DIR:}$PATH"`,
     ...(setup.inCluster ? [] : [`export KRUISE_NODE_AGENTS=${shellQuote(agentList(setup))}`]),
     `export EXAMPLES=${shellQuote(paths.examplesDir)}`,
     ...(setup.controllerUrl ? [`export KRUISE_CONTROLLER_URL=${shellQuote(setup.controllerUrl)}`] : []),

@@ -22,6 +22,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../../src/util/repo-root.js';
 import { downCluster, parseNodeCount, upCluster } from './components.js';
+import { KNOWN_CELLS, parseStack, stackName } from './stack.js';
+import { putKubectlOnPath } from './k8s/binaries.js';
 import { daemonSetNodeOptions } from './deployed-agent.js';
 import { devGuide, prepareDevFiles, removeDevFiles, writeDevFiles, type DevSetup } from './dev-guide.js';
 import { layoutFromContext } from './k8s/context.js';
@@ -146,11 +148,19 @@ function devSetupParts(
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { nodes: { type: 'string' }, 'in-cluster': { type: 'boolean' }, help: { type: 'boolean' } },
+    options: {
+      nodes: { type: 'string' },
+      'in-cluster': { type: 'boolean' },
+      kubernetes: { type: 'string' },
+      runtime: { type: 'string' },
+      help: { type: 'boolean' },
+    },
   });
   if (values.help) {
     process.stdout.write(
-      'usage: npm run dev [-- --nodes N] [-- --in-cluster]   (default 2 nodes; Ctrl-C stops and tears down everything)\n' +
+      'usage: npm run dev [-- --nodes N] [--in-cluster] [--kubernetes 1.37] [--runtime containerd-2.4]\n' +
+        '(default 2 nodes on Kubernetes 1.37 with containerd 2.4; Ctrl-C stops and tears down everything)\n' +
+        `--kubernetes, --runtime: the stack; known cells: ${KNOWN_CELLS.map((c) => `${c.kubernetes}/${c.runtime}`).join(', ')}\n` +
         '--in-cluster: install deploy/overlays/ip-retention with the image built here (DaemonSet, Deployment), no host process\n' +
         'The first run builds Kubernetes from Go modules (5 to 10 minutes on 2 cores; cached afterwards).\n' +
         'CLUSTER_POD_IPAM=host-local keeps the pods on host-local IPAM (default here: kruise-ipam, so pods can keep their IP)\n',
@@ -158,6 +168,10 @@ async function main(): Promise<number> {
     return 0;
   }
   const nodeCount = parseNodeCount(values.nodes ?? String(DEFAULT_DEV_NODES));
+  const stack = parseStack(
+    values.kubernetes ?? process.env.CLUSTER_KUBERNETES,
+    values.runtime ?? process.env.CLUSTER_RUNTIME,
+  );
   const dir = resolveClusterDir();
   const inCluster = values['in-cluster'] === true;
   const log = (message: string): void => void process.stderr.write(`[dev] ${message}\n`);
@@ -218,9 +232,11 @@ async function main(): Promise<number> {
     if (inCluster && podIpam === 'kruise-ipam') process.env.CLUSTER_IPAM_PLUGIN = 'agent';
     const paths = prepareDevFiles(dir);
     const upStarted = Date.now();
-    const env = await upCluster({ dir, log, nodeCount, kind: 'real' });
+    log(`starting ${stackName(stack)} (the first run of a stack builds it from Go modules: 5 to 15 minutes)`);
+    const env = await upCluster({ dir, log, nodeCount, kind: 'real', stack });
     const layout = await layoutFromContext({ dir, env, log });
     if (!layout) throw new Error('the cluster came up without its layout');
+    putKubectlOnPath(env);
     if (inCluster) {
       const image = env.KRUISE_IMAGE;
       if (!image) throw new Error('the cluster env lacks KRUISE_IMAGE');

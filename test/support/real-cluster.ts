@@ -35,6 +35,7 @@ import { ControllerProcess, freePort } from '../e2e/controller/controller-proces
 import { atRunEnd } from './fixtures.js';
 import { waitFor } from './wait.js';
 import { errorMessage } from '../../src/util/error-message.js';
+import { putKubectlOnPath } from '../cluster/k8s/binaries.js';
 
 export const REAL_NODE_COUNT = 2;
 
@@ -115,6 +116,8 @@ async function startOnce(): Promise<RealCluster> {
   }
   const layout = await layoutFromContext({ dir, env: vars, log });
   if (!layout) throw new Error(`real cluster in ${dir}: no layout after up`);
+  // the tests' kubectl is the cluster's version (the machine's dispatcher stops at an older minor)
+  putKubectlOnPath(vars);
   // an OpenKruise manager of a run that crashed: its process, its webhooks and its CRDs in place of ours
   await putBackAfterOpenKruiseManager(layout);
   const manifests = renderOverlay(layout);

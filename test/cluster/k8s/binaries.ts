@@ -3,26 +3,34 @@
 // builds nothing; a cold one takes 5 to 10 minutes on 2 cores and says so, with each step's progress on the way.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readlink, rm, symlink } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import type { ClusterComponent, ClusterContext } from '../component.js';
 import { ClusterError } from '../runtime/errors.js';
-
-export interface K8sVersions {
-  kubernetes: string;
-  etcd: string;
-  crictl: string;
-}
+import { pinned, stackName, stackOf, stackVersions, type Stack, type StackVersions } from '../stack.js';
 
 export interface K8sBinaries {
-  versions: K8sVersions;
+  stack: Stack;
+  versions: StackVersions;
   kubeBinDir: string;
   etcd: string;
   crictl: string;
   /** The node holder (our own few lines of Go: waits for a signal, reaps orphans). */
   holder: string;
+  runtime: RuntimeBinaries;
+}
+
+/** The container runtime's programs: built here, or Debian's for the containerd-1.6 cell. */
+export interface RuntimeBinaries {
+  containerd: string;
+  /** containerd's directory: its runc shim is found on PATH, so the runtime's PATH starts here. */
+  containerdDir: string;
+  ctr: string;
+  runc: string;
+  cniPluginDir: string;
 }
 
 function sourceDir(): string {
@@ -34,47 +42,102 @@ export function cacheDir(env: NodeJS.ProcessEnv = process.env): string {
   return env.KD_CACHE ?? join(env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'kruise-daemon');
 }
 
-/** A version pinned in versions.env (`KEY=v1.2.3`). */
-export function pinnedVersion(key: string): string {
-  const text = readFileSync(join(sourceDir(), 'versions.env'), 'utf8');
-  const match = new RegExp(`^${key}=(v[0-9.]+)$`, 'm').exec(text);
-  if (!match?.[1]) throw new ClusterError(`versions.env has no ${key}`);
-  return match[1];
-}
-
-export function pinnedVersions(): K8sVersions {
+export function runtimeBinaryPaths(stack: Stack, cache = cacheDir()): RuntimeBinaries {
+  const versions = stackVersions(stack);
+  if (stack.runtime === 'containerd-1.6') {
+    return {
+      containerd: '/usr/bin/containerd',
+      containerdDir: '/usr/bin',
+      ctr: '/usr/bin/ctr',
+      runc: '/usr/sbin/runc',
+      cniPluginDir: '/usr/lib/cni',
+    };
+  }
+  const containerdDir = join(cache, 'bin', `containerd-${versions.runtime}`);
   return {
-    kubernetes: pinnedVersion('KUBERNETES_VERSION'),
-    etcd: pinnedVersion('ETCD_VERSION'),
-    crictl: pinnedVersion('CRICTL_VERSION'),
+    containerd: join(containerdDir, 'containerd'),
+    containerdDir,
+    ctr: join(containerdDir, 'ctr'),
+    runc: join(cache, 'bin', `runc-${versions.runc}`, 'runc'),
+    cniPluginDir: join(cache, 'bin', `cni-plugins-${versions.cniPlugins}`),
   };
 }
 
-export function binaryPaths(cache = cacheDir()): K8sBinaries {
-  const versions = pinnedVersions();
+export function binaryPaths(stack: Stack, cache = cacheDir()): K8sBinaries {
+  const versions = stackVersions(stack);
   const holderSum = createHash('sha256')
     .update(readFileSync(join(sourceDir(), 'holder', 'main.go')))
     .digest('hex')
     .slice(0, 12);
   return {
+    stack,
     versions,
     kubeBinDir: join(cache, 'bin', `kubernetes-${versions.kubernetes}`),
     etcd: join(cache, 'bin', `etcd-${versions.etcd}`, 'etcd'),
     crictl: join(cache, 'bin', `crictl-${versions.crictl}`, 'crictl'),
     holder: join(cache, 'bin', `holder-${holderSum}`, 'holder'),
+    runtime: runtimeBinaryPaths(stack, cache),
   };
 }
 
-const KUBE_BINARIES = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kube-proxy', 'kubelet'];
+/** The runtime part of containerd's configuration for the cluster in `dir`: its runc and containerd's major version. */
+export function containerdRuntime(dir: string): { runc: string; major: 1 | 2 } {
+  const binaries = binaryPathsOf(dir);
+  return { runc: binaries.runtime.runc, major: binaries.stack.runtime === 'containerd-1.6' ? 1 : 2 };
+}
 
-export function missingBinaries(binaries: K8sBinaries): string[] {
-  const wanted = [
-    ...KUBE_BINARIES.map((name) => join(binaries.kubeBinDir, name)),
-    binaries.etcd,
-    binaries.crictl,
-    binaries.holder,
+/** The binaries of the cluster in `dir` (its recorded stack, else the requested one). */
+export function binaryPathsOf(dir: string): K8sBinaries {
+  return binaryPaths(stackOf(dir));
+}
+
+const KUBE_BINARIES = [
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kube-proxy',
+  'kubelet',
+  'kubectl',
+];
+
+/** build.sh's components for a stack's runtime (none for Debian's containerd: host-packages installs it). */
+function runtimeComponents(stack: Stack): string[] {
+  return stack.runtime === 'containerd-1.6' ? [] : ['containerd', 'runc', 'cni-plugins'];
+}
+
+function runtimeFiles(binaries: K8sBinaries): string[] {
+  if (binaries.stack.runtime === 'containerd-1.6') return [];
+  const r = binaries.runtime;
+  return [
+    r.containerd,
+    join(r.containerdDir, 'containerd-shim-runc-v2'),
+    r.ctr,
+    r.runc,
+    join(r.cniPluginDir, 'bridge'),
   ];
+}
+
+export function missingBinaries(binaries: K8sBinaries, what: 'cluster' | 'runtime' = 'cluster'): string[] {
+  const wanted =
+    what === 'runtime'
+      ? runtimeFiles(binaries)
+      : [
+          ...KUBE_BINARIES.map((name) => join(binaries.kubeBinDir, name)),
+          binaries.etcd,
+          binaries.crictl,
+          binaries.holder,
+          ...runtimeFiles(binaries),
+        ];
   return wanted.filter((path) => !existsSync(path));
+}
+
+/** The environment build.sh needs for a stack's versions. */
+function buildEnv(stack: Stack): Record<string, string> {
+  const versions = stackVersions(stack);
+  return {
+    KUBERNETES_VERSION: versions.kubernetes,
+    ...(stack.runtime.startsWith('containerd-2') ? { CONTAINERD_VERSION: versions.runtime } : {}),
+  };
 }
 
 /**
@@ -112,7 +175,7 @@ export function runBuild(
 
 /** helm at versions.env's HELM_VERSION: $KD_CACHE/bin/helm-<version>/helm (the chart's tests use it). */
 export function helmPath(cache = cacheDir()): string {
-  return join(cache, 'bin', `helm-${pinnedVersion('HELM_VERSION')}`, 'helm');
+  return join(cache, 'bin', `helm-${pinned('HELM_VERSION')}`, 'helm');
 }
 
 /** The helm binary, built by build.sh on first use (about 2 minutes; nothing when cached). */
@@ -126,25 +189,82 @@ export async function helmBinary(log: (message: string) => void): Promise<string
   return path;
 }
 
+/** Build what the cluster in ctx.dir needs (its recorded stack); with progress, and nothing when all is cached. */
+async function ensureBuilt(ctx: ClusterContext, what: 'cluster' | 'runtime'): Promise<K8sBinaries> {
+  const binaries = binaryPathsOf(ctx.dir);
+  const missing = missingBinaries(binaries, what);
+  if (missing.length > 0) {
+    const components =
+      what === 'runtime'
+        ? runtimeComponents(binaries.stack)
+        : ['holder', 'crictl', 'etcd', 'kubernetes', ...runtimeComponents(binaries.stack)];
+    ctx.log(
+      `${what === 'runtime' ? 'runtime-binaries' : 'k8s-binaries'}: building ${components.join(', ')} of ` +
+        `${stackName(binaries.stack)} from Go modules into ${cacheDir()} (first run only; 5 to 15 minutes on 2 cores)`,
+    );
+    await runBuild(
+      (line) => ctx.log(`${what}-binaries: ${line}`),
+      { ...process.env, ...buildEnv(binaries.stack) },
+      components,
+    );
+    const still = missingBinaries(binaries, what);
+    if (still.length > 0) throw new ClusterError(`build.sh succeeded but these are missing: ${still.join(', ')}`);
+  }
+  return binaries;
+}
+
+function runtimeVariables(binaries: K8sBinaries): Record<string, string> {
+  return {
+    CONTAINERD_BINARY: binaries.runtime.containerd,
+    CTR: binaries.runtime.ctr,
+    RUNC: binaries.runtime.runc,
+    RUNTIME_VERSION: binaries.versions.runtime,
+  };
+}
+
+/** Put the cluster's kubectl (env KUBECTL_DIR, from k8s-binaries) first on this process's PATH, once. */
+export function putKubectlOnPath(env: Record<string, string | undefined>): void {
+  const dir = env.KUBECTL_DIR;
+  if (!dir) return;
+  const path = process.env.PATH ?? '/usr/bin:/bin';
+  if (path.split(':')[0] !== dir) process.env.PATH = `${dir}:${path}`;
+}
+
+/** Component "k8s-binaries": Kubernetes, etcd, crictl, the holder and the stack's runtime. */
 export function k8sBinaries(): ClusterComponent {
   return {
     name: 'k8s-binaries',
     async up(ctx: ClusterContext) {
-      const binaries = binaryPaths();
-      if (missingBinaries(binaries).length > 0) {
-        ctx.log(
-          `k8s-binaries: building Kubernetes ${binaries.versions.kubernetes}, etcd ${binaries.versions.etcd} and ` +
-            `crictl ${binaries.versions.crictl} from Go modules into ${cacheDir()} (first run only)`,
-        );
-        await runBuild((line) => ctx.log(`k8s-binaries: ${line}`));
-        const still = missingBinaries(binaries);
-        if (still.length > 0) throw new ClusterError(`build.sh succeeded but these are missing: ${still.join(', ')}`);
+      const binaries = await ensureBuilt(ctx, 'cluster');
+      // a directory holding only the cluster's kubectl, to put first on PATH (the machine's kubectl may be older)
+      const kubectlDir = join(ctx.dir, 'k8s', 'kubectl-bin');
+      await mkdir(kubectlDir, { recursive: true });
+      const link = join(kubectlDir, 'kubectl');
+      const target = join(binaries.kubeBinDir, 'kubectl');
+      if ((await readlink(link).catch(() => undefined)) !== target) {
+        await rm(link, { force: true });
+        await symlink(target, link);
       }
       return {
         KUBERNETES_VERSION: binaries.versions.kubernetes,
         KUBE_BIN_DIR: binaries.kubeBinDir,
+        KUBECTL_DIR: kubectlDir,
         CRICTL: binaries.crictl,
+        ...runtimeVariables(binaries),
       };
+    },
+    async down() {
+      // the cache outlives clusters on purpose
+    },
+  };
+}
+
+/** Component "runtime-binaries" (the runtime kind): only the stack's container runtime. */
+export function runtimeBinaries(): ClusterComponent {
+  return {
+    name: 'runtime-binaries',
+    async up(ctx: ClusterContext) {
+      return runtimeVariables(await ensureBuilt(ctx, 'runtime'));
     },
     async down() {
       // the cache outlives clusters on purpose

@@ -3,9 +3,11 @@
 # version: $KD_CACHE/bin/<component>-<version>/<binary>. A component whose binary is already there is skipped, so a
 # warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
 #
-# usage: build.sh [component...]   components: kubernetes etcd crictl holder helm openkruise kwok (default: the
-#        cluster's four; helm (the chart's tests), openkruise and kwok (the side-by-side benches) only when named)
-# env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon)
+# usage: build.sh [component...]   components: kubernetes etcd crictl holder containerd runc cni-plugins crio helm
+#        openkruise kwok (default: the cluster's four; the runtime's, helm (the chart's tests), openkruise and kwok
+#        (the side-by-side benches) only when named)
+# env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon); KUBERNETES_VERSION, CONTAINERD_VERSION,
+#        CRIO_VERSION: the stack's (test/cluster/stack.ts passes them; default: versions.env's default cell)
 #
 # Only helper modules (a go.mod with versions and replace lines, written here) and this script are ours; no upstream
 # source is kept in the repository.
@@ -13,6 +15,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 . "$here/versions.env"
+default_minor_key=KUBERNETES_${DEFAULT_KUBERNETES/./_}
+KUBERNETES_VERSION=${KUBERNETES_VERSION:-${!default_minor_key}}
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-$CONTAINERD_2_4}
+CRIO_VERSION=${CRIO_VERSION:-$CRIO_1_36}
 KD_CACHE=${KD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon}
 export GOMODCACHE=$KD_CACHE/go/mod GOCACHE=$KD_CACHE/go/build GOTOOLCHAIN=local GOFLAGS=-mod=mod
 export PATH=/usr/local/go/bin:$PATH
@@ -30,7 +36,7 @@ run() {
   fi
 }
 
-KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet)
+KUBE_BINS=(kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubectl)
 
 build_kubernetes() {
   local v=$KUBERNETES_VERSION out=$KD_CACHE/bin/kubernetes-$KUBERNETES_VERSION missing=()
@@ -102,6 +108,67 @@ go_install() {
 }
 
 build_crictl() { go_install crictl "$CRICTL_VERSION" sigs.k8s.io/cri-tools/cmd/crictl "about 30 s"; }
+
+# containerd 2.x: the daemon, its runc shim and ctr, from a helper module requiring containerd/v2 (static: CGO_ENABLED=0
+# drops only the btrfs snapshotter, which needs cgo). Version ldflags as its Makefile sets them.
+CONTAINERD_BINS=(containerd containerd-shim-runc-v2 ctr)
+build_containerd() {
+  local v=$CONTAINERD_VERSION out=$KD_CACHE/bin/containerd-$CONTAINERD_VERSION missing=() m=github.com/containerd/containerd/v2
+  for b in "${CONTAINERD_BINS[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
+  [ ${#missing[@]} -eq 0 ] && { say "containerd $v: cached in $out"; return; }
+  need_go
+  local mod=$KD_CACHE/mod/containerd-$v log=$KD_CACHE/logs/containerd-$v.log
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  say "containerd $v: first build of ${missing[*]} (2 to 4 minutes on 2 cores; log: $log)"
+  printf 'module kruisedaemon.test/containerdbuild\n\ngo 1.24.0\n\nrequire %s %s\n' "$m" "$v" >"$mod/go.mod"
+  local ld="-s -w -X $m/version.Version=$v -X $m/version.Revision=0000000000000000000000000000000000000000"
+  ld="$ld -X $m/version.Package=github.com/containerd/containerd/v2"
+  local i=0
+  for b in "${missing[@]}"; do
+    i=$((i + 1)); local t0=$SECONDS
+    say "containerd $v: [$i/${#missing[@]}] go build $m/cmd/$b"
+    (cd "$mod" && CGO_ENABLED=0 run "$log" go build -trimpath -tags no_btrfs -ldflags "$ld" -o "$out.tmp/$b" "$m/cmd/$b")
+    say "containerd $v: [$i/${#missing[@]}] $b built in $((SECONDS - t0)) s"
+  done
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+}
+
+# runc: cgo (libcontainer/nsenter is C) with seccomp (Debian's libseccomp-dev; the host-packages component installs
+# it), as runc's Makefile builds it by default.
+build_runc() {
+  local v=$RUNC_VERSION out=$KD_CACHE/bin/runc-$RUNC_VERSION m=github.com/opencontainers/runc
+  [ -x "$out/runc" ] && { say "runc $v: cached in $out"; return; }
+  need_go
+  command -v gcc >/dev/null && [ -f /usr/include/seccomp.h ] || { say "runc needs gcc and libseccomp-dev (apt-get install gcc libseccomp-dev)"; exit 2; }
+  local mod=$KD_CACHE/mod/runc-$v log=$KD_CACHE/logs/runc-$v.log t0=$SECONDS
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  say "runc $v: first build (about 1 minute; log: $log)"
+  printf 'module kruisedaemon.test/runcbuild\n\ngo 1.24.0\n\nrequire %s %s\n' "$m" "$v" >"$mod/go.mod"
+  (cd "$mod" && CGO_ENABLED=1 run "$log" go build -trimpath -buildmode=pie -tags seccomp,urfave_cli_no_docs \
+    -ldflags "-s -w -X main.version=${v#v} -X main.gitCommit=0000000" -o "$out.tmp/runc" "$m")
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+  say "runc $v: built in $((SECONDS - t0)) s"
+}
+
+# The CNI plugins the nodes' pod network and the runtime cluster use (static, as the plugins' own build does).
+CNI_PLUGINS=(bridge host-local loopback portmap)
+build_cni_plugins() {
+  local v=$CNI_PLUGINS_VERSION out=$KD_CACHE/bin/cni-plugins-$CNI_PLUGINS_VERSION missing=() m=github.com/containernetworking/plugins
+  for b in "${CNI_PLUGINS[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
+  [ ${#missing[@]} -eq 0 ] && { say "cni-plugins $v: cached in $out"; return; }
+  need_go
+  local mod=$KD_CACHE/mod/cni-plugins-$v log=$KD_CACHE/logs/cni-plugins-$v.log t0=$SECONDS
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  say "cni-plugins $v: first build of ${missing[*]} (about 1 minute; log: $log)"
+  printf 'module kruisedaemon.test/cnibuild\n\ngo 1.24.0\n\nrequire %s %s\n' "$m" "$v" >"$mod/go.mod"
+  local ld="-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$v"
+  for b in "${missing[@]}"; do
+    local dir=main; [ "$b" = host-local ] && dir=ipam; [ "$b" = portmap ] && dir=meta
+    (cd "$mod" && CGO_ENABLED=0 run "$log" go build -trimpath -ldflags "$ld" -o "$out.tmp/$b" "$m/plugins/$dir/$b")
+  done
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+  say "cni-plugins $v: built in $((SECONDS - t0)) s"
+}
 
 # The node holder: our own few lines of Go, PID of a node's mount namespace (exits on TERM, reaps orphans).
 build_holder() {
@@ -194,9 +261,11 @@ build_openkruise() {
 }
 
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
+known="kubernetes etcd crictl holder containerd runc cni-plugins helm openkruise kwok"
 for c in "${want[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;; openkruise) build_openkruise ;; kwok) build_kwok ;;
-    *) say "unknown component '$c' (kubernetes etcd crictl holder helm openkruise kwok)"; exit 2 ;;
+    containerd) build_containerd ;; runc) build_runc ;; cni-plugins) build_cni_plugins ;;
+    *) say "unknown component '$c' ($known)"; exit 2 ;;
   esac
 done

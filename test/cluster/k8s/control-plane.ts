@@ -12,7 +12,7 @@ import { ClusterError } from '../runtime/errors.js';
 import { httpStatus } from '../runtime/http-probe.js';
 import { runningPid } from '../runtime/processes.js';
 import { apiRequest } from './api-client.js';
-import { binaryPaths } from './binaries.js';
+import { binaryPathsOf } from './binaries.js';
 import { layoutFromContext } from './context.js';
 import { API_SERVER_PORT, type K8sLayout } from './layout.js';
 import { admissionConfigPath, kubeconfigPath } from './pki.js';
@@ -29,7 +29,7 @@ async function requireLayout(ctx: ClusterContext, component: string): Promise<K8
 function etcdSpec(layout: K8sLayout): ProcessSpec {
   return {
     name: 'etcd',
-    command: binaryPaths().etcd,
+    command: binaryPathsOf(layout.dir).etcd,
     args: [
       `--name=kd-${layout.id}`,
       `--data-dir=${layout.etcdDataDir}`,
@@ -41,7 +41,7 @@ function etcdSpec(layout: K8sLayout): ProcessSpec {
       '--listen-metrics-urls=',
       // test data: losing it on a machine crash is fine, and fsync on a shared disk is slow
       '--unsafe-no-fsync',
-      '--experimental-watch-progress-notify-interval=5s',
+      '--watch-progress-notify-interval=5s',
       '--log-level=warn',
     ],
     marker: layout.etcdDataDir,
@@ -54,7 +54,7 @@ function apiServerSpec(layout: K8sLayout): ProcessSpec {
   const pki = (file: string): string => join(layout.pkiDir, file);
   return {
     name: 'kube-apiserver',
-    command: join(binaryPaths().kubeBinDir, 'kube-apiserver'),
+    command: join(binaryPathsOf(layout.dir).kubeBinDir, 'kube-apiserver'),
     args: [
       `--etcd-servers=${layout.etcdClientUrl}`,
       `--bind-address=${layout.hostIp}`,
@@ -95,7 +95,7 @@ function controllerManagerSpec(layout: K8sLayout): ProcessSpec {
   const kubeconfig = kubeconfigPath(layout, 'controller-manager');
   return {
     name: 'kube-controller-manager',
-    command: join(binaryPaths().kubeBinDir, 'kube-controller-manager'),
+    command: join(binaryPathsOf(layout.dir).kubeBinDir, 'kube-controller-manager'),
     args: [
       `--kubeconfig=${kubeconfig}`,
       `--authentication-kubeconfig=${kubeconfig}`,
@@ -121,7 +121,7 @@ function schedulerSpec(layout: K8sLayout): ProcessSpec {
   const kubeconfig = kubeconfigPath(layout, 'scheduler');
   return {
     name: 'kube-scheduler',
-    command: join(binaryPaths().kubeBinDir, 'kube-scheduler'),
+    command: join(binaryPathsOf(layout.dir).kubeBinDir, 'kube-scheduler'),
     args: [
       `--kubeconfig=${kubeconfig}`,
       `--authentication-kubeconfig=${kubeconfig}`,

@@ -30,6 +30,8 @@ export interface NodeLayout {
   cgroupRoot: string;
   /** The node's own directory on the host: the sources of its bind mounts, its configs, PID files and logs. */
   dir: string;
+  /** The cluster's directory (CLUSTER_DIR): its recorded stack names the binaries the node runs. */
+  clusterDir: string;
   logDir: string;
   runDir: string;
   /** Host directory -> path inside the node's mount namespace. */
@@ -133,6 +135,7 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
       hostVeth: `kd${id}v${i}`,
       cgroupRoot: `/kd-${id}-${name}`,
       dir: nodeDir,
+      clusterDir: dir,
       logDir: join(nodeDir, 'logs'),
       runDir: join(nodeDir, 'pids'),
       binds,

@@ -22,11 +22,11 @@ import { criVersion } from '../runtime/cri-probe.js';
 import { ClusterError, errorMessage } from '../runtime/errors.js';
 import { run, runChecked } from '../runtime/exec.js';
 import { readTextIfExists, writeIfChanged } from '../runtime/files.js';
-import { linkSystemPlugins, podIpamFromEnv, type PodIpam } from '../runtime/pod-network.js';
+import { linkCniPlugins, podIpamFromEnv, type PodIpam } from '../runtime/pod-network.js';
 import { commandLine, isAlive, runningPid, signal } from '../runtime/processes.js';
 import { waitUntil } from '../runtime/wait-until.js';
 import { apiGetJson } from './api-client.js';
-import { binaryPaths } from './binaries.js';
+import { binaryPathsOf, containerdRuntime } from './binaries.js';
 import { layoutFromContext, nodeDirsOnDisk } from './context.js';
 import { k8sLayout, KUBELET_PORT, type K8sLayout, type NodeLayout } from './layout.js';
 import { kubeconfigPath } from './pki.js';
@@ -88,6 +88,7 @@ function nodeContainerdConfig(layout: K8sLayout, node: NodeLayout, env: Record<s
       cniBinDir: node.inNode.cniBinDir,
       cniConfDir: node.inNode.cniConfDir,
       registries: registriesOf(env),
+      ...containerdRuntime(node.clusterDir),
     },
   );
 }
@@ -196,7 +197,7 @@ function holderSpec(node: NodeLayout): ProcessSpec {
       'sh',
       '-c',
       mountScript(node),
-      binaryPaths().holder,
+      binaryPathsOf(node.clusterDir).holder,
       node.dir,
     ],
     marker: node.dir,
@@ -209,7 +210,9 @@ function containerdSpec(node: NodeLayout, holderPid: number): ProcessSpec {
   return {
     name: `${node.name}/containerd`,
     command: 'nsenter',
-    args: [...nsenter(holderPid), 'containerd', '--config', node.containerdConfig],
+    args: [...nsenter(holderPid), binaryPathsOf(node.clusterDir).runtime.containerd, '--config', node.containerdConfig],
+    // containerd finds its runc shim on PATH
+    env: { PATH: `${binaryPathsOf(node.clusterDir).runtime.containerdDir}:${process.env.PATH ?? '/usr/bin:/bin'}` },
     marker: node.containerdConfig,
     pidFile: join(node.runDir, 'containerd.pid'),
     logFile: join(node.logDir, 'containerd.log'),
@@ -223,7 +226,7 @@ function kubeletSpec(node: NodeLayout, holderPid: number): ProcessSpec {
     command: 'nsenter',
     args: [
       ...nsenter(holderPid),
-      join(binaryPaths().kubeBinDir, 'kubelet'),
+      join(binaryPathsOf(node.clusterDir).kubeBinDir, 'kubelet'),
       `--config=${node.kubeletConfig}`,
       `--kubeconfig=${node.kubeletKubeconfig}`,
       `--hostname-override=${node.name}`,
@@ -242,7 +245,7 @@ function kubeProxySpec(node: NodeLayout, holderPid: number): ProcessSpec {
     command: 'nsenter',
     args: [
       ...nsenter(holderPid),
-      join(binaryPaths().kubeBinDir, 'kube-proxy'),
+      join(binaryPathsOf(node.clusterDir).kubeBinDir, 'kube-proxy'),
       `--config=${node.kubeProxyConfig}`,
       '-v=1',
     ],
@@ -370,7 +373,7 @@ async function upNode(ctx: ClusterContext, layout: K8sLayout, node: NodeLayout):
   for (const bind of node.binds) await mkdir(bind.source, { recursive: true });
   await ensureCgroupRoot(node);
 
-  await linkSystemPlugins(node.hostPaths.cniBinDir);
+  await linkCniPlugins(binaryPathsOf(node.clusterDir).runtime.cniPluginDir, node.hostPaths.cniBinDir);
   const ipam = podIpamFromEnv();
   // CLUSTER_IPAM_PLUGIN=agent (npm run dev -- --in-cluster): the conflist names kruise-ipam, but the plugin is left
   // to the agent's DaemonSet (deploy/overlays/ip-retention copies it onto the node); until then no pod gets an address
@@ -389,7 +392,7 @@ async function upNode(ctx: ClusterContext, layout: K8sLayout, node: NodeLayout):
   const holderState = await ensureProcess(holder, ctx.log);
   await waitForProcess(holder, holderState.pid, 'its mount namespace to be ready', () =>
     readTextIfExists(`/proc/${holderState.pid}/cmdline`).then(
-      (cmdline) => cmdline?.startsWith(binaryPaths().holder) === true,
+      (cmdline) => cmdline?.startsWith(binaryPathsOf(node.clusterDir).holder) === true,
     ),
   );
   const pid = holderState.pid;
@@ -432,7 +435,7 @@ async function downNode(ctx: ClusterContext, node: NodeLayout): Promise<void> {
   const containerd = containerdSpec(node, anyPid);
   if ((await runningPid(containerd.pidFile, containerd.marker)) !== undefined) {
     const removed = await run(
-      binaryPaths().crictl,
+      binaryPathsOf(node.clusterDir).crictl,
       [
         '--runtime-endpoint',
         `unix://${node.hostPaths.containerdSocket}`,

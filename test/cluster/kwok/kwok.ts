@@ -7,7 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { cacheDir, pinnedVersion, runBuild } from '../k8s/binaries.js';
+import { cacheDir, runBuild } from '../k8s/binaries.js';
+import { pinned } from '../stack.js';
 import { ClusterError } from '../runtime/errors.js';
 
 /** The label kwok selects its Nodes by (`--manage-nodes-with-label-selector`). */
@@ -28,7 +29,7 @@ export interface KwokBuild {
 }
 
 export function kwokPaths(cache = cacheDir()): KwokBuild {
-  const version = pinnedVersion('KWOK_VERSION');
+  const version = pinned('KWOK_VERSION');
   // build.sh sets GOMODCACHE=$KD_CACHE/go/mod; the module path has no upper-case letters to escape
   const stageDir = join(cache, 'go', 'mod', `sigs.k8s.io/kwok@${version}`, 'kustomize', 'stage', 'node');
   return {

@@ -5,7 +5,8 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { load } from 'js-yaml';
-import { cacheDir, pinnedVersion, runBuild } from '../k8s/binaries.js';
+import { cacheDir, runBuild } from '../k8s/binaries.js';
+import { pinned } from '../stack.js';
 import type { K8sLayout } from '../k8s/layout.js';
 import { kubectl } from '../k8s/system.js';
 import { ClusterError } from '../runtime/errors.js';
@@ -25,7 +26,7 @@ export interface OpenKruiseBuild {
 }
 
 export function openKruisePaths(cache = cacheDir()): OpenKruiseBuild {
-  const version = pinnedVersion('OPENKRUISE_VERSION');
+  const version = pinned('OPENKRUISE_VERSION');
   const bin = join(cache, 'bin', `openkruise-${version}`);
   return {
     version,

@@ -5,6 +5,7 @@
 import { mkdir, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ClusterContext } from '../component.js';
+import { binaryPathsOf, containerdRuntime } from '../k8s/binaries.js';
 import { clusterPaths, type ClusterPaths } from '../paths.js';
 import { removeCgroupTree } from './cgroups.js';
 import type { ComponentStatus, ComponentWithStatus } from './component-status.js';
@@ -31,6 +32,15 @@ function requireEnv(ctx: ClusterContext, key: string, from: string): string {
 
 function daemonArgs(paths: ClusterPaths): string[] {
   return ['--config', paths.containerd.config];
+}
+
+/** How the cluster's containerd is started: its stack's binary, with its directory first on PATH (the runc shim). */
+function daemonCommand(paths: ClusterPaths): { command: string; env: Record<string, string> } {
+  const runtime = binaryPathsOf(paths.dir).runtime;
+  return {
+    command: runtime.containerd,
+    env: { PATH: `${runtime.containerdDir}:${process.env.PATH ?? '/usr/bin:/bin'}` },
+  };
 }
 
 /** Wait until containerd (PID `pid`) serves CRI on its socket; fail at once if it exits. */
@@ -74,13 +84,20 @@ export async function restartContainerd(dir: string): Promise<{ oldPid: number |
   }
   const oldPid = await runningPid(c.pidFile, c.config);
   if (oldPid !== undefined) await stopProcess(oldPid, c.config, STOP_GRACE_MS);
-  const pid = await startDaemon({ command: 'containerd', args: daemonArgs(paths), logFile: c.log, pidFile: c.pidFile });
+  const pid = await startDaemon({
+    ...daemonCommand(paths),
+    args: daemonArgs(paths),
+    logFile: c.log,
+    pidFile: c.pidFile,
+  });
   await waitForCri(paths, pid);
   return { oldPid, pid };
 }
 
 async function ctr(paths: ClusterPaths, args: string[]): Promise<string[]> {
-  const result = await run('ctr', ['--address', paths.containerd.socket, ...args], { timeoutMs: 15_000 });
+  const result = await run(binaryPathsOf(paths.dir).runtime.ctr, ['--address', paths.containerd.socket, ...args], {
+    timeoutMs: 15_000,
+  });
   if (result.code !== 0) return [];
   return result.stdout
     .split('\n')
@@ -150,6 +167,7 @@ export function containerd(): ComponentWithStatus {
         cniBinDir: requireEnv(ctx, 'CNI_BIN_DIR', 'pod-network'),
         cniConfDir: requireEnv(ctx, 'CNI_CONF_DIR', 'pod-network'),
         registries,
+        ...containerdRuntime(ctx.dir),
       });
       for (const d of [c.root, c.state, c.opt, c.runcRoot, paths.logDir, paths.podLogDir]) {
         await mkdir(d, { recursive: true });
@@ -158,7 +176,7 @@ export function containerd(): ComponentWithStatus {
       const state = await ensureDaemon(
         {
           name: 'containerd',
-          command: 'containerd',
+          ...daemonCommand(paths),
           args: daemonArgs(paths),
           configFile: c.config,
           configText,

@@ -17,6 +17,8 @@ export interface DaemonDefinition {
   logFile: string;
   /** How long the daemon gets to exit on SIGTERM before SIGKILL. */
   stopGraceMs?: number;
+  /** Variables added to this process's environment. */
+  env?: Record<string, string>;
 }
 
 export interface DaemonState {
@@ -35,7 +37,13 @@ export async function ensureDaemon(def: DaemonDefinition, log: (message: string)
   }
   if (current !== def.configText) await writeAtomic(def.configFile, def.configText, def.configMode);
   await mkdir(dirname(def.logFile), { recursive: true });
-  const pid = await startDaemon({ command: def.command, args: def.args, logFile: def.logFile, pidFile: def.pidFile });
+  const pid = await startDaemon({
+    command: def.command,
+    args: def.args,
+    logFile: def.logFile,
+    pidFile: def.pidFile,
+    ...(def.env ? { env: def.env } : {}),
+  });
   log(`${def.name}: started (PID ${pid})`);
   return { pid, started: true };
 }

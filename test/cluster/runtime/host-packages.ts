@@ -7,12 +7,14 @@ import type { ClusterComponent, ClusterContext } from '../component.js';
 import { clusterPaths } from '../paths.js';
 import { PrerequisiteError } from './errors.js';
 import { run } from './exec.js';
+import { stackOf } from '../stack.js';
 
-/** Debian package -> a file it installs that the cluster uses. */
+/**
+ * Debian package -> a file it installs that every cluster uses: what no Go module serves (the registry, skopeo and
+ * umoci for the test images, busybox for their contents, htpasswd, iproute2, iptables), and what building runc
+ * needs (gcc for its cgo nsenter, libseccomp-dev for seccomp).
+ */
 export const REQUIRED_PACKAGES: Readonly<Record<string, string>> = {
-  containerd: '/usr/bin/containerd',
-  runc: '/usr/sbin/runc',
-  'containernetworking-plugins': '/usr/lib/cni/bridge',
   'docker-registry': '/usr/bin/docker-registry',
   skopeo: '/usr/bin/skopeo',
   umoci: '/usr/bin/umoci',
@@ -20,7 +22,23 @@ export const REQUIRED_PACKAGES: Readonly<Record<string, string>> = {
   'apache2-utils': '/usr/bin/htpasswd',
   iproute2: '/usr/sbin/ip',
   iptables: '/usr/sbin/iptables',
+  gcc: '/usr/bin/gcc',
+  'libseccomp-dev': '/usr/include/seccomp.h',
 };
+
+/** The old cell (Kubernetes 1.33 on containerd-1.6) runs Debian's containerd, runc and CNI plugins. */
+export const DEBIAN_RUNTIME_PACKAGES: Readonly<Record<string, string>> = {
+  containerd: '/usr/bin/containerd',
+  runc: '/usr/sbin/runc',
+  'containernetworking-plugins': '/usr/lib/cni/bridge',
+};
+
+/** The packages the cluster in `dir` needs (its stack's). */
+export function requiredPackages(dir: string): Record<string, string> {
+  return stackOf(dir).runtime === 'containerd-1.6'
+    ? { ...REQUIRED_PACKAGES, ...DEBIAN_RUNTIME_PACKAGES }
+    : { ...REQUIRED_PACKAGES };
+}
 
 export function isDebian(): boolean {
   return existsSync('/etc/debian_version') && existsSync('/usr/bin/apt-get') && existsSync('/usr/bin/dpkg-query');
@@ -57,7 +75,8 @@ export function hostPackages(): ClusterComponent {
   return {
     name: 'host-packages',
     async up(ctx: ClusterContext) {
-      const names = Object.keys(REQUIRED_PACKAGES);
+      const required = requiredPackages(ctx.dir);
+      const names = Object.keys(required);
       if (process.getuid?.() !== 0) {
         throw new PrerequisiteError(
           `the local cluster needs root (it runs containerd, creates a bridge and mounts); ` +
@@ -65,7 +84,7 @@ export function hostPackages(): ClusterComponent {
         );
       }
       if (!isDebian()) {
-        const absent = Object.entries(REQUIRED_PACKAGES).filter(([, file]) => !existsSync(file));
+        const absent = Object.entries(required).filter(([, file]) => !existsSync(file));
         if (absent.length > 0) {
           throw new PrerequisiteError(
             `not a Debian machine, so nothing is installed automatically; missing: ` +

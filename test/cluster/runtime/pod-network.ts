@@ -15,8 +15,8 @@ import { readAllocations, saveAllocations } from './allocations.js';
 import { ClusterError } from './errors.js';
 import { run, runChecked } from './exec.js';
 import { writeIfChanged } from './files.js';
+import { binaryPathsOf } from '../k8s/binaries.js';
 
-const SYSTEM_PLUGIN_DIR = '/usr/lib/cni';
 const LIBCNI_RESULTS_DIR = '/var/lib/cni/results';
 const OCTET_MIN = 100;
 const OCTET_MAX = 249;
@@ -88,17 +88,20 @@ async function chooseSubnet(paths: ClusterPaths): Promise<PodSubnet> {
   return podSubnet(await chooseSubnetOctet(paths, paths.bridge));
 }
 
-/** Symlink every system plugin into binDir; entries added there by others are left alone. */
-export async function linkSystemPlugins(binDir: string): Promise<void> {
+/**
+ * Symlink every plugin of the stack's CNI plugin directory (built here, or Debian's /usr/lib/cni for the old cell)
+ * into binDir; entries added there by others are left alone.
+ */
+export async function linkCniPlugins(pluginDir: string, binDir: string): Promise<void> {
   await mkdir(binDir, { recursive: true });
   let plugins: string[];
   try {
-    plugins = await readdir(SYSTEM_PLUGIN_DIR);
+    plugins = await readdir(pluginDir);
   } catch {
-    throw new ClusterError(`${SYSTEM_PLUGIN_DIR} is missing: install containernetworking-plugins`);
+    throw new ClusterError(`${pluginDir} is missing: the CNI plugins were not built (or installed)`);
   }
   for (const plugin of plugins) {
-    const target = join(SYSTEM_PLUGIN_DIR, plugin);
+    const target = join(pluginDir, plugin);
     const link = join(binDir, plugin);
     const current = await readlink(link).catch(() => undefined);
     if (current === target) continue;
@@ -193,7 +196,7 @@ export function podNetwork(): ComponentWithStatus {
     name: 'pod-network',
     async up(ctx: ClusterContext) {
       const paths = clusterPaths(ctx.dir);
-      await linkSystemPlugins(paths.cni.binDir);
+      await linkCniPlugins(binaryPathsOf(ctx.dir).runtime.cniPluginDir, paths.cni.binDir);
       await mkdir(paths.cni.confDir, { recursive: true });
       await mkdir(paths.cni.stateDir, { recursive: true });
       const subnet = await chooseSubnet(paths);

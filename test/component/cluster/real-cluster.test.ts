@@ -4,7 +4,7 @@
 // enforced by the real API server on the agent's and the controller's ServiceAccount tokens.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { pinnedVersions } from '../../cluster/k8s/binaries.js';
+import { stackOf, stackVersions } from '../../cluster/stack.js';
 import { clusterStatus } from '../../cluster/components.js';
 import { CoreResources } from '../../../src/kube/resource.js';
 import type { KubeObject } from '../../../src/kube/object.js';
@@ -47,7 +47,7 @@ describe('real cluster', function () {
       cluster.nodes.map((n) => n.name),
     );
     for (const node of nodes.items) {
-      assert.equal(node.status?.nodeInfo?.kubeletVersion, pinnedVersions().kubernetes);
+      assert.equal(node.status?.nodeInfo?.kubeletVersion, stackVersions(stackOf(cluster.dir)).kubernetes);
       assert.ok(
         node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
         `${node.metadata?.name} Ready`,

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import { downCluster } from '../../cluster/components.js';
-import { binaryPaths } from '../../cluster/k8s/binaries.js';
+import { binaryPathsOf } from '../../cluster/k8s/binaries.js';
 import { childrenOf, processesIn, stillRunning, type ProcessId } from '../../support/processes.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -128,8 +128,8 @@ describe('npm run dev supervises what it runs, and every way it ends tears every
   });
 
   it("Ctrl-C after a SIGKILL of every one of dev's children: all down, nothing left running", async () => {
-    // the node's holder: its mount namespace is the node's (binaryPaths().holder, started by `up` as dev's child)
-    const holder = childrenOf(dev!.pid!).find((p) => p.argv[0] === binaryPaths().holder)?.pid;
+    // the node's holder: its mount namespace is the node's (the holder binary, started by `up` as dev's child)
+    const holder = childrenOf(dev!.pid!).find((p) => p.argv[0] === binaryPathsOf(CLUSTER_DIR).holder)?.pid;
     assert.ok(
       holder !== undefined,
       `the node's holder process among ${JSON.stringify(childrenOf(dev!.pid!).map((p) => p.argv[0]))}`,
