@@ -146,7 +146,7 @@ async function runCell(cell: Stack, withOpenKruise: boolean): Promise<CellResult
   return result;
 }
 
-function writeResults(result: CellResult): string {
+async function writeResults(result: CellResult): Promise<string> {
   mkdirSync(resultsDir, { recursive: true });
   writeFileSync(join(resultsDir, `${cellId(result.cell)}.json`), `${JSON.stringify(result, null, 2)}\n`);
   const all = readdirSync(resultsDir)
@@ -154,7 +154,10 @@ function writeResults(result: CellResult): string {
     .map((file) => JSON.parse(readFileSync(join(resultsDir, file), 'utf8')) as CellResult);
   const table = matrixTable(all);
   const text = existsSync(page) ? readFileSync(page, 'utf8') : '# Compatibility\n';
-  writeFileSync(page, withTable(text, table));
+  // formatted as the lint check wants it (prettier is a devDependency)
+  const prettier = await import('prettier');
+  const options = (await prettier.resolveConfig(page)) ?? {};
+  writeFileSync(page, await prettier.format(withTable(text, table), { ...options, filepath: page }));
   return table;
 }
 
@@ -179,7 +182,7 @@ async function main(): Promise<number> {
   let green = true;
   for (const cell of cells) {
     const result = await runCell(cell, values['no-openkruise'] !== true);
-    table = writeResults(result);
+    table = await writeResults(result);
     green &&= cellGreen(result);
     say(`${stackName(cell)}: ${cellGreen(result) ? 'green' : 'NOT green'}; docs/compatibility.md updated`);
   }

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import type { ClusterComponent, ClusterContext } from '../component.js';
-import { ClusterError } from '../runtime/errors.js';
-import { pinned, stackName, stackOf, stackVersions, type Stack, type StackVersions } from '../stack.js';
+import { ClusterError, errorMessage } from '../runtime/errors.js';
+import { KNOWN_CELLS, pinned, stackName, stackOf, stackVersions, type Stack, type StackVersions } from '../stack.js';
 
 export interface K8sBinaries {
   stack: Stack;
@@ -202,11 +202,19 @@ async function ensureBuilt(ctx: ClusterContext, what: 'cluster' | 'runtime'): Pr
       `${what === 'runtime' ? 'runtime-binaries' : 'k8s-binaries'}: building ${components.join(', ')} of ` +
         `${stackName(binaries.stack)} from Go modules into ${cacheDir()} (first run only; 5 to 15 minutes on 2 cores)`,
     );
-    await runBuild(
-      (line) => ctx.log(`${what}-binaries: ${line}`),
-      { ...process.env, ...buildEnv(binaries.stack) },
-      components,
-    );
+    const env = buildEnv(binaries.stack);
+    try {
+      await runBuild((line) => ctx.log(`${what}-binaries: ${line}`), { ...process.env, ...env }, components);
+    } catch (err) {
+      // build.sh's message names the component, its version, the command and the last lines of its log
+      throw new ClusterError(
+        `building ${stackName(binaries.stack)} failed (${Object.entries(env)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(' ')} bash test/cluster/k8s/build.sh ${components.join(' ')}): ${errorMessage(err)}\n` +
+          `the cells the local cluster runs (what each proves: docs/compatibility.md): ${KNOWN_CELLS.map(stackName).join('; ')}`,
+        { cause: err },
+      );
+    }
     const still = missingBinaries(binaries, what);
     if (still.length > 0) throw new ClusterError(`build.sh succeeded but these are missing: ${still.join(', ')}`);
   }
