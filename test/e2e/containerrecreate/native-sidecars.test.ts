@@ -180,6 +180,53 @@ describe('native sidecars e2e (CRR, env from metadata, launch priority, custom p
     assert.match(message, /spec\.containers\[1\]\.name: .*container app: the Pod's restartPolicy is Never/);
   });
 
+  it('unreadyGracePeriodSeconds on a sidecar: the pod is not Ready before the stop, the sidecar recreated, Ready again', async () => {
+    const grace = 2;
+    const created = await run(
+      pod(
+        { sidecars: [{ name: 'proxy' }], containers: [{ name: 'app' }] },
+        { readinessGates: [{ conditionType: 'KruisePodReady' }] },
+      ),
+    );
+    const podName = created.metadata!.name!;
+    // what OpenKruise's pod webhook starts a gated pod with: KruisePodReady True; kubelet then reports it Ready
+    await stack.client.patch(
+      CoreResources.pods,
+      podName,
+      { status: { conditions: [...(created.status?.conditions ?? []), { type: 'KruisePodReady', status: 'True' }] } },
+      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
+    );
+    const before = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'True' ? p : undefined)),
+      { message: 'pod Ready with its KruisePodReady gate True' },
+    );
+    const name = `crr-sidecar-unready-${seq}`;
+    await createCrr(stack, name, {
+      podName,
+      containers: [{ name: 'proxy' }],
+      strategy: { unreadyGracePeriodSeconds: grace },
+    });
+    const notReady = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'False' ? p : undefined)),
+      { message: 'pod not Ready' },
+    );
+    assert.equal(condition(notReady, 'KruisePodReady')?.status, 'False');
+    assert.equal(sidecarStatus(notReady, 'proxy')!.containerID, sidecarStatus(before, 'proxy')!.containerID);
+    const done = await waitCompleted(stack, name);
+    assert.deepEqual(done.status?.containerRecreateStates, [{ name: 'proxy', phase: 'Succeeded', isKilled: true }]);
+    const acquired = done.metadata?.annotations?.['crr.apps.kruise.io/unready-acquired'];
+    assert.ok(acquired, 'the unready-acquired time was stamped');
+    const stopping = stack.agent.logs.find((l) => l.msg === 'stopping container' && String(l.crr).endsWith(`/${name}`));
+    const stoppingMs = typeof stopping?.time === 'string' ? Date.parse(stopping.time) : Number(stopping?.time);
+    assert.ok(stoppingMs >= Date.parse(acquired) + grace * 1000, `stopped ${grace} s after ${acquired}`);
+    const after = await waitFor(
+      () => getPod(stack, podName).then((p) => (condition(p, 'Ready')?.status === 'True' ? p : undefined)),
+      { timeoutMs: 30_000, message: 'pod Ready again' },
+    );
+    assert.equal(sidecarStatus(after, 'proxy')!.restartCount, sidecarStatus(before, 'proxy')!.restartCount + 1);
+    assert.equal(containerStatus(after, 'app').containerID, containerStatus(before, 'app').containerID);
+  });
+
   it('refuses a CRR naming a plain init container, saying why', async () => {
     const p = await run(
       pod({ init: [{ name: 'setup' }], sidecars: [{ name: 'proxy' }], containers: [{ name: 'app' }] }),
