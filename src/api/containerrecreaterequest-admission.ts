@@ -1,6 +1,8 @@
 // Admission of ContainerRecreateRequests (OpenKruise's CRR mutating webhook, reference §1.3): on create the
 // defaults, the labels and each container's preStop/ports/statusContext filled from the pod, and every check
 // with OpenKruise's message under the path of the field; on update spec and the identity labels are immutable.
+// A CRR may name a native sidecar (an init container with restartPolicy Always; its status is read from
+// initContainerStatuses), which OpenKruise refuses ("not found ... containerStatus"); a plain init container is refused.
 // This webhook runs before the CRD schema, so it checks the shapes it reads itself: a field of the wrong type is
 // denied by its type with the value given, never by a rule about its value.
 import { isPodActive } from './pod-active.js';
@@ -17,6 +19,7 @@ import {
 import type { ContainerRecreateRequestContainerContext, ProbeHandler } from './containerrecreaterequest.js';
 import { fieldError, notSupportedError, typeError, type JsonObject } from './field-checks.js';
 import type { FieldError } from './field-errors.js';
+import { plainInitContainerProblem, podContainer } from './pod-sidecars.js';
 import type { WireNode, WirePod } from './wire.js';
 import type { KubeObject, ObjectMeta } from '../kube/object.js';
 import { isRecord } from '../util/is-record.js';
@@ -208,8 +211,8 @@ export function fillCrrFromPod(crr: CheckedCrr, lookup: PodLookup): FieldError[]
       errors.push(forbidden(path, 'preStop, ports, statusContext in container are ready-only fields'));
       return;
     }
-    const podContainer = (pod.spec?.containers ?? []).find((pc) => pc.name === name);
-    if (!podContainer) {
+    const found = podContainer(pod, name);
+    if (!found) {
       errors.push({
         field: `${path}.name`,
         type: 'FieldValueNotFound',
@@ -217,9 +220,16 @@ export function fillCrrFromPod(crr: CheckedCrr, lookup: PodLookup): FieldError[]
       });
       return;
     }
-    const status = (pod.status?.containerStatuses ?? []).find((cs) => cs.name === name);
+    if (found.kind === 'init') {
+      errors.push(invalid(`${path}.name`, plainInitContainerProblem(name)));
+      return;
+    }
+    const { container: specContainer, kind } = found;
+    const statusList = kind === 'sidecar' ? 'initContainerStatuses' : 'containerStatuses';
+    const status = (pod.status?.[statusList] ?? []).find((cs) => cs.name === name);
     if (!status) {
-      errors.push(invalid(`${path}.name`, `not found ${name} containerStatus in Pod Status`));
+      const what = kind === 'sidecar' ? 'initContainerStatus (native sidecar)' : 'containerStatus';
+      errors.push(invalid(`${path}.name`, `not found ${name} ${what} in Pod Status`));
       return;
     }
     if (!status.containerID) {
@@ -231,14 +241,14 @@ export function fillCrrFromPod(crr: CheckedCrr, lookup: PodLookup): FieldError[]
       );
       return;
     }
-    const preStop = podContainer.lifecycle?.preStop;
+    const preStop = specContainer.lifecycle?.preStop;
     if (preStop && (preStop.exec || preStop.httpGet || preStop.tcpSocket)) {
       const handler: ProbeHandler = {};
       if (preStop.exec) handler.exec = preStop.exec;
       if (preStop.httpGet) handler.httpGet = preStop.httpGet;
       if (preStop.tcpSocket) handler.tcpSocket = preStop.tcpSocket;
       c['preStop'] = handler;
-      if (preStop.httpGet && podContainer.ports) c['ports'] = podContainer.ports;
+      if (preStop.httpGet && specContainer.ports) c['ports'] = specContainer.ports;
     }
     const statusContext: ContainerRecreateRequestContainerContext = {
       containerID: status.containerID,

@@ -103,7 +103,8 @@ export class CrrHousekeeper {
         onUpdate: (old, pod) => {
           if (
             (!old.metadata?.deletionTimestamp && pod.metadata?.deletionTimestamp) ||
-            JSON.stringify(old.status?.containerStatuses) !== JSON.stringify(pod.status?.containerStatuses)
+            JSON.stringify(old.status?.containerStatuses) !== JSON.stringify(pod.status?.containerStatuses) ||
+            JSON.stringify(old.status?.initContainerStatuses) !== JSON.stringify(pod.status?.initContainerStatuses)
           ) {
             onPod(pod);
           }

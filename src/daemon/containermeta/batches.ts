@@ -12,8 +12,13 @@ import {
 import type { InPlaceUpdateContainerBatch } from '../../api/runtime-container-meta.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
 
-/** Launch priority: the injected barrier key p_<n>, else KRUISE_CONTAINER_PRIORITY, else Ordered annotation order. */
+/**
+ * Launch priority: the injected barrier key p_<n>, else KRUISE_CONTAINER_PRIORITY, else Ordered annotation order.
+ * Only a regular container has one: kubelet starts a native sidecar before every regular container, so a sidecar
+ * (whatever env it carries) goes with every batch.
+ */
 export function containerPriority(pod: WirePod, container: WireContainer): number | undefined {
+  if (!(pod.spec?.containers ?? []).some((c) => c.name === container.name)) return undefined;
   for (const e of container.env ?? []) {
     if (e.name !== CONTAINER_LAUNCH_BARRIER_ENV) continue;
     const key = e.valueFrom?.configMapKeyRef?.key ?? '';

@@ -7,6 +7,7 @@
 // actions, and carries them out in order: what to remember, the annotation write, the restarts, when to look again.
 import { EVENT_SOURCE_CONTAINER_META, IN_PLACE_UPDATE_READY_CONDITION } from '../../api/constants.js';
 import { currentEnvHash, envFromMetadata, envHash } from '../../api/runtime-container-meta.js';
+import { longRunningContainers, longRunningStatuses } from '../../api/pod-sidecars.js';
 import type { WireContainer, WirePod } from '../../api/wire.js';
 import {
   ControllerLoop,
@@ -73,7 +74,7 @@ function signature(pod: WirePod): string {
   return JSON.stringify([
     pod.metadata?.labels ?? {},
     pod.metadata?.annotations ?? {},
-    (pod.status?.containerStatuses ?? []).map((c) => [c.name, c.containerID ?? '', c.ready]),
+    longRunningStatuses(pod).map((c) => [c.name, c.containerID ?? '', c.ready]),
     (pod.status?.conditions ?? []).find((c) => c.type === IN_PLACE_UPDATE_READY_CONDITION)?.status ?? '',
     pod.metadata?.deletionTimestamp ?? '',
   ]);
@@ -238,7 +239,7 @@ export class ContainerMetaController {
 
   private async restart(pod: WirePod, action: Extract<MetaAction, { kind: 'restart' }>, log: Logger): Promise<void> {
     const { container, runtimeId, expected, attempts } = action;
-    const spec = (pod.spec?.containers ?? []).find((c) => c.name === container);
+    const spec = longRunningContainers(pod).find((c) => c.name === container);
     const memory = this.memoryOf(pod.metadata?.uid ?? '');
     memory.stopped.add(runtimeId);
     if (attempts > 1) {

@@ -1,7 +1,10 @@
 // What the container meta controller does for a pod, as pure functions of the pod in the cache, its containers in
 // the runtime, the env hashes just read from running containers and what this agent remembers of the pod: which
 // containers' env to read, what to write into apps.kruise.io/runtime-containers-meta and inplace-update-state, which
-// containers to restart for new env-from-metadata values, and when to look again. No I/O, no mutation: the
+// containers to restart for new env-from-metadata values, and when to look again. Native sidecars (init containers
+// with restartPolicy Always, status in initContainerStatuses) count as containers here, after the regular ones: their
+// meta is recorded and they are restarted for new values like a regular container, never with a launch priority
+// (OpenKruise reads containerStatuses only, so it neither records nor restarts them). No I/O, no mutation: the
 // controller (controller.ts) reads the runtime, asks for the plan and carries its actions out in order.
 import {
   IN_PLACE_UPDATE_READY_CONDITION,
@@ -18,6 +21,7 @@ import {
   type InPlaceUpdateState,
   type RuntimeContainerMeta,
 } from '../../api/runtime-container-meta.js';
+import { longRunningContainers, longRunningStatuses } from '../../api/pod-sidecars.js';
 import type { WireContainer, WireContainerStatus, WirePod } from '../../api/wire.js';
 import { backoffDelay } from '../../util/backoff.js';
 import { rfc3339 } from '../../util/time.js';
@@ -88,11 +92,11 @@ interface ObservedContainer {
 }
 
 function observedContainers(pod: WirePod, runtime: ReadonlyMap<string, RuntimeContainer>): ObservedContainer[] {
-  const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
+  const specs = new Map(longRunningContainers(pod).map((c) => [c.name, c]));
   const recorded = parseRuntimeContainerMetaSet(pod.metadata?.annotations?.[RUNTIME_CONTAINERS_META_ANNOTATION]);
   const recordedById = new Map((recorded?.containers ?? []).map((m) => [m.containerID, m]));
   const observed: ObservedContainer[] = [];
-  for (const status of pod.status?.containerStatuses ?? []) {
+  for (const status of longRunningStatuses(pod)) {
     const instance = runtime.get(status.name);
     const spec = specs.get(status.name);
     const parsed = parseContainerId(status.containerID);
@@ -184,7 +188,8 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
   if (condition?.status !== 'False') return { actions: [], restart: [] };
   const metadata = pod.metadata ?? {};
   const updateState = parseInPlaceUpdateState(metadata.annotations?.[IN_PLACE_UPDATE_STATE_ANNOTATION]);
-  const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
+  const specs = new Map(longRunningContainers(pod).map((c) => [c.name, c]));
+  const statuses = longRunningStatuses(pod);
   const byName = new Map(entries.map((m) => [m.name, m]));
   const consistent = (name: string): boolean => {
     const m = byName.get(name);
@@ -210,7 +215,7 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
     const hash = m.hashes.extractedEnvFromMetadataHash ?? 0;
     const instance = runtime.get(m.name);
     if (!(hash > 0 && instance?.state === 'running' && parseContainerId(m.containerID)?.id === instance.id)) continue;
-    const status = (pod.status?.containerStatuses ?? []).find((cs) => cs.name === m.name);
+    const status = statuses.find((cs) => cs.name === m.name);
     if (parseContainerId(status?.containerID)?.id === instance.id && kubeletRestartsForImage(updateState, status)) {
       continue;
     }
@@ -224,7 +229,6 @@ function decideRestarts(input: MetaPlanInputs, entries: RuntimeContainerMeta[]):
   }
 
   const batches = updateState?.containerBatchesRecord ?? [];
-  const statuses = pod.status?.containerStatuses ?? [];
   const batch = planBatch({
     stale,
     lastBatch: batches[batches.length - 1],
@@ -278,7 +282,7 @@ export function planContainerMeta(input: MetaPlanInputs): MetaAction[] {
   if (decision.stateAnnotation !== undefined) annotations[IN_PLACE_UPDATE_STATE_ANNOTATION] = decision.stateAnnotation;
   const actions: MetaAction[] = [...decision.actions];
   if (Object.keys(annotations).length > 0) actions.push({ kind: 'annotate', annotations });
-  const specs = new Map((pod.spec?.containers ?? []).map((c) => [c.name, c]));
+  const specs = new Map(longRunningContainers(pod).map((c) => [c.name, c]));
   for (const name of decision.restart) {
     const expected = expectedEnvHash(specs.get(name)!, pod.metadata ?? {});
     const last = memory.restarts.get(name);

@@ -2,6 +2,8 @@
 // ("<namespace>/<podName>"), takes one CRR per pod at a time (the others are marked Pending), and drives it:
 // phase Recreating, then per container preStop + StopContainer (one at a time when orderedRecreate), until every
 // container is recreated, started and ready (pod status in the node's pod cache) or failed; then Completed.
+// A container may be a native sidecar (its status in initContainerStatuses): it is stopped and awaited like a regular
+// one, in the CRR's order (kubelet starts it again at once, beside the running regular containers).
 // Level-triggered: each round recomputes from the CRR cache, the pod cache and the runtime; a round that waits
 // (for the cache to catch up with our own write, for a container, for the unready grace period) always requeues.
 // Every status write is conditional on the CRR read; a CRR found finished (the controller completed it on a deadline,
@@ -20,6 +22,7 @@ import {
   type ContainerRecreateRequestStatus,
 } from '../../api/containerrecreaterequest.js';
 import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart-policy.js';
+import { longRunningStatuses } from '../../api/pod-sidecars.js';
 import type { WirePod } from '../../api/wire.js';
 import { errorMessage } from '../../util/error-message.js';
 import {
@@ -373,11 +376,14 @@ function restartProblem(crr: ContainerRecreateRequest, pod: WirePod | undefined)
   return undefined;
 }
 
-/** The pod's containers as kubelet reports them, if the cached pod is the CRR's (same uid). */
+/**
+ * The pod's containers as kubelet reports them (regular ones in containerStatuses, native sidecars in
+ * initContainerStatuses), if the cached pod is the CRR's (same uid).
+ */
 export function reportedContainers(pod: WirePod | undefined, podUid: string): Map<string, ReportedContainer> {
   const reported = new Map<string, ReportedContainer>();
   if (!pod || pod.metadata?.uid !== podUid) return reported;
-  for (const cs of pod.status?.containerStatuses ?? []) {
+  for (const cs of longRunningStatuses(pod)) {
     reported.set(cs.name, {
       id: parseContainerId(cs.containerID)?.id,
       ready: cs.ready === true,

@@ -1,7 +1,10 @@
 // What a pod's launch barrier looks like, read from its spec alone (pure): the ConfigMap `<pod>-barrier`, the
 // containers gated by an env KRUISE_CONTAINER_BARRIER from a key `p_<priority>` of it, grouped into levels by
 // priority (highest first), and a problem for each container whose barrier env cannot be understood. A bad
-// container never stops the others: it is left out of the ordering and reported.
+// container never stops the others: it is left out of the ordering and reported. An init container (a native sidecar
+// or a plain one) is never ordered: kubelet starts it before every regular container, so a barrier key it waits on
+// (our webhook never gives it one; a user or another webhook may) is released with the first level, else the pod
+// would wait forever (the regular containers wait for it, and it for them).
 import { BARRIER_CONFIGMAP_SUFFIX, BARRIER_KEY_PREFIX, CONTAINER_LAUNCH_BARRIER_ENV } from '../../api/constants.js';
 import { isRecord } from '../../util/is-record.js';
 
@@ -28,7 +31,7 @@ export interface BarrierPlan {
 /** The subset of a pod the plan is read from (wire JSON, so every field is checked). */
 export interface PodSpecLike {
   metadata?: { name?: string };
-  spec?: { containers?: unknown } | undefined;
+  spec?: { containers?: unknown; initContainers?: unknown } | undefined;
 }
 
 /** `p_<n>` → n, for a key Go's strconv.Atoi accepts after the prefix and inside the documented range. */
@@ -46,9 +49,10 @@ export function barrierConfigMapName(podName: string): string {
 
 /** Does the pod carry a barrier env at all (cheap check for informer handlers)? */
 export function hasBarrierEnv(pod: PodSpecLike): boolean {
-  const containers = pod.spec?.containers;
-  if (!Array.isArray(containers)) return false;
-  return containers.some((c) => barrierEnvOf(c) !== undefined);
+  const { containers, initContainers } = pod.spec ?? {};
+  return [containers, initContainers].some(
+    (list) => Array.isArray(list) && list.some((c) => barrierEnvOf(c) !== undefined),
+  );
 }
 
 /** The first env entry named KRUISE_CONTAINER_BARRIER of a container (as kubelet would meet it), if any. */
@@ -99,7 +103,35 @@ export function barrierPlan(pod: PodSpecLike): BarrierPlan {
     level.containers.push(name);
   }
   const levels = [...byPriority.values()].sort((a, b) => b.priority - a.priority);
+  const initKeys = initContainerKeys(pod, configMapName, problems);
+  if (initKeys.length > 0) {
+    const first = levels[0];
+    if (first) first.keys.push(...initKeys.filter((k) => !first.keys.includes(k)));
+    else levels.push({ priority: Math.max(...initKeys.map((k) => priorityOfKey(k)!)), keys: initKeys, containers: [] });
+  }
   return { configMapName, levels, problems };
+}
+
+/** The keys of our ConfigMap that init containers wait on (each reported: it is released with the first level). */
+function initContainerKeys(pod: PodSpecLike, configMapName: string, problems: string[]): string[] {
+  const keys: string[] = [];
+  const initContainers = Array.isArray(pod.spec?.initContainers) ? pod.spec.initContainers : [];
+  for (const container of initContainers) {
+    const env = barrierEnvOf(container);
+    if (!env || !isRecord(container)) continue;
+    const ref =
+      isRecord(env.valueFrom) && isRecord(env.valueFrom.configMapKeyRef) ? env.valueFrom.configMapKeyRef : undefined;
+    const key = ref && ref.name === configMapName && typeof ref.key === 'string' ? ref.key : undefined;
+    if (key === undefined || priorityOfKey(key) === undefined) continue;
+    if (!keys.includes(key)) keys.push(key);
+    const name = typeof container.name === 'string' ? container.name : '?';
+    problems.push(
+      `init container ${name}: env ${CONTAINER_LAUNCH_BARRIER_ENV} (key ${key}) is released with the first level: ` +
+        `kubelet starts init containers and native sidecars before every regular container, so they take no launch ` +
+        `priority (regular containers waiting on the same key start early)`,
+    );
+  }
+  return keys;
 }
 
 /** The keys of a barrier ConfigMap's data that are set (any value; odd keys are simply never matched). */

@@ -7,7 +7,8 @@
 // Differences from OpenKruise, on purpose: a bad priority is denied with a message naming the container (OpenKruise
 // answers 500 from strconv.Atoi and accepts any int); a user-set KRUISE_CONTAINER_BARRIER is replaced, not left in
 // front of ours (kubelet resolves both, so a stale one would block the container); an unknown annotation value is
-// ignored with a warning.
+// ignored with a warning; init containers (native sidecars included) get no barrier, and one given to them is
+// removed (withoutInitBarriers).
 import {
   BARRIER_CONFIGMAP_SUFFIX,
   BARRIER_KEY_PREFIX,
@@ -159,9 +160,41 @@ export function mutatePodForLaunchPriority(
     });
     return { ...container, env: kept };
   });
+  const spec: Json = { ...pod.spec, containers: newContainers };
+  const initContainers = withoutInitBarriers(pod.spec.initContainers, warnings);
+  if (initContainers) spec.initContainers = initContainers;
   return {
     allowed: true,
-    object: { ...pod, metadata: newMetadata, spec: { ...pod.spec, containers: newContainers } },
+    object: { ...pod, metadata: newMetadata, spec },
     ...(warnings.length > 0 && { warnings }),
   };
+}
+
+/**
+ * Init containers (native sidecars and plain ones) take no launch priority: kubelet starts them before every regular
+ * container, so one waiting on a barrier key released only once regular containers are ready would block the pod for
+ * good. A KRUISE_CONTAINER_BARRIER env given to one is removed and KRUISE_CONTAINER_PRIORITY is left, ignored; each
+ * with a warning. Undefined when nothing changes.
+ */
+function withoutInitBarriers(initContainers: unknown, warnings: string[]): unknown[] | undefined {
+  if (!Array.isArray(initContainers)) return undefined;
+  let changed = false;
+  const result = initContainers.map((container: unknown, index) => {
+    if (!isRecord(container) || !Array.isArray(container.env)) return container;
+    const env: unknown[] = container.env;
+    const at = `spec.initContainers[${index}]`;
+    if (env.some((e) => isRecord(e) && e.name === CONTAINER_LAUNCH_PRIORITY_ENV)) {
+      warnings.push(
+        `${at}: env ${CONTAINER_LAUNCH_PRIORITY_ENV} is ignored on an init container: kubelet starts init containers and native sidecars before every regular container`,
+      );
+    }
+    const kept = env.filter((e) => !(isRecord(e) && e.name === CONTAINER_LAUNCH_BARRIER_ENV));
+    if (kept.length === env.length) return container;
+    changed = true;
+    warnings.push(
+      `${at}: env ${CONTAINER_LAUNCH_BARRIER_ENV} was removed: an init container or native sidecar waiting on a launch barrier would block the regular containers, which kubelet starts after it`,
+    );
+    return { ...container, env: kept };
+  });
+  return changed ? result : undefined;
 }
