@@ -324,7 +324,9 @@ export class CrrController {
       if (err instanceof CriNotFoundError) {
         // kubelet removed this instance meanwhile (RestartAllContainers removes every container of the pod before
         // it starts them again; so does a pod being deleted): it no longer runs, and the next round sees it replaced
-        // or gone. Not a failure, and never a second stop of the instance that replaces it.
+        // or gone. Not a failure, and never a second stop of the instance that replaces it. containerd 1.7 and 2.x and
+        // CRI-O 1.36 answer a stop of a removed container with success (CRI: StopContainer is idempotent); this is for
+        // a runtime that answers NotFound.
         this.options.metrics.containersStopped.inc({ result: 'gone' });
         log.info({ container: step.container, containerId: step.runtimeId }, 'container removed before the stop');
       } else {
