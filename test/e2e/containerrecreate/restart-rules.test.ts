@@ -189,7 +189,7 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
       pod([{ name: 'app', command, lifecycle: { stopSignal: 'SIGUSR1' } }], { os: { name: 'linux' } }),
     );
     assert.equal(
-      (containerStatus(before, 'app') as { stopSignal?: string }).stopSignal,
+      containerStatus(before, 'app').stopSignal,
       'SIGUSR1',
       'kubelet reports the stop signal (ContainerStopSignals on)',
     );
@@ -204,7 +204,8 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
     const after = (await getPod(stack, before.metadata!.name!))!;
     const terminated = containerStatus(after, 'app').lastState?.terminated;
     assert.equal(terminated?.exitCode, 0, 'only SIGUSR1 makes it exit 0');
-    const stoppedAfterMs = Date.parse(terminated?.finishedAt ?? '') - Date.parse(created.metadata!.creationTimestamp!);
+    const stoppedAfterMs =
+      Date.parse(terminated?.finishedAt ?? '') - Date.parse(created.metadata!.creationTimestamp ?? '');
     assert.ok(
       stoppedAfterMs < (grace / 2) * 1000,
       `stopped ${stoppedAfterMs} ms after the CRR was made, not after the ${grace} s grace period`,
