@@ -205,7 +205,7 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
     const terminated = containerStatus(after, 'app').lastState?.terminated;
     assert.equal(terminated?.exitCode, 0, 'only SIGUSR1 makes it exit 0');
     const stoppedAfterMs =
-      Date.parse(terminated?.finishedAt ?? '') - Date.parse(created.metadata!.creationTimestamp ?? '');
+      Date.parse(terminated?.finishedAt ?? '') - Date.parse(created.metadata.creationTimestamp ?? '');
     assert.ok(
       stoppedAfterMs < (grace / 2) * 1000,
       `stopped ${stoppedAfterMs} ms after the CRR was made, not after the ${grace} s grace period`,
