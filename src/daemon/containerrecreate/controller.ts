@@ -24,6 +24,7 @@ import {
 import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart-policy.js';
 import { longRunningStatuses } from '../../api/pod-sidecars.js';
 import type { WirePod } from '../../api/wire.js';
+import { CriNotFoundError } from '../../cri/errors.js';
 import { errorMessage } from '../../util/error-message.js';
 import {
   ControllerLoop,
@@ -323,10 +324,20 @@ export class CrrController {
       });
       this.options.metrics.containersStopped.inc({ result: 'ok' });
     } catch (err) {
-      this.options.metrics.containersStopped.inc({ result: 'error' });
-      const message = `kill container error: ${errorMessage(err)}`;
-      log.warn({ container: step.container, err: message }, 'could not stop container');
-      states = step.states.map((s) => (s.name === step.container ? { name: s.name, phase: 'Failed', message } : s));
+      if (err instanceof CriNotFoundError) {
+        // kubelet removed this instance meanwhile (RestartAllContainers removes every container of the pod before
+        // it starts them again; so does a pod being deleted): it no longer runs, and the next round sees it replaced
+        // or gone. Not a failure, and never a second stop of the instance that replaces it. containerd 1.7 and 2.x and
+        // CRI-O 1.36 answer a stop of a removed container with success (CRI: StopContainer is idempotent); this is for
+        // a runtime that answers NotFound.
+        this.options.metrics.containersStopped.inc({ result: 'gone' });
+        log.info({ container: step.container, containerId: step.runtimeId }, 'container removed before the stop');
+      } else {
+        this.options.metrics.containersStopped.inc({ result: 'error' });
+        const message = `kill container error: ${errorMessage(err)}`;
+        log.warn({ container: step.container, err: message }, 'could not stop container');
+        states = step.states.map((s) => (s.name === step.container ? { name: s.name, phase: 'Failed', message } : s));
+      }
     }
     await this.writeStatus(current, { phase: 'Recreating', containerRecreateStates: states });
     return { requeueAfter: CACHE_WAIT_MS };

@@ -17,7 +17,7 @@ export function crrMetrics(registry: Registry): CrrMetrics {
   const metrics: CrrMetrics = {
     containersStopped: new Counter({
       name: 'kruise_daemon_crr_containers_stopped_total',
-      help: 'Containers stopped for ContainerRecreateRequests, by result (ok, error)',
+      help: 'Containers stopped for ContainerRecreateRequests, by result (ok, error, gone: removed by kubelet before the stop)',
       labelNames: ['result'],
       registers,
     }),

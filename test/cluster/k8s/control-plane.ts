@@ -13,6 +13,7 @@ import { httpStatus } from '../runtime/http-probe.js';
 import { runningPid } from '../runtime/processes.js';
 import { apiRequest } from './api-client.js';
 import { binaryPathsOf } from './binaries.js';
+import { FEATURE_GATES } from './feature-gates.js';
 import { layoutFromContext } from './context.js';
 import { API_SERVER_PORT, type K8sLayout } from './layout.js';
 import { admissionConfigPath, kubeconfigPath } from './pki.js';
@@ -82,6 +83,7 @@ function apiServerSpec(layout: K8sLayout): ProcessSpec {
       // The API server runs on the host, which has no kube-proxy (each node has its own): a webhook or aggregated
       // API behind a Service is called at its endpoints' pod IPs (routed to the nodes), not at its ClusterIP.
       '--enable-aggregator-routing=true',
+      `--feature-gates=${FEATURE_GATES.join(',')}`,
       '-v=1',
     ],
     marker: join(layout.k8sDir, 'apiserver-certs'),

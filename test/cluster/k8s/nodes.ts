@@ -28,6 +28,7 @@ import { waitUntil } from '../runtime/wait-until.js';
 import { apiGetJson } from './api-client.js';
 import { binaryPathsOf, containerdRuntime } from './binaries.js';
 import { layoutFromContext, nodeDirsOnDisk } from './context.js';
+import { FEATURE_GATES } from './feature-gates.js';
 import { k8sLayout, KUBELET_PORT, type K8sLayout, type NodeLayout } from './layout.js';
 import { kubeconfigPath } from './pki.js';
 import { ensureProcess, stopOwnProcess, waitForProcess, type ProcessSpec } from './process.js';
@@ -135,6 +136,7 @@ imageGCHighThresholdPercent: 99
 imageGCLowThresholdPercent: 98
 enforceNodeAllocatable: ["pods"]
 serializeImagePulls: false
+featureGates: {${FEATURE_GATES.map((gate) => gate.replace('=', ': ')).join(', ')}}
 `;
 }
 

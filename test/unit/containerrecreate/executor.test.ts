@@ -8,10 +8,11 @@ import {
   CONTAINER_RECREATE_REQUESTS,
   type ContainerRecreateRequest,
 } from '../../../src/api/containerrecreaterequest.js';
+import { CriNotFoundError } from '../../../src/cri/errors.js';
 import { CrrController } from '../../../src/daemon/containerrecreate/controller.js';
 import { crrMetrics } from '../../../src/daemon/containerrecreate/metrics.js';
 import { NodePods } from '../../../src/daemon/node-pods.js';
-import type { KubeClient, KubeObject, ListWatcher } from '../../../src/kube/index.js';
+import { CoreResources, type KubeClient, type KubeObject, type ListWatcher } from '../../../src/kube/index.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { systemClock } from '../../../src/util/clock.js';
 import { startEmulatorWithCrds, type EmulatorWithCrds } from '../../support/emulator-with-crds.js';
@@ -220,11 +221,62 @@ describe('CRR executor (emulator + fake runtime)', function () {
     startController();
     const crr = await makeCrr(pod, ['app']);
     const done = await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
-    assert.equal(
-      done.status?.message,
-      "not allowed to recreate container app: the Pod's restartPolicy is Never, so kubelet never starts it again once stopped",
+    assert.match(
+      done.status?.message ?? '',
+      /^not allowed to recreate container app: the Pod's restartPolicy is Never, so kubelet would not start it again whatever exit code the stop ends it with/,
     );
     assert.deepEqual(runtime.stops(), []);
+  });
+
+  it('a CRR whose container restart rules leave some stop exit code unrestarted is completed at once, nothing stopped', async () => {
+    const pod = await makePod(['app'], {
+      restartPolicy: 'Never',
+      containers: [
+        {
+          name: 'app',
+          image: 'busybox',
+          restartPolicy: 'Never',
+          restartPolicyRules: [{ action: 'Restart', exitCodes: { operator: 'In', values: [0, 143] } }],
+        },
+      ],
+    });
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const done = await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
+    assert.match(done.status?.message ?? '', /if the stop ends it with exit code 1-142, 144-255 /);
+    assert.deepEqual(runtime.stops(), []);
+  });
+
+  it('a container kubelet removed before our stop (RestartAllContainers) is no failure: Succeeded, stopped once', async () => {
+    const pod = await makePod(['app']);
+    const uid = pod.metadata!.uid!;
+    const stop = runtime.stopContainer.bind(runtime);
+    let first = true;
+    runtime.stopContainer = async (req, opts) => {
+      if (!first) return stop(req, opts);
+      first = false;
+      runtime.calls.push({ method: 'StopContainer', id: req.container_id ?? '', timeout: Number(req.timeout ?? 0) });
+      // kubelet's RestartAllContainers removed every container of the pod and started them again
+      const old = runtime.containers.findIndex((c) => c.id === req.container_id);
+      runtime.containers.splice(old, 1);
+      runtime.add(uid, 'app').restartCount = 1;
+      await node.reportStatus(await client.get<WirePod>(CoreResources.pods, pod.metadata!.name!, { namespace: NS }));
+      throw new CriNotFoundError(
+        'NotFound',
+        5,
+        'StopContainer',
+        'not found',
+        `container "${req.container_id}" not found`,
+      );
+    };
+    startController();
+    const crr = await makeCrr(pod, ['app']);
+    const done = await waitFor(completed(crr.metadata.name!), { message: 'CRR completed' });
+    assert.deepEqual(
+      done.status?.containerRecreateStates?.map((s) => [s.name, s.phase]),
+      [['app', 'Succeeded']],
+    );
+    assert.equal(runtime.stops().length, 1, 'the instance kubelet started is never stopped');
   });
 
   it('while kubelet holds the stopped container in CrashLoopBackOff, its state says so', async () => {
