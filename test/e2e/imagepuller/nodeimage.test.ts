@@ -265,7 +265,8 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     });
     let s = await waitForStatus(cluster.admin, node, (st) => tagStatusOf(st, image, '1.0')?.phase === 'Failed');
     const noSecret = tagStatusOf(s.status!, image, '1.0')!.message ?? '';
-    assert.match(noSecret, /401|unauthorized|authentication/i);
+    // containerd 1.6: "401 Unauthorized"; containerd 2.4: "authorization failed: no basic auth credentials"
+    assert.match(noSecret, /401|unauthorized|authentication|authorization failed/i);
     assert.match(noSecret, new RegExp(`no pull secret gave credentials for registry ${cluster.authRegistry}`));
 
     // named but not there (a copy the controller deleted): skipped, the pull goes on anonymously and says so

@@ -168,12 +168,17 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
     assert.notEqual(probe.access['/'], 'W', `${what}: / not writable`);
   };
   // what every container may write: its /dev (the runtime's tmpfs, /dev/shm, /dev/termination-log), kubelet's
-  // /etc/hosts, and the /proc files the runtime masks with /dev/null
+  // /etc/hosts, the /proc files the runtime masks with /dev/null, and on cgroup v1 the tmpfs runc puts under the
+  // read-only hierarchies at /sys/fs/cgroup (runc 1.3 leaves it read-write, Debian's 1.1 remounted it read-only: a
+  // file made there lives in the container's own memory, its mount namespace only; every hierarchy below stays ro)
   const anyContainerWrites = (mounts: Mount[], path: string): boolean =>
     path === '/dev' ||
     path.startsWith('/dev/') ||
     path === '/etc/hosts' ||
-    (path.startsWith('/proc/') && mountAt(mounts, path).root === '/null');
+    (path.startsWith('/proc/') && mountAt(mounts, path).root === '/null') ||
+    (path === '/sys/fs/cgroup' &&
+      mountAt(mounts, path).fsType === 'tmpfs' &&
+      mounts.filter((m) => m.mountPoint.startsWith('/sys/fs/cgroup/')).every((m) => isReadOnly(m)));
   const beyond = ({ mounts, probe }: Inspected, own: string[]): string[] =>
     writablePoints(probe).filter(
       (path) => !own.includes(path) && !anyContainerWrites(mounts, path) && !path.startsWith('/hostvarrun/'),
