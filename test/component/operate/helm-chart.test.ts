@@ -1,7 +1,6 @@
-// deploy/chart, with the real helm 3 and helm 4 (each built from helm.sh/helm/v3 or /v4 by test/cluster/k8s/build.sh on
-// first use; every case runs with both): `helm
-// lint` passes, and `helm template` with default values renders exactly the objects of `kubectl kustomize
-// deploy/overlays/default` (CRDs from the chart's crds/ included). The only normalisation is the objects' order
+// deploy/chart, with the real helm 3 and helm 4 (built from helm.sh/helm/v3 and /v4 by test/cluster/k8s/build.sh on
+// first use; every case runs with each): `helm lint` passes, and `helm template` with default values renders exactly
+// the objects of `kubectl kustomize deploy/overlays/default` (CRDs from the chart's crds/ included). The only normalisation is the objects' order
 // (both sides are parsed, so YAML formatting and comments do not count): no label, field or list item is dropped
 // or reordered. A change to deploy/ that the chart lacks (or the reverse) fails here, naming the object.
 // featureGates IPRetention renders what deploy/overlays/ip-retention renders; each value lands where it should and
@@ -302,15 +301,15 @@ for (const major of HELM_MAJORS) {
         writeFileSync(
           join(dir, 'kustomization.yaml'),
           `apiVersion: kustomize.config.k8s.io/v1beta1
-  kind: Kustomization
-  resources: [${relative(dir, join(OVERLAYS, 'default'))}]
-  components: [${relative(dir, join(packageRoot(), 'deploy', 'components', 'webhook-client-ca'))}]
-  configMapGenerator:
-    - name: kruise-webhook-client-ca
-      namespace: kruise-system
-      files: [ca.crt]
-      options: {disableNameSuffixHash: true}
-  `,
+kind: Kustomization
+resources: [${relative(dir, join(OVERLAYS, 'default'))}]
+components: [${relative(dir, join(packageRoot(), 'deploy', 'components', 'webhook-client-ca'))}]
+configMapGenerator:
+  - name: kruise-webhook-client-ca
+    namespace: kruise-system
+    files: [ca.crt]
+    options: {disableNameSuffixHash: true}
+`,
         );
         const expected = parse(execFileSync('kubectl', ['kustomize', dir], { encoding: 'utf8' }));
         const args = [
