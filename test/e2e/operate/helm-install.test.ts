@@ -10,12 +10,14 @@
 // node labelled kruise-daemon.io/agent=true, pulling that node's NodeImage, nothing of ours on the other node; deleted
 // again. Figures (install to Ready, upgrade roll) are printed for docs/install.md.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { load } from 'js-yaml';
 import { join } from 'node:path';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import { KubeClient } from '../../../src/kube/client.js';
 import { loadKubeconfig } from '../../../src/kube/credentials/kubeconfig.js';
+import { runChecked } from '../../cluster/runtime/exec.js';
 import { CHART_DIR, HELM_MAJORS, useHelm, type Helm, type HelmMajor } from '../../support/helm.js';
 import { setNodeImageSpec, waitForStatus } from '../../support/nodeimages.js';
 import { restartKubelet, startOwnCluster, writeTryItEnv, type OwnCluster } from '../../support/own-cluster.js';
@@ -49,7 +51,6 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
   let admin: KubeClient;
 
   before(async () => {
-    for (const major of HELM_MAJORS) helms.set(major, await useHelm(major));
     const started = Date.now();
     cluster = await startOwnCluster('helm');
     figure('own cluster up', Date.now() - started);
@@ -93,6 +94,8 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
   // the chart's whole life with each helm in turn (helm 3, then helm 4), on the same cluster
   for (const major of HELM_MAJORS) {
     it(`helm ${major} install: the DaemonSet on every node and the controller Ready, NodeImages created`, async () => {
+      // each helm when its round starts (built on first use)
+      helms.set(major, await useHelm(major));
       beforeInstall = clusterScoped();
       const started = Date.now();
       helmRun(major, [
@@ -146,8 +149,50 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
         const [node1, node2] = cluster.layout.nodes;
         assert.ok(node1 && node2);
         const v = cluster.vars;
-        const ref = v.TEST_IMAGE_AUTH_BUSYBOX_1!;
-        const name = ref.slice(0, ref.lastIndexOf(':'));
+        // Images of this run only: kubelet keeps its pull records by image ID, and the cluster's test images are the
+        // same in both registries (the private busybox:1.0 is the public one's ID), so a pod of another test may
+        // have made kubelet record that ID. Two of busybox:1.0 with a config of their own (an env variable): `solo`
+        // only in the private registry, `shared` in both, the same ID under both names.
+        const run = Date.now().toString(36);
+        const work = mkdtempSync(join(tmpdir(), 'kd-kep2535-'));
+        const authFile = join(work, 'auth.json');
+        writeFileSync(
+          authFile,
+          JSON.stringify({
+            auths: {
+              [v.AUTH_REGISTRY!]: { auth: Buffer.from(`${v.AUTH_USER!}:${v.AUTH_PASSWORD!}`).toString('base64') },
+            },
+          }),
+          { mode: 0o600 },
+        );
+        const skopeo = ['--insecure-policy', 'copy', '--quiet', '--src-tls-verify=false', '--dest-tls-verify=false'];
+        const layout = join(work, 'oci');
+        await runChecked('skopeo', [...skopeo, `docker://${v.TEST_IMAGE_BUSYBOX_1!}`, `oci:${layout}:source`]);
+        const variant = async (tag: string, targets: string[]): Promise<void> => {
+          await runChecked('umoci', [
+            'config',
+            '--image',
+            `${layout}:source`,
+            '--tag',
+            tag,
+            `--config.env=KEP2535=${tag}-${run}`,
+          ]);
+          for (const target of targets) {
+            await runChecked('skopeo', [
+              ...skopeo,
+              '--preserve-digests',
+              ...(target.startsWith(v.AUTH_REGISTRY!) ? ['--dest-authfile', authFile] : []),
+              `oci:${layout}:${tag}`,
+              `docker://${target}`,
+            ]);
+          }
+        };
+        const ref = `${v.AUTH_REGISTRY!}/test/kep2535:solo-${run}`;
+        const sharedPrivate = `${v.AUTH_REGISTRY!}/test/kep2535:shared-${run}`;
+        const sharedPublic = `${v.REGISTRY!}/test/kep2535-public:shared-${run}`;
+        await variant('solo', [ref]);
+        await variant('shared', [sharedPrivate, sharedPublic]);
+        rmSync(work, { recursive: true, force: true });
         cluster.must([
           'create',
           'secret',
@@ -164,28 +209,34 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
           '--clusterrole=kruise-controller-pull-secret-reader',
           '--serviceaccount=kruise-system:kruise-controller',
         ]);
-        const job = {
-          apiVersion: 'apps.kruise.io/v1beta1',
-          kind: 'ImagePullJob',
-          metadata: { name: 'private', namespace: 'default' },
-          spec: {
-            image: ref,
-            pullSecrets: ['regcred'],
-            selector: { names: [node1.name] },
-            completionPolicy: { type: 'Always' },
-          },
+        /** Our pre-pull: an ImagePullJob with `pullSecrets: [regcred]` on node1 only, waited for in its NodeImage. */
+        const prePull = async (job: string, image: string): Promise<void> => {
+          const colon = image.lastIndexOf(':');
+          const [name, tag] = [image.slice(0, colon), image.slice(colon + 1)];
+          const manifest = {
+            apiVersion: 'apps.kruise.io/v1beta1',
+            kind: 'ImagePullJob',
+            metadata: { name: job, namespace: 'default' },
+            spec: {
+              image,
+              pullSecrets: ['regcred'],
+              selector: { names: [node1.name] },
+              completionPolicy: { type: 'Always' },
+            },
+          };
+          cluster.must(['apply', '-f', '-'], JSON.stringify(manifest));
+          await waitForStatus(
+            admin,
+            node1.name,
+            (status) =>
+              status.imageStatuses?.[name]?.tags.some((t) => t.tag === tag && t.phase === 'Succeeded') === true,
+            { timeoutMs: 120_000, intervalMs: 500, message: `${image} pre-pulled on ${node1.name} with regcred` },
+          );
         };
-        cluster.must(['apply', '-f', '-'], JSON.stringify(job));
-        await waitForStatus(
-          admin,
-          node1.name,
-          (status) =>
-            status.imageStatuses?.[name]?.tags.some((t) => t.tag === '1.0' && t.phase === 'Succeeded') === true,
-          { timeoutMs: 120_000, intervalMs: 500, message: `${ref} pre-pulled on ${node1.name} with regcred` },
-        );
+        await prePull('private', ref);
 
         /** A pod of `ref` on `node` (IfNotPresent), with or without the secret: Running, or kubelet's pull error. */
-        const outcome = async (pod: string, node: string, secret: boolean): Promise<string> => {
+        const outcome = async (pod: string, node: string, secret: boolean, image = ref): Promise<string> => {
           const manifest = {
             apiVersion: 'v1',
             kind: 'Pod',
@@ -194,7 +245,7 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
               nodeName: node,
               terminationGracePeriodSeconds: 0,
               ...(secret ? { imagePullSecrets: [{ name: 'regcred' }] } : {}),
-              containers: [{ name: 'c', image: ref, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
+              containers: [{ name: 'c', image, imagePullPolicy: 'IfNotPresent', command: ['sleep', '3600'] }],
             },
           };
           cluster.must(['apply', '-f', '-'], JSON.stringify(manifest));
@@ -234,7 +285,9 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
           return result;
         };
 
-        const unauthorized = /^(ErrImagePull|ImagePullBackOff): .*401 Unauthorized/;
+        // the registry's refusal as the runtime words it: containerd 1.6 `401 Unauthorized`, containerd 2.x
+        // `authorization failed: no basic auth credentials`
+        const unauthorized = /^(ErrImagePull|ImagePullBackOff): .*(401 Unauthorized|no basic auth credentials)/;
         const present = 'Running (Container image IMAGE already present on machine)';
         const accessible = `${present.slice(0, -1)} and can be accessed by the pod)`;
         /** The node's kubelet configuration as it runs, from /configz. */
@@ -267,6 +320,19 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
         // kubelet never checks a present image; with it on because an image kubelet has no pull record of (our agent
         // pulled it through the CRI) counts as preloaded, and NeverVerifyPreloadedImages never verifies those
         assert.equal(await outcome('private-default', node1.name, false), gateOnByDefault ? accessible : present);
+
+        // the same image under a public name, pulled by kubelet for a pod first (so kubelet records its ID, open to every
+        // pod under that name), then pre-pulled by us under the private name: with the gate on, kubelet now has a record
+        // of the ID, so it is not "preloaded", and the record names only the public repository: a pod of the private
+        // name without the secret is verified and refused; with the gate off, it runs
+        assert.match(
+          await outcome('public-by-kubelet', node1.name, false, sharedPublic),
+          /^Running \(Successfully pulled/,
+        );
+        await prePull('private-shared', sharedPrivate);
+        const shared = await outcome('private-shared-id', node1.name, false, sharedPrivate);
+        if (gateOnByDefault) assert.match(shared, unauthorized);
+        else assert.equal(shared, present);
 
         const dropIn = join(cluster.dir, 'kubelet-config.d');
         mkdirSync(dropIn, { recursive: true });
@@ -313,7 +379,7 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
         } finally {
           await restartKubelet(cluster, node1, []);
           rmSync(dropIn, { recursive: true, force: true });
-          cluster.kubectl(['delete', 'imagepulljob', 'private', '--ignore-not-found']);
+          cluster.kubectl(['delete', 'imagepulljob', 'private', 'private-shared', '--ignore-not-found']);
           cluster.kubectl(['delete', 'secret', 'regcred', '--ignore-not-found']);
           cluster.kubectl(['delete', 'rolebinding', 'kruise-controller-pull-secret-reader', '--ignore-not-found']);
         }
