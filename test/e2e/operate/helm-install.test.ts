@@ -139,8 +139,29 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
       const started = Date.now();
       const { code, out } = await runScript(script);
       figure(`Try it block (helm ${major})`, Date.now() - started);
-      assert.equal(code, 0, out);
-      assertTryItOutput(out);
+      try {
+        assert.equal(code, 0, out);
+        assertTryItOutput(out);
+      } finally {
+        // what the block made, so the next helm's round runs it on a clean namespace (a pod it applies again would
+        // be "unchanged", its restart count already moved), deleted while our controller and agents still serve it
+        cluster.must([
+          'delete',
+          'statefulset/web',
+          'pod/crr-demo',
+          'pod/launch-demo',
+          '--ignore-not-found',
+          '--wait=true',
+          '--timeout=120s',
+        ]);
+        cluster.must([
+          'delete',
+          'imagepulljobs,containerrecreaterequests,persistentpodstates',
+          '--all',
+          '--wait=true',
+          '--timeout=120s',
+        ]);
+      }
     });
 
     // once, with the first helm's install: kubelet's behaviour does not depend on the helm that installed us
