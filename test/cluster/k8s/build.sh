@@ -4,8 +4,8 @@
 # warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
 #
 # usage: build.sh [component...]   components: kubernetes etcd crictl holder containerd runc cni-plugins crio helm
-#        helm4 openkruise kwok (default: the cluster's four; the runtime's, helm and helm4 (the chart's tests), openkruise and kwok
-#        (the side-by-side benches) only when named)
+#        helm4 openkruise kwok (default: the cluster's four; the runtime's, helm and helm4 (the chart's tests),
+#        openkruise and kwok (the side-by-side benches) only when named)
 # env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon); KUBERNETES_VERSION, CONTAINERD_VERSION,
 #        CRIO_VERSION: the stack's (test/cluster/stack.ts passes them; default: versions.env's default cell)
 #
