@@ -173,17 +173,26 @@ export function runBuild(
   });
 }
 
-/** helm at versions.env's HELM_VERSION: $KD_CACHE/bin/helm-<version>/helm (the chart's tests use it). */
-export function helmPath(cache = cacheDir()): string {
-  return join(cache, 'bin', `helm-${pinned('HELM_VERSION')}`, 'helm');
+/** The helm majors the chart is tested with: helm 3 (versions.env's HELM_VERSION) and helm 4 (HELM4_VERSION). */
+export const HELM_MAJORS = [3, 4] as const;
+export type HelmMajor = (typeof HELM_MAJORS)[number];
+
+/** versions.env's pinned version of a helm major. */
+export function helmVersion(major: HelmMajor): string {
+  return pinned(major === 3 ? 'HELM_VERSION' : 'HELM4_VERSION');
 }
 
-/** The helm binary, built by build.sh on first use (about 2 minutes; nothing when cached). */
-export async function helmBinary(log: (message: string) => void): Promise<string> {
-  const path = helmPath();
+/** helm of `major` at its pinned version: $KD_CACHE/bin/helm-<version>/helm (the chart's tests use it). */
+export function helmPath(major: HelmMajor, cache = cacheDir()): string {
+  return join(cache, 'bin', `helm-${helmVersion(major)}`, 'helm');
+}
+
+/** The helm binary of `major`, built by build.sh on first use (about 2 minutes; nothing when cached). */
+export async function helmBinary(major: HelmMajor, log: (message: string) => void): Promise<string> {
+  const path = helmPath(major);
   if (!existsSync(path)) {
-    log(`helm: building ${path} from Go modules (first run only)`);
-    await runBuild(log, process.env, ['helm']);
+    log(`helm ${helmVersion(major)}: building ${path} from Go modules (first run only)`);
+    await runBuild(log, process.env, [major === 3 ? 'helm' : 'helm4']);
     if (!existsSync(path)) throw new ClusterError(`build.sh succeeded but ${path} is missing`);
   }
   return path;

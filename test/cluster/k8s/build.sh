@@ -4,8 +4,8 @@
 # warm run builds nothing. Progress goes to the terminal (stderr); each build's full log is kept in $KD_CACHE/logs.
 #
 # usage: build.sh [component...]   components: kubernetes etcd crictl holder containerd runc cni-plugins crio helm
-#        openkruise kwok (default: the cluster's four; the runtime's, helm (the chart's tests), openkruise and kwok
-#        (the side-by-side benches) only when named)
+#        helm4 openkruise kwok (default: the cluster's four; the runtime's, helm and helm4 (the chart's tests),
+#        openkruise and kwok (the side-by-side benches) only when named)
 # env:   KD_CACHE (default ${XDG_CACHE_HOME:-$HOME/.cache}/kruise-daemon); KUBERNETES_VERSION, CONTAINERD_VERSION,
 #        CRIO_VERSION: the stack's (test/cluster/stack.ts passes them; default: versions.env's default cell)
 #
@@ -184,30 +184,37 @@ build_holder() {
   say "holder $sum: built"
 }
 
-# helm: the chart's tests (deploy/chart) run `helm lint`, `helm template` and `helm install --dry-run=server` with it.
-# The version ldflags are the ones helm's Makefile sets (so `helm version` says HELM_VERSION), and the Kubernetes
-# version helm's lint and template assume is the minor of the client-go helm is built with, as its Makefile computes.
+# helm: the chart's tests (deploy/chart) run `helm lint`, `helm template`, `helm install --dry-run=server` and
+# `helm install` with both helm 3 (HELM_VERSION, helm.sh/helm/v3) and helm 4 (HELM4_VERSION, helm.sh/helm/v4).
+# build_helm MAJOR VERSION. The version ldflags are the ones helm's Makefile sets (so `helm version` says the
+# version). The Kubernetes version helm's lint and template assume: helm 3's Makefile sets it by ldflags
+# (pkg/lint/rules and pkg/chartutil k8sVersionMajor/Minor: the minor of the client-go it is built with); helm 4 has no
+# such variables and reads its client-go module version from the binary's build info at run time
+# (internal/version.K8sIOClientGoModVersion, pkg/chart/common makeDefaultCapabilities), which `go install
+# module@version` records, so nothing is set for it.
 build_helm() {
-  local v=$HELM_VERSION out=$KD_CACHE/bin/helm-$HELM_VERSION
+  local major=$1 v=$2 out=$KD_CACHE/bin/helm-$2 m=helm.sh/helm/v$1
   [ -x "$out/helm" ] && { say "helm $v: cached in $out"; return; }
   need_go
   local log=$KD_CACHE/logs/helm-$v.log t0=$SECONDS
   mkdir -p "$out.tmp"; : >"$log"
   say "helm $v: first build (about 2 minutes; log: $log)"
   local gomod
-  gomod=$(cd "$KD_CACHE/mod" && go mod download -json "helm.sh/helm/v3@$v" 2>>"$log" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
-  [ -f "$gomod" ] || { say "FAILED: go mod download helm.sh/helm/v3@$v"; tail -n 25 "$log" >&2; exit 1; }
+  gomod=$(cd "$KD_CACHE/mod" && go mod download -json "$m@$v" 2>>"$log" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -f "$gomod" ] || { say "FAILED: go mod download $m@$v"; tail -n 25 "$log" >&2; exit 1; }
   local kminor
   kminor=$(sed -n 's/^\s*k8s.io\/client-go v0\.\([0-9]*\)\..*/\1/p' "$gomod")
   [ -n "$kminor" ] || { say "FAILED: no k8s.io/client-go in helm $v's go.mod"; exit 1; }
-  local ld="-s -w -X helm.sh/helm/v3/internal/version.version=$v -X helm.sh/helm/v3/internal/version.metadata="
-  ld="$ld -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
-  for p in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
-    ld="$ld -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$kminor"
-  done
-  GOBIN=$out.tmp CGO_ENABLED=0 run "$log" go install -trimpath -ldflags "$ld" "helm.sh/helm/v3/cmd/helm@$v"
+  local ld="-s -w -X $m/internal/version.version=$v -X $m/internal/version.metadata="
+  ld="$ld -X $m/internal/version.gitTreeState=clean"
+  if [ "$major" = 3 ]; then
+    for p in $m/pkg/lint/rules $m/pkg/chartutil; do
+      ld="$ld -X $p.k8sVersionMajor=1 -X $p.k8sVersionMinor=$kminor"
+    done
+  fi
+  GOBIN=$out.tmp CGO_ENABLED=0 run "$log" go install -trimpath -ldflags "$ld" "$m/cmd/helm@$v"
   mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
-  say "helm $v: built in $((SECONDS - t0)) s"
+  say "helm $v: built in $((SECONDS - t0)) s (Kubernetes 1.$kminor assumed by lint and template)"
 }
 
 # kwok: KWOK's kwok binary (fake Nodes kept Ready by node leases) for `npm run bench -- openkruise-scale`; its Stage
@@ -261,10 +268,10 @@ build_openkruise() {
 }
 
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
-known="kubernetes etcd crictl holder containerd runc cni-plugins helm openkruise kwok"
+known="kubernetes etcd crictl holder containerd runc cni-plugins helm helm4 openkruise kwok"
 for c in "${want[@]}"; do
   case $c in
-    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm ;; openkruise) build_openkruise ;; kwok) build_kwok ;;
+    kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm 3 "$HELM_VERSION" ;; helm4) build_helm 4 "$HELM4_VERSION" ;; openkruise) build_openkruise ;; kwok) build_kwok ;;
     containerd) build_containerd ;; runc) build_runc ;; cni-plugins) build_cni_plugins ;;
     *) say "unknown component '$c' ($known)"; exit 2 ;;
   esac

@@ -4,7 +4,8 @@
 // `kubectl apply --dry-run=server` of the chart's rendering with non-default values (admitted, defaulted and
 // validated by the API server, nothing stored). The cluster holds deploy/'s namespaces, ServiceAccounts and RBAC,
 // applied by kubectl: helm must refuse to adopt them unless told to (--take-ownership).
-// A real install, upgrade and uninstall, on a cluster of its own: helm-install.test.ts.
+// Every case runs with helm 3 and helm 4. A real install, upgrade and uninstall, on a cluster of its own:
+// helm-install.test.ts.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAll } from 'js-yaml';
 import { packageRoot } from '../../../src/util/repo-root.js';
-import { CHART_DIR, useHelm, type Helm } from '../../support/helm.js';
+import { CHART_DIR, HELM_MAJORS, useHelm, type Helm } from '../../support/helm.js';
 import { useRealCluster, type RealCluster } from '../../support/real-cluster.js';
 
 type Tree = any;
@@ -48,93 +49,95 @@ const NON_DEFAULT = [
   'imagePullSecrets[0].name=my-registry',
 ].flatMap((s) => ['--set', s]);
 
-describe('deploy/chart on the real cluster (dry runs)', function () {
-  this.timeout(600_000);
-  let cluster: RealCluster;
-  let helm: Helm;
-  let kubectlCache: string;
+for (const major of HELM_MAJORS) {
+  describe(`deploy/chart on the real cluster (helm ${major}: dry runs)`, function () {
+    this.timeout(600_000);
+    let cluster: RealCluster;
+    let helm: Helm;
+    let kubectlCache: string;
 
-  before(async () => {
-    helm = await useHelm();
-    cluster = await useRealCluster();
-    kubectlCache = mkdtempSync(join(tmpdir(), 'kd-helm-kubectl-'));
-  });
-
-  after(() => {
-    helm?.close();
-    if (kubectlCache) rmSync(kubectlCache, { recursive: true, force: true });
-  });
-
-  function installDryRun(extra: string[]): { code: number | null; out: string; err: string } {
-    return helm.run(
-      [
-        'install',
-        'kruise-daemon',
-        CHART_DIR,
-        '--kubeconfig',
-        cluster.adminKubeconfig,
-        '--namespace',
-        'default',
-        '--dry-run=server',
-        ...extra,
-      ],
-      120_000,
-    );
-  }
-
-  it('helm refuses to adopt the objects kubectl applied (install stops, naming one)', () => {
-    const { code, err } = installDryRun([]);
-    assert.notEqual(code, 0, 'the install is refused');
-    assert.match(err, /exists and cannot be imported into the current release: invalid ownership metadata/);
-  });
-
-  for (const [what, values] of [
-    ['default values', []],
-    ['every value changed', NON_DEFAULT],
-  ] as const) {
-    it(`helm install --dry-run=server --take-ownership, ${what}: validated by the server, as helm template renders it`, () => {
-      const { code, out, err } = installDryRun(['--take-ownership', '-o', 'json', ...values]);
-      assert.equal(code, 0, `helm install --dry-run=server: ${err}`);
-      const release = JSON.parse(out) as { info: { status: string }; manifest: string };
-      assert.equal(release.info.status, 'pending-install', 'nothing installed');
-      const rendered = helm.run(['template', 'kruise-daemon', CHART_DIR, ...values]);
-      assert.equal(rendered.code, 0, rendered.err);
-      // the cluster's capabilities change nothing in the chart's rendering
-      assert.deepEqual(
-        parse(release.manifest).map(keyOf).sort(),
-        parse(rendered.out).map(keyOf).sort(),
-        'the same objects',
-      );
-      assert.deepEqual(parse(release.manifest), parse(rendered.out));
+    before(async () => {
+      helm = await useHelm(major);
+      cluster = await useRealCluster();
+      kubectlCache = mkdtempSync(join(tmpdir(), 'kd-helm-kubectl-'));
     });
-  }
 
-  it('the API server admits every object the chart renders with every value changed (kubectl apply --dry-run=server)', () => {
-    const rendered = helm.run(['template', 'kruise-daemon', CHART_DIR, '--include-crds', ...NON_DEFAULT]);
-    assert.equal(rendered.code, 0, rendered.err);
-    const manifests = parse(rendered.out);
-    const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests });
-    const result = spawnSync(
-      'kubectl',
-      [
-        '--kubeconfig',
-        cluster.adminKubeconfig,
-        '--cache-dir',
-        kubectlCache,
-        'apply',
-        '--dry-run=server',
-        '-o',
-        'json',
-        '-f',
-        '-',
-      ],
-      { cwd: packageRoot(), input: list, encoding: 'utf8', timeout: 60_000 },
-    );
-    assert.equal(result.status, 0, `kubectl apply --dry-run=server: ${result.stderr}`);
-    const answered = JSON.parse(result.stdout) as { items: Manifest[] };
-    assert.deepEqual(answered.items.map(keyOf).sort(), manifests.map(keyOf).sort(), 'every object accepted');
-    const ds = answered.items.find((m) => m.kind === 'DaemonSet')!;
-    assert.equal(ds.spec.template.spec.hostPID, true, 'IPRetention reached the stored DaemonSet');
-    assert.equal(ds.spec.template.spec.containers[0].resources.limits.memory, '192Mi');
+    after(() => {
+      helm?.close();
+      if (kubectlCache) rmSync(kubectlCache, { recursive: true, force: true });
+    });
+
+    function installDryRun(extra: string[]): { code: number | null; out: string; err: string } {
+      return helm.run(
+        [
+          'install',
+          'kruise-daemon',
+          CHART_DIR,
+          '--kubeconfig',
+          cluster.adminKubeconfig,
+          '--namespace',
+          'default',
+          '--dry-run=server',
+          ...extra,
+        ],
+        120_000,
+      );
+    }
+
+    it('helm refuses to adopt the objects kubectl applied (install stops, naming one)', () => {
+      const { code, err } = installDryRun([]);
+      assert.notEqual(code, 0, 'the install is refused');
+      assert.match(err, /exists and cannot be imported into the current release: invalid ownership metadata/);
+    });
+
+    for (const [what, values] of [
+      ['default values', []],
+      ['every value changed', NON_DEFAULT],
+    ] as const) {
+      it(`helm install --dry-run=server --take-ownership, ${what}: validated by the server, as helm template renders it`, () => {
+        const { code, out, err } = installDryRun(['--take-ownership', '-o', 'json', ...values]);
+        assert.equal(code, 0, `helm install --dry-run=server: ${err}`);
+        const release = JSON.parse(out) as { info: { status: string }; manifest: string };
+        assert.equal(release.info.status, 'pending-install', 'nothing installed');
+        const rendered = helm.run(['template', 'kruise-daemon', CHART_DIR, ...values]);
+        assert.equal(rendered.code, 0, rendered.err);
+        // the cluster's capabilities change nothing in the chart's rendering
+        assert.deepEqual(
+          parse(release.manifest).map(keyOf).sort(),
+          parse(rendered.out).map(keyOf).sort(),
+          'the same objects',
+        );
+        assert.deepEqual(parse(release.manifest), parse(rendered.out));
+      });
+    }
+
+    it('the API server admits every object the chart renders with every value changed (kubectl apply --dry-run=server)', () => {
+      const rendered = helm.run(['template', 'kruise-daemon', CHART_DIR, '--include-crds', ...NON_DEFAULT]);
+      assert.equal(rendered.code, 0, rendered.err);
+      const manifests = parse(rendered.out);
+      const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests });
+      const result = spawnSync(
+        'kubectl',
+        [
+          '--kubeconfig',
+          cluster.adminKubeconfig,
+          '--cache-dir',
+          kubectlCache,
+          'apply',
+          '--dry-run=server',
+          '-o',
+          'json',
+          '-f',
+          '-',
+        ],
+        { cwd: packageRoot(), input: list, encoding: 'utf8', timeout: 60_000 },
+      );
+      assert.equal(result.status, 0, `kubectl apply --dry-run=server: ${result.stderr}`);
+      const answered = JSON.parse(result.stdout) as { items: Manifest[] };
+      assert.deepEqual(answered.items.map(keyOf).sort(), manifests.map(keyOf).sort(), 'every object accepted');
+      const ds = answered.items.find((m) => m.kind === 'DaemonSet')!;
+      assert.equal(ds.spec.template.spec.hostPID, true, 'IPRetention reached the stored DaemonSet');
+      assert.equal(ds.spec.template.spec.containers[0].resources.limits.memory, '192Mi');
+    });
   });
-});
+}

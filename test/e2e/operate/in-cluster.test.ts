@@ -168,17 +168,23 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
     assert.notEqual(probe.access['/'], 'W', `${what}: / not writable`);
   };
   // what every container may write: its /dev (the runtime's tmpfs, /dev/shm, /dev/termination-log), kubelet's
-  // /etc/hosts, the /proc files the runtime masks with /dev/null, and on cgroup v1 the tmpfs runc puts under the
-  // read-only hierarchies at /sys/fs/cgroup (runc 1.3 leaves it read-write, Debian's 1.1 remounted it read-only: a
-  // file made there lives in the container's own memory, its mount namespace only; every hierarchy below stays ro)
+  // /etc/hosts, the /proc files the runtime masks with /dev/null, and on a cgroup v1 node under runc 1.3 (the
+  // containerd 2.x cells) the tmpfs runc makes at /sys/fs/cgroup to hold the hierarchies: the container's own (a new
+  // tmpfs, nothing of the host's), left read-write by runc 1.3.3 (mountCgroupV1 mounts it without MS_RDONLY, and
+  // finalizeRootfs remounts only mounts of type tmpfs, not the "cgroup" mount it stands for), so uid 0 may create
+  // files in it (mode 755); every cgroup hierarchy under it stays read-only, which is what matters
+  const cgroupV1Holder = (mounts: Mount[], path: string): boolean =>
+    path === '/sys/fs/cgroup' &&
+    mountAt(mounts, path).fsType === 'tmpfs' &&
+    mounts
+      .filter((m) => m.mountPoint.startsWith('/sys/fs/cgroup/'))
+      .every((m) => isReadOnly(m) && m.fsType === 'cgroup');
   const anyContainerWrites = (mounts: Mount[], path: string): boolean =>
     path === '/dev' ||
     path.startsWith('/dev/') ||
     path === '/etc/hosts' ||
     (path.startsWith('/proc/') && mountAt(mounts, path).root === '/null') ||
-    (path === '/sys/fs/cgroup' &&
-      mountAt(mounts, path).fsType === 'tmpfs' &&
-      mounts.filter((m) => m.mountPoint.startsWith('/sys/fs/cgroup/')).every((m) => isReadOnly(m)));
+    cgroupV1Holder(mounts, path);
   const beyond = ({ mounts, probe }: Inspected, own: string[]): string[] =>
     writablePoints(probe).filter(
       (path) => !own.includes(path) && !anyContainerWrites(mounts, path) && !path.startsWith('/hostvarrun/'),
