@@ -67,7 +67,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     cluster = await useRealCluster();
     node = cluster.nodes[0]!.name;
     reg = cluster.registry;
-    cri = new CriClient({ socket: cluster.nodes[0]!.hostPaths.containerdSocket });
+    cri = new CriClient({ socket: cluster.nodes[0]!.hostPaths.runtimeSocket });
     await freshNamespace(cluster.admin, NS);
     await deleteSecret();
     await createOrKeep(cluster.admin, ROLES, {
@@ -125,7 +125,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     const probe = new AgentProcess({
       launcher: await nodeLauncher(other),
       host: other.ip,
-      args: ['--addr', `${other.ip}:0`, '--runtime-socket', other.inNode.containerdSocket],
+      args: ['--addr', `${other.ip}:0`, '--runtime-socket', other.inNode.runtimeSocket],
       env: { NODE_NAME: other.name, KUBECONFIG: kubeconfig, NODE_OPTIONS: cluster.agentNodeOptions, LOG_LEVEL: 'info' },
     });
     try {

@@ -378,7 +378,7 @@ users: [{name: u, user: {token: ${token}}}]
     const { image, tag } = splitReference(ref);
     // not on the nodes, so the job is still pulling when the leader goes
     for (const node of cluster.nodes) {
-      await removeImages(new CriClient({ socket: node.hostPaths.containerdSocket }), [ref]).catch(() => undefined);
+      await removeImages(new CriClient({ socket: node.hostPaths.runtimeSocket }), [ref]).catch(() => undefined);
     }
     const before = await lease();
     const leader = before.spec?.holderIdentity ?? '';

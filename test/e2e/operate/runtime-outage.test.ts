@@ -176,7 +176,7 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
     const back = Date.now();
     await waitFor(
       async () => {
-        const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+        const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
         try {
           await cri.version({}, { timeoutMs: 1_000 });
           return true;

@@ -32,7 +32,7 @@ describe('custom probes e2e (agent side)', function () {
     await ensureNamespace(cluster.admin, NAMESPACE);
     await waitForDefaultServiceAccount(cluster.admin, NAMESPACE);
     system = await startSystem(cluster, { nodes: [node], controller: false });
-    cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+    cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
   });
 
   after(async () => {
