@@ -271,6 +271,12 @@ function crioSpec(node: NodeLayout, holderPid: number): ProcessSpec {
   };
 }
 
+/** The node's runtime process as the cluster runs it: its name, PID file, log and marker (its own config file). */
+export function nodeRuntimeProcess(node: NodeLayout): Pick<ProcessSpec, 'name' | 'pidFile' | 'logFile' | 'marker'> {
+  const { name, pidFile, logFile, marker } = runtimeSpec(node, 0);
+  return { name, pidFile, logFile, marker };
+}
+
 /** The node's container runtime: containerd, or CRI-O on its cell. */
 function runtimeSpec(node: NodeLayout, holderPid: number): ProcessSpec {
   return node.runtime === 'cri-o' ? crioSpec(node, holderPid) : containerdSpec(node, holderPid);
