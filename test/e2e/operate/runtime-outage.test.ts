@@ -8,7 +8,6 @@
 // the runtime's return: its /readyz first, then its pod Ready again as kubelet sees it. The figures are printed.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { nodeRuntimeProcess } from '../../cluster/k8s/nodes.js';
 import { agentUrl, kubectl, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
