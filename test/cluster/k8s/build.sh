@@ -190,10 +190,9 @@ build_crio() {
     upstream=$(cd "$mod" && go mod download -json "$m@$v" 2>>"$log" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
     [ -f "$upstream" ] || { say "FAILED: go mod download $m@$v"; tail -n 25 "$log" >&2; exit 1; }
     # CRI-O v1.36.1 requires the Kubernetes staging modules at v0.36.0-rc.0, which the proxy does not serve: each is
-    # replaced with the tag of the Kubernetes release of CRI-O's minor (versions.env), v0.36.3 for 1.36.
-    local kkey=KUBERNETES_1_$(echo "$v" | cut -d. -f2)
-    [ -n "${!kkey:-}" ] || { say "FAILED: versions.env has no $kkey for cri-o $v's staging modules"; exit 1; }
-    local sv="v0.${!kkey#v1.}"
+    # replaced with the minor's first release, v0.36.0. Not the newest patch: k8s.io/cri-api v0.36.3 changed
+    # KeyValue.Value from string to []byte, which CRI-O v1.36.1's server does not compile against.
+    local sv="v0.$(echo "$v" | cut -d. -f2).0"
     {
       echo "module kruisedaemon.test/criobuild"; echo; grep -E '^go ' "$upstream"; echo; echo "require $m $v"; echo
       echo "replace ("
