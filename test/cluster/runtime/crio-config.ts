@@ -104,7 +104,8 @@ export function crioSignaturePolicy(): string {
 
 /**
  * The runtime CRI-O (through conmon) runs: a shell script that execs our runc after clamping a negative oomScoreAdj in
- * the bundle's config.json (runc create) or the process file (runc exec) to 0. These machines lack CAP_SYS_RESOURCE,
+ * the bundle's config.json (runc create) or the process file (runc exec) to 0, and dropping hugepage limits where no
+ * hugetlb cgroup hierarchy is mounted. These machines lack CAP_SYS_RESOURCE,
  * so runc cannot lower oom_score_adj (CRI-O asks -998 for every sandbox, kubelet -997 for Guaranteed pods) and every
  * RunPodSandbox would fail with "oom_score_adj: Permission denied"; containerd's restrict_oom_score_adj does the same
  * clamping, and CRI-O has no such option.
@@ -127,6 +128,15 @@ for arg in "$@"; do
 done
 if [ -n "$file" ] && [ -f "$file" ] && grep -Eq '"oomScoreAdj": *-' "$file"; then
   sed -i -E 's/"oomScoreAdj": *-[0-9]+/"oomScoreAdj": 0/' "$file"
+fi
+# hugetlb: the kernel lists it in /proc/cgroups (so CRI-O passes kubelet's hugepage limits on) but no hierarchy is
+# mounted, and runc fails "cannot set hugetlb limit"; without one the limits are dropped, as containerd drops them
+if [ -n "$file" ] && [ -f "$file" ] && [ ! -d /sys/fs/cgroup/hugetlb ] && grep -q '"hugepageLimits"' "$file"; then
+  awk 'BEGIN { RS = "\\001" } {
+    gsub(/,[ \\t\\n]*"hugepageLimits":[ \\t\\n]*\\[[^]]*\\]/, "")
+    gsub(/"hugepageLimits":[ \\t\\n]*\\[[^]]*\\][ \\t\\n]*,?/, "")
+    printf "%s", $0
+  }' "$file" >"$file.kd" && mv "$file.kd" "$file"
 fi
 exec ${runc} "$@"
 `;

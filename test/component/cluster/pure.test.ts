@@ -1,6 +1,6 @@
 // Pure parts of the cluster tooling (no processes): env file quoting, derived names, address ranges, CRI decoding.
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crioRegistriesConf, runcWrapperScript } from '../../cluster/runtime/crio-config.js';
@@ -109,6 +109,31 @@ describe("local cluster: CRI-O's runc wrapper and registries (the cri-o cell)", 
     writeFileSync(processFile, '{"args":["true"],"oomScoreAdj":1000}');
     await runWrapper([`--process=${processFile}`]);
     assert.equal(readFileSync(processFile, 'utf8'), '{"args":["true"],"oomScoreAdj":1000}');
+  });
+
+  it('drops hugepage limits (indented JSON, the last member or not) where no hugetlb hierarchy is mounted', async function () {
+    if (existsSync('/sys/fs/cgroup/hugetlb')) this.skip();
+    const bundle = join(dir, 'bundle');
+    mkdirSync(bundle);
+    const spec = {
+      process: { args: ['sh'] },
+      linux: {
+        resources: {
+          memory: { limit: 1 },
+          hugepageLimits: [
+            { pageSize: '2MB', limit: 0 },
+            { pageSize: '1GB', limit: 0 },
+          ],
+        },
+        other: { hugepageLimits: [{ pageSize: '2MB', limit: 0 }], after: true },
+      },
+    };
+    writeFileSync(join(bundle, 'config.json'), JSON.stringify(spec, null, '\t'));
+    await runWrapper(['create', '--bundle', bundle, 'id1']);
+    assert.deepEqual(JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')), {
+      process: { args: ['sh'] },
+      linux: { resources: { memory: { limit: 1 } }, other: { after: true } },
+    });
   });
 
   it('marks every local registry insecure (plain http) and searches no registry for short names', () => {
