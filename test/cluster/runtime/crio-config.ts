@@ -27,6 +27,24 @@ export const CRIO_IN_NODE = {
   runcRoot: '/run/runc',
 } as const;
 
+/** containerd's (and Docker's) default capabilities of a container. */
+const CONTAINERD_DEFAULT_CAPABILITIES = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FSETID',
+  'FOWNER',
+  'MKNOD',
+  'NET_RAW',
+  'SETGID',
+  'SETUID',
+  'SETFCAP',
+  'SETPCAP',
+  'NET_BIND_SERVICE',
+  'SYS_CHROOT',
+  'KILL',
+  'AUDIT_WRITE',
+];
+
 /** A TOML basic string (paths and image names here are plain ASCII, for which JSON and TOML quoting agree). */
 function q(value: string): string {
   return JSON.stringify(value);
@@ -61,6 +79,9 @@ selinux = false
 apparmor_profile = ""
 hooks_dir = []
 default_mounts_file = ""
+# containerd's default capability set: CRI-O's own leaves out NET_RAW, MKNOD, SYS_CHROOT, SETFCAP and AUDIT_WRITE
+# (busybox ping in the tests' pods failed: "permission denied (are you root?)"); the cells stay comparable
+default_capabilities = [${CONTAINERD_DEFAULT_CAPABILITIES.map(q).join(', ')}]
 log_level = "info"
 
 [crio.runtime.runtimes.runc]

@@ -187,5 +187,5 @@ export function containerStatus(
 }
 
 export function bareId(containerID: string | undefined): string {
-  return (containerID ?? '').replace(/^[a-z]+:\/\//, '');
+  return (containerID ?? '').replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
 }
