@@ -40,6 +40,7 @@ import {
 import { waitFor } from '../../support/wait.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { isNotFound } from '../../../src/kube/errors.js';
+import { imageIdDigest } from '../../../src/daemon/imagepuller/tag-pull.js';
 
 const NS = 'e2e-imagepuller';
 const SECRET = 'e2e-imagepuller-auth';
@@ -201,7 +202,11 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
       assert.match(t.imageID ?? '', new RegExp(`^${image.replace(/[.]/g, '\\.')}@sha256:[0-9a-f]{64}$`));
       assert.ok(t.startTime && t.completionTime && t.completionTime >= t.startTime);
       const onNode = await cri.imageStatus({ image: { image: `${image}:${tag}` } });
-      assert.equal(`${image}@${onNode.image?.id}`, t.imageID, 'the image is on the node with that id');
+      assert.equal(
+        `${image}@${imageIdDigest(onNode.image?.id ?? '')}`,
+        t.imageID,
+        'the image is on the node with that id',
+      );
     }
     const bad = tagStatusOf(status, `${reg}/test/Bad_Name`, '1')!;
     assert.equal(bad.phase, 'Failed');
