@@ -189,7 +189,7 @@ export const crrSuite: BenchSuite = {
     const agent = new AgentProcess({
       env: {
         NODE_NAME: rssNode,
-        RUNTIME_SOCKET: stack.node.hostPaths.containerdSocket,
+        RUNTIME_SOCKET: stack.node.hostPaths.runtimeSocket,
         KUBECONFIG: emulator.kubeconfig,
         LOG_LEVEL: 'info',
         NODE_OPTIONS: DAEMONSET_HEAP_FLAGS,

@@ -71,7 +71,7 @@ export const imagePullerSuite: BenchSuite = {
   async run(context) {
     const cluster = await useRealCluster();
     const node = cluster.nodes[0]!;
-    const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+    const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
     context.defer(() => cri.close());
     const repository = `${cluster.registry}/bench/busybox`;
     const tags = Array.from({ length: TAGS }, (_, i) => `t${String(i + 1).padStart(2, '0')}`);

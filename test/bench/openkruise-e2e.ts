@@ -157,7 +157,7 @@ async function mirrorDockerHub(cluster: RealCluster, registry: string): Promise<
 /** The nodes start without the images, so every pull of the suite is a real one. */
 async function removeFromNodes(cluster: RealCluster, references: readonly string[]): Promise<void> {
   for (const node of cluster.nodes) {
-    const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+    const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
     try {
       await removeImages(cri, references);
     } finally {

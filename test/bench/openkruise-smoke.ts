@@ -54,7 +54,7 @@ async function main(): Promise<Record<string, number | string>> {
 
   log(`OpenKruise ${build.version}'s API objects for its daemon, from ${build.moduleDir}/config`);
   const restore = swapInObjects(cluster.layout, daemonApiObjects(cluster.layout, build));
-  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
   let daemon: OpenKruiseDaemonProcess | undefined;
   const nodeImageBefore = await getNodeImage(client, node.name);
   try {

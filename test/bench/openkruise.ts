@@ -70,7 +70,7 @@ export const openKruiseSuite: BenchSuite = {
     }
     if (parts.has('full')) {
       await fillNode(context, cluster, node.name);
-      const exits = await watchContainerExits(node.hostPaths.containerdSocket);
+      const exits = await watchContainerExits(node.hostPaths.runtimeSocket);
       context.defer(() => exits.stop());
       const full = await eachAgent(context, cluster, node, build, async (agent) => ({
         rss: await rssWithPods(context, agent),

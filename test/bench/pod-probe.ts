@@ -404,7 +404,7 @@ export const podProbeSuite: BenchSuite = {
     const cmd = ['test', '-d', '/tmp'];
     const ours = await timeEach(EXEC_RUNS, () => cri.execSync({ container_id: id, cmd, timeout: 1 }));
     const crictl = binaryPathsOf(stack.cluster.dir).crictl;
-    const endpoint = `unix://${node.hostPaths.containerdSocket}`;
+    const endpoint = `unix://${node.hostPaths.runtimeSocket}`;
     const viaCrictl = await timeEach(EXEC_RUNS, () =>
       execFileP(crictl, ['--runtime-endpoint', endpoint, '--timeout', '5s', 'exec', '--sync', id, ...cmd]),
     );

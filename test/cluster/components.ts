@@ -148,6 +148,12 @@ export async function upCluster(options: UpOptions): Promise<Record<string, stri
           `(CLUSTER_DIR=${paths.dir} npm run cluster -- down --purge), or use another CLUSTER_DIR`,
       );
     }
+    if (kind === 'runtime' && stack.runtime === 'cri-o') {
+      throw new ClusterError(
+        `the runtime kind runs one containerd on this machine; ${stackName(stack)} is a real-cluster cell ` +
+          `(up --kind real --kubernetes 1.36 --runtime cri-o)`,
+      );
+    }
     recordStack(paths.dir, stack);
     await writeFile(kindFile(paths.dir), `${kind}\n`);
     const env: Record<string, string> = {

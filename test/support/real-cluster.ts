@@ -232,7 +232,7 @@ export async function startAgentOn(
       '--addr',
       `${node.ip}:0`,
       '--runtime-socket',
-      node.inNode.containerdSocket,
+      node.inNode.runtimeSocket,
       '--ipam',
       '--ipam-data-dir',
       join(node.inNode.cniStateDir, 'kruise-ipam'),
@@ -421,7 +421,7 @@ async function onNodeRuntime<T>(
   if (!node) throw new Error(`pod ${pod.name} is on ${pod.node || 'no node'}, not a node of this cluster`);
   const id = pod.containerIds[container];
   if (!id) throw new Error(`pod ${pod.name} has no started container ${container}`);
-  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
   try {
     return await use(cri, id, node);
   } finally {

@@ -358,7 +358,7 @@ export class TagPull {
       startTime: rfc3339(startedAt),
       completionTime: rfc3339(now),
       version: this.spec.version,
-      ...(imageId && { imageID: `${this.spec.imageName}@${imageId}` }),
+      ...(imageId && { imageID: `${this.spec.imageName}@${imageIdDigest(imageId)}` }),
       ...(this.skipped !== '' && { message: this.skipped }),
     });
     this.log.info({ present, ms: now - startedAt }, 'image pulled');
@@ -411,4 +411,12 @@ function authConfigOf(credential: RegistryCredential): AuthConfig {
     ...(credential.identityToken !== undefined && { identity_token: credential.identityToken }),
     ...(credential.registryToken !== undefined && { registry_token: credential.registryToken }),
   };
+}
+
+/**
+ * A runtime's image id as a digest: containerd says `sha256:<hex>`, CRI-O the bare hex of the same config digest
+ * (containers/storage's image id), which after `<image>@` would not be a reference.
+ */
+export function imageIdDigest(id: string): string {
+  return /^[0-9a-f]{64}$/.test(id) ? `sha256:${id}` : id;
 }

@@ -39,7 +39,7 @@ export async function watchContainerExits(socket: string): Promise<ContainerExit
   await spawned;
   return {
     exitedAt: (id, timeoutMs = 60_000) => {
-      const bare = id.replace(/^[a-z]+:\/\//, '');
+      const bare = id.replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
       return waitFor(() => exits.get(bare), {
         timeoutMs,
         intervalMs: 10,

@@ -22,7 +22,7 @@ export async function openKruiseOnFirstNode(context: BenchContext): Promise<Firs
   const cluster = await useRealCluster();
   const node = cluster.nodes[0];
   if (!node) throw new Error('the real cluster has no node');
-  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
   context.defer(() => cri.close());
   return { build, cluster, node, client: cluster.admin, cri };
 }

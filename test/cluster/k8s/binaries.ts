@@ -31,7 +31,18 @@ export interface RuntimeBinaries {
   ctr: string;
   runc: string;
   cniPluginDir: string;
+  /** CRI-O's cell: crio and pinns built here, conmon Debian's (undefined on every containerd cell). */
+  crio?: CrioBinaries;
 }
+
+export interface CrioBinaries {
+  crio: string;
+  pinns: string;
+  conmon: string;
+}
+
+/** Debian's conmon (package conmon): CRI-O's container monitor. */
+export const DEBIAN_CONMON = '/usr/bin/conmon';
 
 function sourceDir(): string {
   return join(packageRoot(), 'test', 'cluster', 'k8s');
@@ -53,13 +64,27 @@ export function runtimeBinaryPaths(stack: Stack, cache = cacheDir()): RuntimeBin
       cniPluginDir: '/usr/lib/cni',
     };
   }
+  const runc = join(cache, 'bin', `runc-${versions.runc}`, 'runc');
+  const cniPluginDir = join(cache, 'bin', `cni-plugins-${versions.cniPlugins}`);
+  if (stack.runtime === 'cri-o') {
+    // no containerd on this cell: its fields name nothing that is run (the runtime kind refuses cri-o)
+    const crioDir = join(cache, 'bin', `crio-${versions.runtime}`);
+    return {
+      containerd: '',
+      containerdDir: '',
+      ctr: '',
+      runc,
+      cniPluginDir,
+      crio: { crio: join(crioDir, 'crio'), pinns: join(crioDir, 'pinns'), conmon: DEBIAN_CONMON },
+    };
+  }
   const containerdDir = join(cache, 'bin', `containerd-${versions.runtime}`);
   return {
     containerd: join(containerdDir, 'containerd'),
     containerdDir,
     ctr: join(containerdDir, 'ctr'),
-    runc: join(cache, 'bin', `runc-${versions.runc}`, 'runc'),
-    cniPluginDir: join(cache, 'bin', `cni-plugins-${versions.cniPlugins}`),
+    runc,
+    cniPluginDir,
   };
 }
 
@@ -102,12 +127,15 @@ const KUBE_BINARIES = [
 
 /** build.sh's components for a stack's runtime (none for Debian's containerd: host-packages installs it). */
 function runtimeComponents(stack: Stack): string[] {
-  return stack.runtime === 'containerd-1.6' ? [] : ['containerd', 'runc', 'cni-plugins'];
+  if (stack.runtime === 'containerd-1.6') return [];
+  return [stack.runtime === 'cri-o' ? 'crio' : 'containerd', 'runc', 'cni-plugins'];
 }
 
 function runtimeFiles(binaries: K8sBinaries): string[] {
   if (binaries.stack.runtime === 'containerd-1.6') return [];
   const r = binaries.runtime;
+  // conmon is Debian's: host-packages installs it
+  if (r.crio) return [r.crio.crio, r.crio.pinns, r.runc, join(r.cniPluginDir, 'bridge')];
   return [
     r.containerd,
     join(r.containerdDir, 'containerd-shim-runc-v2'),
@@ -137,6 +165,7 @@ function buildEnv(stack: Stack): Record<string, string> {
   return {
     KUBERNETES_VERSION: versions.kubernetes,
     ...(stack.runtime.startsWith('containerd-2') ? { CONTAINERD_VERSION: versions.runtime } : {}),
+    ...(stack.runtime === 'cri-o' ? { CRIO_VERSION: versions.runtime } : {}),
   };
 }
 
@@ -231,6 +260,10 @@ async function ensureBuilt(ctx: ClusterContext, what: 'cluster' | 'runtime'): Pr
 }
 
 function runtimeVariables(binaries: K8sBinaries): Record<string, string> {
+  const crio = binaries.runtime.crio;
+  if (crio) {
+    return { CRIO_BINARY: crio.crio, RUNC: binaries.runtime.runc, RUNTIME_VERSION: binaries.versions.runtime };
+  }
   return {
     CONTAINERD_BINARY: binaries.runtime.containerd,
     CTR: binaries.runtime.ctr,

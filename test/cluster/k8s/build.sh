@@ -170,6 +170,58 @@ build_cni_plugins() {
   say "cni-plugins $v: built in $((SECONDS - t0)) s"
 }
 
+# CRI-O: crio from a helper module requiring github.com/cri-o/cri-o (cgo for seccomp through Debian's libseccomp-dev),
+# with the build tags its Makefile picks on a machine without gpgme, btrfs, apparmor, selinux or libsubid headers:
+# containers_image_openpgp (signatures checked in Go, no gpgme), exclude_graphdriver_btrfs and btrfs_noversion, seccomp.
+# pinns (CRI-O's helper that pins namespaces; C in its module) is compiled with gcc as pinns/Makefile does (static).
+# conmon is Debian's package (host-packages installs it for this cell).
+CRIO_BINS=(crio pinns)
+build_crio() {
+  local v=$CRIO_VERSION out=$KD_CACHE/bin/crio-$CRIO_VERSION missing=() m=github.com/cri-o/cri-o
+  for b in "${CRIO_BINS[@]}"; do [ -x "$out/$b" ] || missing+=("$b"); done
+  [ ${#missing[@]} -eq 0 ] && { say "cri-o $v: cached in $out"; return; }
+  need_go
+  command -v gcc >/dev/null && [ -f /usr/include/seccomp.h ] || { say "cri-o needs gcc and libseccomp-dev (apt-get install gcc libseccomp-dev)"; exit 2; }
+  local mod=$KD_CACHE/mod/crio-$v log=$KD_CACHE/logs/crio-$v.log
+  mkdir -p "$mod" "$out.tmp"; : >"$log"
+  say "cri-o $v: first build of ${missing[*]} (3 to 6 minutes on 2 cores; log: $log)"
+  if [ ! -f "$mod/go.mod" ]; then
+    local upstream
+    upstream=$(cd "$mod" && go mod download -json "$m@$v" 2>>"$log" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+    [ -f "$upstream" ] || { say "FAILED: go mod download $m@$v"; tail -n 25 "$log" >&2; exit 1; }
+    # CRI-O v1.36.1 requires the Kubernetes staging modules at v0.36.0-rc.0, which the proxy does not serve: each is
+    # replaced with the minor's first release, v0.36.0. Not the newest patch: k8s.io/cri-api v0.36.3 changed
+    # KeyValue.Value from string to []byte, which CRI-O v1.36.1's server does not compile against.
+    local sv="v0.$(echo "$v" | cut -d. -f2).0"
+    {
+      echo "module kruisedaemon.test/criobuild"; echo; grep -E '^go ' "$upstream"; echo; echo "require $m $v"; echo
+      echo "replace ("
+      grep -E '^\s*k8s.io/[^ ]+ v0\.[0-9]+\.[0-9]+-(rc|alpha|beta)\.[0-9]+' "$upstream" | awk -v sv="$sv" '{print "\t" $1 " => " $1 " " sv}'
+      echo ")"
+    } >"$mod/go.mod.tmp"
+    mv "$mod/go.mod.tmp" "$mod/go.mod"
+  fi
+  local i=0
+  for b in "${missing[@]}"; do
+    i=$((i + 1)); local t0=$SECONDS
+    case $b in
+      crio) say "cri-o $v: [$i/${#missing[@]}] go build $m/cmd/crio"
+        (cd "$mod" && CGO_ENABLED=1 run "$log" go build -trimpath \
+          -tags "containers_image_ostree_stub containers_image_openpgp exclude_graphdriver_btrfs btrfs_noversion seccomp" \
+          -ldflags "-s -w -X $m/internal/version.buildDate=1970-01-01T00:00:00Z -X $m/internal/version.buildCommit=0000000" \
+          -o "$out.tmp/crio" "$m/cmd/crio") ;;
+      pinns) say "cri-o $v: [$i/${#missing[@]}] gcc pinns (C in $m/pinns)"
+        local src; src=$(cd "$mod" && go list -m -f '{{.Dir}}' "$m" 2>>"$log")
+        [ -d "$src/pinns/src" ] || { say "FAILED: no pinns sources in $m@$v ($src)"; exit 1; }
+        rm -rf "$mod/pinns"; cp -r "$src/pinns/src" "$mod/pinns"; chmod -R u+w "$mod/pinns"
+        run "$log" gcc -std=c99 -Os -O3 -Wall -Werror -Wextra -static -o "$out.tmp/pinns" "$mod"/pinns/*.c
+        run "$log" strip -s "$out.tmp/pinns" ;;
+    esac
+    say "cri-o $v: [$i/${#missing[@]}] $b built in $((SECONDS - t0)) s"
+  done
+  mkdir -p "$out"; mv "$out.tmp"/* "$out/"; rmdir "$out.tmp"
+}
+
 # The node holder: our own few lines of Go, PID of a node's mount namespace (exits on TERM, reaps orphans).
 build_holder() {
   local src=$here/holder/main.go sum out
@@ -268,11 +320,11 @@ build_openkruise() {
 }
 
 want=("$@"); [ ${#want[@]} -eq 0 ] && want=(holder crictl etcd kubernetes)
-known="kubernetes etcd crictl holder containerd runc cni-plugins helm helm4 openkruise kwok"
+known="kubernetes etcd crictl holder containerd runc cni-plugins crio helm helm4 openkruise kwok"
 for c in "${want[@]}"; do
   case $c in
     kubernetes) build_kubernetes ;; etcd) build_etcd ;; crictl) build_crictl ;; holder) build_holder ;; helm) build_helm 3 "$HELM_VERSION" ;; helm4) build_helm 4 "$HELM4_VERSION" ;; openkruise) build_openkruise ;; kwok) build_kwok ;;
-    containerd) build_containerd ;; runc) build_runc ;; cni-plugins) build_cni_plugins ;;
+    containerd) build_containerd ;; runc) build_runc ;; cni-plugins) build_cni_plugins ;; crio) build_crio ;;
     *) say "unknown component '$c' ($known)"; exit 2 ;;
   esac
 done

@@ -5,10 +5,15 @@
 //   pods          10.X.i.0/24 on node i (a bridge cni0 inside the node's namespace; the host routes it to the node);
 //   services      10.X.254.0/24 (the `kubernetes` Service is 10.X.254.1);
 //   etcd          127.X.255.1 (loopback: only the host's processes, the API server, reach it; it has no TLS or auth).
-// Inside a node's mount namespace the usual paths hold: /run/containerd/containerd.sock, /var/lib/kubelet,
-// /etc/cni/net.d, /opt/cni/bin, /var/lib/cni, /var/log/pods; each is bind-mounted from the node's directory.
+// Inside a node's mount namespace the usual paths hold: /run/containerd/containerd.sock (CRI-O's cell:
+// /run/crio/crio.sock, its storage in /var/lib/containers and /run/containers), /var/lib/kubelet, /etc/cni/net.d,
+// /opt/cni/bin, /var/lib/cni, /var/log/pods; each is bind-mounted from the node's directory.
 import { join } from 'node:path';
 import { clusterPaths } from '../paths.js';
+import { stackOf } from '../stack.js';
+
+/** The CRI runtime a node runs: containerd (any version) or CRI-O. */
+export type NodeRuntime = 'containerd' | 'cri-o';
 
 export const MAX_REAL_NODES = 50;
 export const API_SERVER_PORT = 6443;
@@ -34,10 +39,14 @@ export interface NodeLayout {
   clusterDir: string;
   logDir: string;
   runDir: string;
+  /** The CRI runtime the node runs (its stack's). */
+  runtime: NodeRuntime;
   /** Host directory -> path inside the node's mount namespace. */
   binds: { source: string; target: string }[];
   /** Host paths of what the node's processes use (the same files as the in-node paths of `binds`). */
   hostPaths: {
+    /** The CRI socket kubelet and the agent use: containerd's, or CRI-O's on its cell. */
+    runtimeSocket: string;
     containerdSocket: string;
     containerdRoot: string;
     containerdState: string;
@@ -48,6 +57,7 @@ export interface NodeLayout {
   };
   /** Paths as seen inside the node. */
   inNode: {
+    runtimeSocket: string;
     containerdSocket: string;
     kubeletRoot: string;
     cniConfDir: string;
@@ -57,6 +67,8 @@ export interface NodeLayout {
   };
   containerdConfig: string;
   containerdCertsDir: string;
+  /** CRI-O's files (its cell): crio.conf, registries.conf (+ an empty registries.conf.d), policy.json. */
+  crio: { config: string; registriesConf: string; registriesConfDir: string; policy: string; runtimeWrapper: string };
   kubeletConfig: string;
   kubeletKubeconfig: string;
   kubeProxyConfig: string;
@@ -93,7 +105,12 @@ export function nodeName(index: number): string {
   return `kd-node-${index}`;
 }
 
-export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLayout {
+export function k8sLayout(
+  dir: string,
+  octet: number,
+  nodeCount: number,
+  runtime: NodeRuntime = stackOf(dir).runtime === 'cri-o' ? 'cri-o' : 'containerd',
+): K8sLayout {
   if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > MAX_REAL_NODES) {
     throw new Error(`a real cluster has 1 to ${MAX_REAL_NODES} nodes, not ${nodeCount}`);
   }
@@ -106,8 +123,11 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
   for (let i = 1; i <= nodeCount; i++) {
     const name = nodeName(i);
     const nodeDir = join(dir, 'nodes', name);
+    const containerdSocket = join(nodeDir, 'run', 'containerd', 'containerd.sock');
+    const crioSocket = join(nodeDir, 'run', 'crio', 'crio.sock');
     const hostPaths = {
-      containerdSocket: join(nodeDir, 'run', 'containerd', 'containerd.sock'),
+      runtimeSocket: runtime === 'cri-o' ? crioSocket : containerdSocket,
+      containerdSocket,
       containerdRoot: join(nodeDir, 'var', 'lib', 'containerd'),
       containerdState: join(nodeDir, 'run', 'containerd'),
       kubeletRoot: join(nodeDir, 'var', 'lib', 'kubelet'),
@@ -124,6 +144,14 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
       { source: hostPaths.cniStateDir, target: '/var/lib/cni' },
       { source: join(nodeDir, 'var', 'log', 'pods'), target: '/var/log/pods' },
       { source: join(nodeDir, 'var', 'log', 'containers'), target: '/var/log/containers' },
+      // CRI-O: its socket, exit files and attach sockets; containers/storage's root (images, layers) and runroot
+      ...(runtime === 'cri-o'
+        ? [
+            { source: join(nodeDir, 'run', 'crio'), target: '/run/crio' },
+            { source: join(nodeDir, 'var', 'lib', 'containers'), target: '/var/lib/containers' },
+            { source: join(nodeDir, 'run', 'containers'), target: '/run/containers' },
+          ]
+        : []),
     ];
     nodes.push({
       index: i,
@@ -136,11 +164,13 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
       cgroupRoot: `/kd-${id}-${name}`,
       dir: nodeDir,
       clusterDir: dir,
+      runtime,
       logDir: join(nodeDir, 'logs'),
       runDir: join(nodeDir, 'pids'),
       binds,
       hostPaths,
       inNode: {
+        runtimeSocket: runtime === 'cri-o' ? '/run/crio/crio.sock' : '/run/containerd/containerd.sock',
         containerdSocket: '/run/containerd/containerd.sock',
         kubeletRoot: '/var/lib/kubelet',
         cniConfDir: '/etc/cni/net.d',
@@ -150,6 +180,13 @@ export function k8sLayout(dir: string, octet: number, nodeCount: number): K8sLay
       },
       containerdConfig: join(nodeDir, 'containerd.toml'),
       containerdCertsDir: join(nodeDir, 'certs.d'),
+      crio: {
+        config: join(nodeDir, 'crio.conf'),
+        registriesConf: join(nodeDir, 'registries.conf'),
+        registriesConfDir: join(nodeDir, 'registries.conf.d'),
+        policy: join(nodeDir, 'policy.json'),
+        runtimeWrapper: join(nodeDir, 'runc-wrapper'),
+      },
       kubeletConfig: join(nodeDir, 'kubelet-config.yaml'),
       kubeletKubeconfig: join(k8sDir, 'pki', `${name}.kubeconfig`),
       kubeProxyConfig: join(nodeDir, 'kube-proxy-config.yaml'),

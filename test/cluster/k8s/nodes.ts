@@ -3,12 +3,14 @@
 //   - a mount namespace, held open by a small holder process, with its own /run (tmpfs), private overlays on /etc,
 //     /opt and /var, and the node's directories bind-mounted on the usual paths (/run/containerd, /var/lib/kubelet,
 //     /etc/cni/net.d, /opt/cni/bin, /var/lib/cni, ...), so nothing of a node shows on the host's own paths;
-//   - its own containerd (Debian's), kubelet and kube-proxy (iptables mode), all started inside both namespaces
+//   - its own container runtime (containerd, or CRI-O with conmon on its cell), kubelet and kube-proxy (iptables
+//     mode), all started inside both namespaces
 //     with `nsenter -t <holder> -m -n` (never `ip netns exec`: it remounts /sys without the cgroup hierarchies);
 //   - its own pod CIDR on a CNI bridge inside its namespace (bridge + host-local, or the project's kruise-ipam with
 //     CLUSTER_POD_IPAM=kruise-ipam), its own kubelet cgroupRoot.
 // down stops kubelet and kube-proxy, removes every pod through CRI (so CNI releases the addresses), stops
-// containerd, kills whatever is left in the node's mount namespace and cgroups, and deletes the namespace.
+// the runtime, kills whatever is left in the node's mount namespace (shims, conmons) and cgroups, and deletes the
+// namespace (its mounts go with it: they never propagate to the host).
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,10 +20,12 @@ import type { ClusterContext } from '../component.js';
 import { removeCgroupTree } from '../runtime/cgroups.js';
 import type { ComponentStatus, ComponentWithStatus } from '../runtime/component-status.js';
 import { containerdConfig, registryHostsToml } from '../runtime/containerd-config.js';
+import { crioConfig, crioRegistriesConf, crioSignaturePolicy, runcWrapperScript } from '../runtime/crio-config.js';
 import { criVersion } from '../runtime/cri-probe.js';
 import { ClusterError, errorMessage } from '../runtime/errors.js';
 import { run, runChecked } from '../runtime/exec.js';
 import { readTextIfExists, writeIfChanged } from '../runtime/files.js';
+import { chmod } from 'node:fs/promises';
 import { linkCniPlugins, podIpamFromEnv, type PodIpam } from '../runtime/pod-network.js';
 import { commandLine, isAlive, runningPid, signal } from '../runtime/processes.js';
 import { waitUntil } from '../runtime/wait-until.js';
@@ -94,6 +98,29 @@ function nodeContainerdConfig(layout: K8sLayout, node: NodeLayout, env: Record<s
   );
 }
 
+function nodeCrioConfig(layout: K8sLayout, node: NodeLayout, env: Record<string, string>): string {
+  const sandboxImage = env.SANDBOX_IMAGE;
+  if (!sandboxImage) throw new ClusterError('nodes need SANDBOX_IMAGE from the test-images component');
+  const crio = crioBinaries(node);
+  return crioConfig({
+    owner: `real cluster ${layout.id} node ${node.name}`,
+    sandboxImage,
+    runtimePath: node.crio.runtimeWrapper,
+    conmon: crio.conmon,
+    pinns: crio.pinns,
+    cniBinDir: node.inNode.cniBinDir,
+    cniConfDir: node.inNode.cniConfDir,
+    signaturePolicy: node.crio.policy,
+    conmonPath: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  });
+}
+
+function crioBinaries(node: NodeLayout): NonNullable<ReturnType<typeof binaryPathsOf>['runtime']['crio']> {
+  const crio = binaryPathsOf(node.clusterDir).runtime.crio;
+  if (!crio) throw new ClusterError(`${node.name}: the cluster's stack runs no CRI-O`);
+  return crio;
+}
+
 function registriesOf(env: Record<string, string>): string[] {
   return [env.REGISTRY, env.AUTH_REGISTRY].filter((r): r is string => r !== undefined && r !== '');
 }
@@ -107,7 +134,7 @@ cgroupRoot: ${node.cgroupRoot}
 # these machines mount cgroup v1 only
 failCgroupV1: false
 failSwapOn: false
-containerRuntimeEndpoint: unix://${node.inNode.containerdSocket}
+containerRuntimeEndpoint: unix://${node.inNode.runtimeSocket}
 address: ${node.ip}
 port: ${KUBELET_PORT}
 readOnlyPort: 0
@@ -220,6 +247,41 @@ function containerdSpec(node: NodeLayout, holderPid: number): ProcessSpec {
     logFile: join(node.logDir, 'containerd.log'),
     stopGraceMs: 10_000,
   };
+}
+
+function crioSpec(node: NodeLayout, holderPid: number): ProcessSpec {
+  return {
+    name: `${node.name}/crio`,
+    command: 'nsenter',
+    args: [
+      ...nsenter(holderPid),
+      crioBinaries(node).crio,
+      '--config',
+      node.crio.config,
+      // an empty drop-in directory and registries.conf.d of the node's: nothing of the host's /etc is read
+      '--config-dir',
+      `${node.crio.config}.d`,
+      '--registries-conf',
+      node.crio.registriesConf,
+      '--registries-conf-dir',
+      node.crio.registriesConfDir,
+    ],
+    marker: node.crio.config,
+    pidFile: join(node.runDir, 'crio.pid'),
+    logFile: join(node.logDir, 'crio.log'),
+    stopGraceMs: 10_000,
+  };
+}
+
+/** The node's runtime process as the cluster runs it: its name, PID file, log and marker (its own config file). */
+export function nodeRuntimeProcess(node: NodeLayout): Pick<ProcessSpec, 'name' | 'pidFile' | 'logFile' | 'marker'> {
+  const { name, pidFile, logFile, marker } = runtimeSpec(node, 0);
+  return { name, pidFile, logFile, marker };
+}
+
+/** The node's container runtime: containerd, or CRI-O on its cell. */
+function runtimeSpec(node: NodeLayout, holderPid: number): ProcessSpec {
+  return node.runtime === 'cri-o' ? crioSpec(node, holderPid) : containerdSpec(node, holderPid);
 }
 
 function kubeletSpec(node: NodeLayout, holderPid: number): ProcessSpec {
@@ -383,10 +445,23 @@ async function upNode(ctx: ClusterContext, layout: K8sLayout, node: NodeLayout):
     installPluginBundled(node.hostPaths.cniBinDir, { copyNode: false });
   }
   await writeIfChanged(join(node.hostPaths.cniConfDir, '10-kd-pods.conflist'), nodeConflist(node, ipam));
-  for (const registry of registriesOf(ctx.env)) {
-    await writeIfChanged(join(node.containerdCertsDir, registry, 'hosts.toml'), registryHostsToml(registry));
+  if (node.runtime === 'cri-o') {
+    const owner = `real cluster ${layout.id} node ${node.name}`;
+    for (const dir of [`${node.crio.config}.d`, node.crio.registriesConfDir]) await mkdir(dir, { recursive: true });
+    await writeIfChanged(node.crio.registriesConf, crioRegistriesConf(owner, registriesOf(ctx.env)));
+    await writeIfChanged(node.crio.policy, crioSignaturePolicy());
+    await writeIfChanged(
+      node.crio.runtimeWrapper,
+      runcWrapperScript(owner, binaryPathsOf(node.clusterDir).runtime.runc),
+    );
+    await chmod(node.crio.runtimeWrapper, 0o755);
+    await writeIfChanged(node.crio.config, nodeCrioConfig(layout, node, ctx.env));
+  } else {
+    for (const registry of registriesOf(ctx.env)) {
+      await writeIfChanged(join(node.containerdCertsDir, registry, 'hosts.toml'), registryHostsToml(registry));
+    }
+    await writeIfChanged(node.containerdConfig, nodeContainerdConfig(layout, node, ctx.env));
   }
-  await writeIfChanged(node.containerdConfig, nodeContainerdConfig(layout, node, ctx.env));
   await writeIfChanged(node.kubeletConfig, kubeletConfig(layout, node));
   await writeIfChanged(node.kubeProxyConfig, kubeProxyConfig(layout, node));
 
@@ -399,10 +474,10 @@ async function upNode(ctx: ClusterContext, layout: K8sLayout, node: NodeLayout):
   );
   const pid = holderState.pid;
 
-  const containerd = containerdSpec(node, pid);
-  const containerdState = await ensureProcess(containerd, ctx.log);
-  await waitForProcess(containerd, containerdState.pid, `CRI on ${node.hostPaths.containerdSocket}`, async () => {
-    await criVersion(node.hostPaths.containerdSocket, 1_000);
+  const runtime = runtimeSpec(node, pid);
+  const runtimeState = await ensureProcess(runtime, ctx.log);
+  await waitForProcess(runtime, runtimeState.pid, `CRI on ${node.hostPaths.runtimeSocket}`, async () => {
+    await criVersion(node.hostPaths.runtimeSocket, 1_000);
     return true;
   });
 
@@ -434,24 +509,16 @@ async function downNode(ctx: ClusterContext, node: NodeLayout): Promise<void> {
   const anyPid = holderPid ?? 0;
   await stopOwnProcess(kubeletSpec(node, anyPid), ctx.log);
   await stopOwnProcess(kubeProxySpec(node, anyPid), ctx.log);
-  const containerd = containerdSpec(node, anyPid);
-  if ((await runningPid(containerd.pidFile, containerd.marker)) !== undefined) {
+  const runtime = runtimeSpec(node, anyPid);
+  if ((await runningPid(runtime.pidFile, runtime.marker)) !== undefined) {
     const removed = await run(
       binaryPathsOf(node.clusterDir).crictl,
-      [
-        '--runtime-endpoint',
-        `unix://${node.hostPaths.containerdSocket}`,
-        '--timeout',
-        '30s',
-        'rmp',
-        '--force',
-        '--all',
-      ],
+      ['--runtime-endpoint', `unix://${node.hostPaths.runtimeSocket}`, '--timeout', '30s', 'rmp', '--force', '--all'],
       { timeoutMs: 90_000 },
     );
     if (removed.code !== 0) ctx.log(`${node.name}: crictl rmp -fa: ${(removed.stderr || removed.stdout).trim()}`);
   }
-  await stopOwnProcess(containerd, ctx.log);
+  await stopOwnProcess(runtime, ctx.log);
   {
     const shims = await shimPids(node);
     for (const pid of shims) signal(pid, 'SIGKILL');
@@ -466,7 +533,7 @@ async function downNode(ctx: ClusterContext, node: NodeLayout): Promise<void> {
       holderPid !== undefined ? processesInMountNamespace(holderPid, [holderPid]) : processesWithNodeMounts(node);
     for (const pid of left) signal(pid, 'SIGKILL');
     if (left.length > 0) {
-      ctx.log(`${node.name}: killed ${left.length} process(es) left in its mount namespace (shims)`);
+      ctx.log(`${node.name}: killed ${left.length} process(es) left in its mount namespace (shims, conmons)`);
       await waitUntil(() => left.every((pid) => !isAlive(pid)), { timeoutMs: 10_000, what: 'them to exit' });
     }
   }
@@ -485,6 +552,9 @@ async function downNode(ctx: ClusterContext, node: NodeLayout): Promise<void> {
   await rm(join(node.hostPaths.cniStateDir, 'networks'), { recursive: true, force: true });
   await rm(node.hostPaths.kubeletRoot, { recursive: true, force: true });
   await rm(node.hostPaths.containerdState, { recursive: true, force: true });
+  // CRI-O's run state (exit files, attach sockets, containers/storage's runroot); its images stay for the next up
+  await rm(join(node.dir, 'run', 'crio'), { recursive: true, force: true });
+  await rm(join(node.dir, 'run', 'containers'), { recursive: true, force: true });
   await rm(join(node.dir, 'overlay'), { recursive: true, force: true });
 }
 
@@ -516,11 +586,11 @@ export function nodes(): ComponentWithStatus {
         ...Object.fromEntries(
           layout.nodes.flatMap((n) => [
             [`NODE_${n.index}_IP`, n.ip],
-            [`NODE_${n.index}_RUNTIME_SOCKET`, n.hostPaths.containerdSocket],
+            [`NODE_${n.index}_RUNTIME_SOCKET`, n.hostPaths.runtimeSocket],
             [`NODE_${n.index}_NETNS`, n.netns],
           ]),
         ),
-        RUNTIME_SOCKET: layout.nodes[0]!.hostPaths.containerdSocket,
+        RUNTIME_SOCKET: layout.nodes[0]!.hostPaths.runtimeSocket,
         // kruise-ipam's store of the first node, as the host sees it (`kruise-daemon ipam ls` reads it)
         ...(podIpamFromEnv() === 'kruise-ipam'
           ? { IPAM_DATA_DIR: join(layout.nodes[0]!.hostPaths.cniStateDir, 'kruise-ipam') }
@@ -542,7 +612,7 @@ export function nodes(): ComponentWithStatus {
       const statuses: ComponentStatus[] = [];
       for (const node of layout.nodes) {
         const holderPid = await runningPid(node.holderPidFile, node.dir);
-        for (const spec of [containerdSpec(node, 0), kubeletSpec(node, 0), kubeProxySpec(node, 0)]) {
+        for (const spec of [runtimeSpec(node, 0), kubeletSpec(node, 0), kubeProxySpec(node, 0)]) {
           const pid = await runningPid(spec.pidFile, spec.marker);
           statuses.push({
             name: spec.name,

@@ -207,7 +207,7 @@ export function agentLaunch(node: NodeLayout, options: AgentLaunchOptions): Laun
     '--addr',
     `${node.ip}:${AGENT_PORT}`,
     '--runtime-socket',
-    node.inNode.containerdSocket,
+    node.inNode.runtimeSocket,
     ...(options.ipam ? ['--ipam', '--ipam-data-dir', join(node.inNode.cniStateDir, 'kruise-ipam')] : []),
     ...(options.extraArgs ?? []),
   ];

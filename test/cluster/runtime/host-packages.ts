@@ -33,11 +33,21 @@ export const DEBIAN_RUNTIME_PACKAGES: Readonly<Record<string, string>> = {
   'containernetworking-plugins': '/usr/lib/cni/bridge',
 };
 
+/** CRI-O's cell: its container monitor conmon (2.1.6 in Debian 12), which no Go module serves (it is C). */
+export const CRIO_RUNTIME_PACKAGES: Readonly<Record<string, string>> = {
+  conmon: '/usr/bin/conmon',
+};
+
 /** The packages the cluster in `dir` needs (its stack's). */
 export function requiredPackages(dir: string): Record<string, string> {
-  return stackOf(dir).runtime === 'containerd-1.6'
-    ? { ...REQUIRED_PACKAGES, ...DEBIAN_RUNTIME_PACKAGES }
-    : { ...REQUIRED_PACKAGES };
+  switch (stackOf(dir).runtime) {
+    case 'containerd-1.6':
+      return { ...REQUIRED_PACKAGES, ...DEBIAN_RUNTIME_PACKAGES };
+    case 'cri-o':
+      return { ...REQUIRED_PACKAGES, ...CRIO_RUNTIME_PACKAGES };
+    default:
+      return { ...REQUIRED_PACKAGES };
+  }
 }
 
 export function isDebian(): boolean {

@@ -1,5 +1,9 @@
 // Pure parts of the cluster tooling (no processes): env file quoting, derived names, address ranges, CRI decoding.
 import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { crioRegistriesConf, runcWrapperScript } from '../../cluster/runtime/crio-config.js';
 import { formatEnvFile, parseEnvFile } from '../../cluster/env-file.js';
 import { clusterPaths } from '../../cluster/paths.js';
 import { decodeVersionResponse } from '../../cluster/runtime/cri-probe.js';
@@ -64,5 +68,78 @@ describe('local cluster: pure helpers', () => {
       runtimeApiVersion: 'v1',
     });
     assert.throws(() => decodeVersionResponse(Buffer.from([0x0a, 0x05, 0x61])), /truncated/);
+  });
+});
+
+describe("local cluster: CRI-O's runc wrapper and registries (the cri-o cell)", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kd-crio-wrapper-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The wrapper around a fake runc that prints its arguments; returns what it printed. */
+  async function runWrapper(args: string[]): Promise<string> {
+    const fakeRunc = join(dir, 'runc');
+    writeFileSync(fakeRunc, '#!/bin/sh\necho "runc $*"\n', { mode: 0o755 });
+    const wrapper = join(dir, 'runc-wrapper');
+    writeFileSync(wrapper, runcWrapperScript('test', fakeRunc), { mode: 0o755 });
+    const result = await run(wrapper, args);
+    assert.equal(result.code, 0, result.stderr);
+    return result.stdout.trim();
+  }
+
+  it("clamps a negative oomScoreAdj to 0 in the bundle's config.json (runc create), passing every argument on", async () => {
+    const bundle = join(dir, 'bundle');
+    mkdirSync(bundle);
+    writeFileSync(join(bundle, 'config.json'), '{"process":{"args":["sh"],"oomScoreAdj":-998},"root":{"path":"r"}}');
+    const out = await runWrapper(['--root', '/run/runc', 'create', '--bundle', bundle, '--pid-file', 'p', 'id1']);
+    assert.equal(out, `runc --root /run/runc create --bundle ${bundle} --pid-file p id1`);
+    assert.deepEqual(JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')), {
+      process: { args: ['sh'], oomScoreAdj: 0 },
+      root: { path: 'r' },
+    });
+  });
+
+  it('clamps it in an exec process file (indented JSON too) and leaves a positive one alone', async () => {
+    const processFile = join(dir, 'process.json');
+    writeFileSync(processFile, '{\n  "args": ["true"],\n  "oomScoreAdj": -997\n}\n');
+    await runWrapper(['exec', '--process', processFile, 'id1']);
+    assert.equal((JSON.parse(readFileSync(processFile, 'utf8')) as { oomScoreAdj: number }).oomScoreAdj, 0);
+    writeFileSync(processFile, '{"args":["true"],"oomScoreAdj":1000}');
+    await runWrapper([`--process=${processFile}`]);
+    assert.equal(readFileSync(processFile, 'utf8'), '{"args":["true"],"oomScoreAdj":1000}');
+  });
+
+  it('drops hugepage limits (indented JSON, the last member or not) where no hugetlb hierarchy is mounted', async function () {
+    if (existsSync('/sys/fs/cgroup/hugetlb')) this.skip();
+    const bundle = join(dir, 'bundle');
+    mkdirSync(bundle);
+    const spec = {
+      process: { args: ['sh'] },
+      linux: {
+        resources: {
+          memory: { limit: 1 },
+          hugepageLimits: [
+            { pageSize: '2MB', limit: 0 },
+            { pageSize: '1GB', limit: 0 },
+          ],
+        },
+        other: { hugepageLimits: [{ pageSize: '2MB', limit: 0 }], after: true },
+      },
+    };
+    writeFileSync(join(bundle, 'config.json'), JSON.stringify(spec, null, '\t'));
+    await runWrapper(['create', '--bundle', bundle, 'id1']);
+    assert.deepEqual(JSON.parse(readFileSync(join(bundle, 'config.json'), 'utf8')), {
+      process: { args: ['sh'] },
+      linux: { resources: { memory: { limit: 1 } }, other: { after: true } },
+    });
+  });
+
+  it('marks every local registry insecure (plain http) and searches no registry for short names', () => {
+    const conf = crioRegistriesConf('test', ['10.1.255.1:5000', '10.1.255.1:5001']);
+    assert.match(conf, /^unqualified-search-registries = \[\]$/m);
+    assert.match(conf, /\[\[registry\]\]\nlocation = "10\.1\.255\.1:5000"\ninsecure = true/);
+    assert.match(conf, /\[\[registry\]\]\nlocation = "10\.1\.255\.1:5001"\ninsecure = true/);
   });
 });

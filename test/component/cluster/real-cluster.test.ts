@@ -39,15 +39,27 @@ describe('real cluster', function () {
   it('has real kubelets of the pinned version, every node Ready', async () => {
     const nodes = await cluster.admin.list<
       KubeObject & {
-        status?: { nodeInfo?: { kubeletVersion?: string }; conditions?: { type: string; status: string }[] };
+        status?: {
+          nodeInfo?: { kubeletVersion?: string; containerRuntimeVersion?: string };
+          conditions?: { type: string; status: string }[];
+        };
       }
     >(CoreResources.nodes);
     assert.deepEqual(
       nodes.items.map((n) => n.metadata?.name).sort(),
       cluster.nodes.map((n) => n.name),
     );
+    const stack = stackOf(cluster.dir);
+    const versions = stackVersions(stack);
     for (const node of nodes.items) {
-      assert.equal(node.status?.nodeInfo?.kubeletVersion, stackVersions(stackOf(cluster.dir)).kubernetes);
+      assert.equal(node.status?.nodeInfo?.kubeletVersion, versions.kubernetes);
+      // the runtime kubelet reports: cri-o://1.36.1, containerd://v2.4.2 (Debian's: containerd://1.6.20)
+      const runtimeVersion = node.status?.nodeInfo?.containerRuntimeVersion ?? '';
+      assert.ok(
+        runtimeVersion.startsWith(stack.runtime === 'cri-o' ? 'cri-o://' : 'containerd://') &&
+          (versions.runtime === 'debian' || runtimeVersion.includes(versions.runtime.replace(/^v/, ''))),
+        `${node.metadata?.name} runs ${stack.runtime} ${versions.runtime}: ${runtimeVersion}`,
+      );
       assert.ok(
         node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
         `${node.metadata?.name} Ready`,
@@ -202,7 +214,7 @@ describe('real cluster', function () {
         ...launcher.slice(1),
         'sh',
         '-c',
-        'test -S /run/containerd/containerd.sock && test -d /var/lib/kubelet/pods && ls /etc/cni/net.d && ls /opt/cni/bin',
+        `test -S ${node.inNode.runtimeSocket} && test -d /var/lib/kubelet/pods && ls /etc/cni/net.d && ls /opt/cni/bin`,
       ],
       { encoding: 'utf8' },
     );

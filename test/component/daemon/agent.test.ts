@@ -30,7 +30,7 @@ describe('kruise-daemon agent (real containerd)', function () {
   before(async () => {
     cluster = await useRealCluster();
     node = cluster.nodes[0]!;
-    runtimeSocket = node.hostPaths.containerdSocket;
+    runtimeSocket = node.hostPaths.runtimeSocket;
   });
   after(async () => {
     await Promise.all(agents.map((a) => a.stop()));

@@ -72,7 +72,7 @@ export async function startCrrStack(options: CrrStackOptions): Promise<CrrStack>
     await deleteTestNamespace(client, namespace);
     throw err;
   }
-  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
   let closing: Promise<void> | undefined;
   return {
     cluster,
@@ -187,5 +187,5 @@ export function containerStatus(
 }
 
 export function bareId(containerID: string | undefined): string {
-  return (containerID ?? '').replace(/^[a-z]+:\/\//, '');
+  return (containerID ?? '').replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
 }

@@ -40,6 +40,7 @@ import {
 import { waitFor } from '../../support/wait.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { isNotFound } from '../../../src/kube/errors.js';
+import { imageIdDigest } from '../../../src/daemon/imagepuller/tag-pull.js';
 
 const NS = 'e2e-imagepuller';
 const SECRET = 'e2e-imagepuller-auth';
@@ -67,7 +68,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     cluster = await useRealCluster();
     node = cluster.nodes[0]!.name;
     reg = cluster.registry;
-    cri = new CriClient({ socket: cluster.nodes[0]!.hostPaths.containerdSocket });
+    cri = new CriClient({ socket: cluster.nodes[0]!.hostPaths.runtimeSocket });
     await freshNamespace(cluster.admin, NS);
     await deleteSecret();
     await createOrKeep(cluster.admin, ROLES, {
@@ -125,7 +126,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     const probe = new AgentProcess({
       launcher: await nodeLauncher(other),
       host: other.ip,
-      args: ['--addr', `${other.ip}:0`, '--runtime-socket', other.inNode.containerdSocket],
+      args: ['--addr', `${other.ip}:0`, '--runtime-socket', other.inNode.runtimeSocket],
       env: { NODE_NAME: other.name, KUBECONFIG: kubeconfig, NODE_OPTIONS: cluster.agentNodeOptions, LOG_LEVEL: 'info' },
     });
     try {
@@ -201,7 +202,11 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
       assert.match(t.imageID ?? '', new RegExp(`^${image.replace(/[.]/g, '\\.')}@sha256:[0-9a-f]{64}$`));
       assert.ok(t.startTime && t.completionTime && t.completionTime >= t.startTime);
       const onNode = await cri.imageStatus({ image: { image: `${image}:${tag}` } });
-      assert.equal(`${image}@${onNode.image?.id}`, t.imageID, 'the image is on the node with that id');
+      assert.equal(
+        `${image}@${imageIdDigest(onNode.image?.id ?? '')}`,
+        t.imageID,
+        'the image is on the node with that id',
+      );
     }
     const bad = tagStatusOf(status, `${reg}/test/Bad_Name`, '1')!;
     assert.equal(bad.phase, 'Failed');

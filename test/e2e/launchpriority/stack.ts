@@ -65,7 +65,7 @@ export async function startLaunchStack(options: { namespacePrefix: string }): Pr
     await deleteTestNamespace(client, namespace);
     throw err;
   }
-  const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+  const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
   let closing: Promise<void> | undefined;
   return {
     cluster,

@@ -191,12 +191,13 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
     );
   const namespaceOf = (pid: number, kind: 'net' | 'pid'): string => readlinkSync(`/proc/${pid}/ns/${kind}`);
   const HOST_PATHS = ['/opt/cni/bin', '/var/lib/cni/kruise-ipam'];
-  // this cluster's runtime is containerd; the agent finds its socket there (--host-run-dir=/hostvarrun)
-  const CRI_SOCKET = '/hostvarrun/containerd/containerd.sock';
+  // the agent finds the node's runtime socket (containerd's, or CRI-O's on its cell) under --host-run-dir=/hostvarrun
+  const criSocket = (node: NodeLayout): string => node.inNode.runtimeSocket.replace(/^\/run\//, '/hostvarrun/');
 
   it("runs the agent as deploy/overlays/ip-retention says, read from its process on each node: uid 0 (the CRI socket is root's, 0660) with no capability, no privilege escalation, seccomp filter, read-only root, writing only the overlay's hostPaths, in the node's network and PIDs", async () => {
     for (const node of cluster.nodes) {
       const pod = system!.agentPod(node);
+      const CRI_SOCKET = criSocket(node);
       const agent = await inspect(pod, 'daemon', [CRI_SOCKET]);
       const what = `the agent on ${node.name}`;
       checkCommon(what, agent, 0);
@@ -389,7 +390,7 @@ users: [{name: u, user: {token: ${token}}}]
     const { image, tag } = splitReference(ref);
     // not on the nodes, so the job is still pulling when the leader goes
     for (const node of cluster.nodes) {
-      await removeImages(new CriClient({ socket: node.hostPaths.containerdSocket }), [ref]).catch(() => undefined);
+      await removeImages(new CriClient({ socket: node.hostPaths.runtimeSocket }), [ref]).catch(() => undefined);
     }
     const before = await lease();
     const leader = before.spec?.holderIdentity ?? '';

@@ -139,7 +139,7 @@ describe('pull credentials of one tenant stay with its own jobs and nodes (issue
   before(async () => {
     cluster = await useRealCluster();
     [node1, node2] = cluster.nodes as [NodeLayout, NodeLayout];
-    cri2 = new CriClient({ socket: node2.hostPaths.containerdSocket });
+    cri2 = new CriClient({ socket: node2.hostPaths.runtimeSocket });
     authImage = cluster.images.authBusybox1;
     since = Date.now();
     for (const ns of [S, U]) await freshNamespace(admin(), ns);

@@ -1,14 +1,15 @@
 // A node's container runtime down for 60 s under the installed system (deploy/overlays/ip-retention with the built
-// image: the DaemonSet's real liveness and readiness probes, run by the real kubelet): containerd is killed (SIGKILL;
-// its shims and so the agent's container keep running) and started again with its own command line. Checked: the
+// image: the DaemonSet's real liveness and readiness probes, run by the real kubelet): the runtime (containerd, or
+// CRI-O on its cell) is killed (SIGKILL; its shims or conmons and so the agent's container keep running) and started
+// again with its own command line. Checked: the
 // agent is never restarted (restartCount stays 0, the same container), /livez answers 200 in milliseconds throughout,
 // /readyz answers 500 naming the runtime and why, in milliseconds too (the agent's background loop keeps the answer),
 // the pod's Ready condition goes False while the runtime is down, and the agent serves again within seconds of
-// containerd's return: its /readyz first, then its pod Ready again as kubelet sees it. The figures are printed.
+// the runtime's return: its /readyz first, then its pod Ready again as kubelet sees it. The figures are printed.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
+import { nodeRuntimeProcess } from '../../cluster/k8s/nodes.js';
 import { agentUrl, kubectl, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
 import { runningPid, signal, startDaemon } from '../../cluster/runtime/processes.js';
 import { CriClient } from '../../../src/cri/client.js';
@@ -53,37 +54,37 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
   let cluster: RealCluster;
   let system: InClusterSystem | undefined;
   let node: NodeLayout;
-  /** containerd's recorded command line (the cluster's own), to start it again as it was. */
-  let containerd: { command: string; args: string[]; pidFile: string; logFile: string; marker: string };
+  /** The runtime's recorded command line (the cluster's own), to start it again as it was. */
+  let runtime: { command: string; args: string[]; pidFile: string; logFile: string; marker: string };
 
   before(async function () {
     this.timeout(900_000);
     cluster = await useRealCluster();
     node = cluster.nodes[0]!;
-    const pidFile = join(node.runDir, 'containerd.pid');
+    const { pidFile, logFile, marker } = nodeRuntimeProcess(node);
     const recorded = JSON.parse(readFileSync(`${pidFile}.cmdline`, 'utf8')) as unknown[];
-    containerd = {
+    runtime = {
       command: recorded[0] as string,
       args: recorded.slice(1, -1) as string[],
       pidFile,
-      logFile: join(node.logDir, 'containerd.log'),
-      marker: node.containerdConfig,
+      logFile,
+      marker,
     };
     system = startInClusterSystem(cluster);
   });
 
   after(async () => {
-    // containerd back whatever happened, then the system removed
-    if ((await runningPid(containerd.pidFile, containerd.marker)) === undefined) await startContainerd();
+    // the runtime back whatever happened, then the system removed
+    if ((await runningPid(runtime.pidFile, runtime.marker)) === undefined) await startRuntime();
     system?.stop();
   });
 
-  async function startContainerd(): Promise<void> {
+  async function startRuntime(): Promise<void> {
     await startDaemon({
-      command: containerd.command,
-      args: containerd.args,
-      logFile: containerd.logFile,
-      pidFile: containerd.pidFile,
+      command: runtime.command,
+      args: runtime.args,
+      logFile: runtime.logFile,
+      pidFile: runtime.pidFile,
     });
   }
 
@@ -136,9 +137,9 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
     assert.ok(before.ready, `the agent pod is Ready before the outage: ${JSON.stringify(before)}`);
     assert.equal(before.restartCount, 0);
 
-    // the outage: containerd killed as a crash would (its shims, so the agent's container, keep running)
-    const pid = await runningPid(containerd.pidFile, containerd.marker);
-    assert.ok(pid !== undefined, `${node.name}'s containerd runs`);
+    // the outage: the runtime killed as a crash would (its shims or conmons, so the agent's container, keep running)
+    const pid = await runningPid(runtime.pidFile, runtime.marker);
+    assert.ok(pid !== undefined, `${node.name}'s runtime runs`);
     const down = Date.now();
     signal(pid, 'SIGKILL');
 
@@ -171,12 +172,12 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
     assert.ok(slowest < 1000, `every /livez and /readyz answered within 1 s (slowest ${slowest.toFixed(0)} ms)`);
     assert.ok(podNotReadyAt !== undefined, 'the agent pod left Ready during the outage');
 
-    // containerd back, as the cluster runs it
-    await startContainerd();
+    // the runtime back, as the cluster runs it
+    await startRuntime();
     const back = Date.now();
     await waitFor(
       async () => {
-        const cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+        const cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
         try {
           await cri.version({}, { timeoutMs: 1_000 });
           return true;
@@ -184,7 +185,7 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
           cri.close();
         }
       },
-      { timeoutMs: 60_000, intervalMs: 100, message: `${node.name}'s containerd answers CRI again` },
+      { timeoutMs: 60_000, intervalMs: 100, message: `${node.name}'s runtime answers CRI again` },
     );
     const criBack = Date.now();
     await waitFor(async () => (await ask(`${url}/readyz`)).status === 200, {
@@ -215,7 +216,7 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
     }
     process.stdout.write(
       `      runtime outage on ${node.name}: pod not Ready ${((podNotReadyAt - down) / 1000).toFixed(1)} s after ` +
-        `the kill (${notReadyWhy || 'no reason given'}); containerd started again after ` +
+        `the kill (${notReadyWhy || 'no reason given'}); the runtime started again after ` +
         `${((back - down) / 1000).toFixed(1)} s, CRI answered ${((criBack - back) / 1000).toFixed(1)} s later; ` +
         `agent /readyz ok ${((agentReady - criBack) / 1000).toFixed(1)} s and pod Ready ` +
         `${((podReady - criBack) / 1000).toFixed(1)} s after CRI answered; slowest /livez or /readyz ` +

@@ -290,7 +290,7 @@ describe('persistentpodstate e2e (real cluster): StatefulSet pods pinned to thei
     // the real kubelet removes the old sandbox only later (its container GC): that late CNI DEL must leave the
     // address with the recreated pod
     const nodeLayout = stack.nodes.find((n) => n.name === node)!;
-    const cri = new CriClient({ socket: nodeLayout.hostPaths.containerdSocket });
+    const cri = new CriClient({ socket: nodeLayout.hostPaths.runtimeSocket });
     try {
       await waitFor(
         async () => {

@@ -32,7 +32,7 @@ describe('custom probes e2e (agent side)', function () {
     await ensureNamespace(cluster.admin, NAMESPACE);
     await waitForDefaultServiceAccount(cluster.admin, NAMESPACE);
     system = await startSystem(cluster, { nodes: [node], controller: false });
-    cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+    cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
   });
 
   after(async () => {
@@ -137,7 +137,7 @@ describe('custom probes e2e (agent side)', function () {
     assert.match(exec.message ?? '', /No such file/);
 
     // make the exec probe pass: the file appears in the container
-    const id = running.status!.containerStatuses![0]!.containerID!.replace(/^[a-z]+:\/\//, '');
+    const id = running.status!.containerStatuses![0]!.containerID!.replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
     await cri!.execSync({ container_id: id, cmd: ['touch', '/tmp/healthy'], timeout: 5 });
     await waitFor(async () => (await stateOf('e2e#exec'))?.state === 'Succeeded', {
       timeoutMs: 30_000,

@@ -103,7 +103,7 @@ export async function startProbeStack(options: {
     cri(node) {
       let cri = cris.get(node.name);
       if (!cri) {
-        cri = new CriClient({ socket: node.hostPaths.containerdSocket });
+        cri = new CriClient({ socket: node.hostPaths.runtimeSocket });
         cris.set(node.name, cri);
       }
       return cri;

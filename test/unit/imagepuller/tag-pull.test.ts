@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import type { ImageTagStatus } from '../../../src/api/nodeimage.js';
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
 import { RunSlots } from '../../../src/daemon/run-slots.js';
-import { TagPull, type TagPullResult, type TagPullSpec } from '../../../src/daemon/imagepuller/tag-pull.js';
+import {
+  imageIdDigest,
+  TagPull,
+  type TagPullResult,
+  type TagPullSpec,
+} from '../../../src/daemon/imagepuller/tag-pull.js';
 import { silentLogger, type Logger } from '../../../src/observability/logger.js';
 import { capturingLogger } from '../../support/capturing-logger.js';
 import { FakeClock } from '../../../src/util/clock.js';
@@ -351,5 +356,14 @@ describe('imagepuller TagPull', () => {
     await c.pull.done;
     a2.pull.abort();
     await a2.pull.done;
+  });
+});
+
+describe('imageIdDigest: a runtime image id as the digest of imageID', () => {
+  it("keeps containerd's sha256:<hex> and prefixes CRI-O's bare hex", () => {
+    const hex = '48246b053b12afc8d78faf1e198a4207cb5a3f8f1fe35ba9261f7745d48c0733';
+    assert.equal(imageIdDigest(`sha256:${hex}`), `sha256:${hex}`);
+    assert.equal(imageIdDigest(hex), `sha256:${hex}`);
+    assert.equal(imageIdDigest('not-a-digest'), 'not-a-digest');
   });
 });
