@@ -5,6 +5,7 @@
 // lifecycle.stopSignal (KEP-4960, alpha; the local cluster turns ContainerStopSignals on): the CRR's stop sends it.
 import assert from 'node:assert/strict';
 import type { V1ContainerRestartRule } from '@kubernetes/client-node';
+import { stackOf } from '../../cluster/stack.js';
 import type { WireContainer } from '../../../src/api/wire.js';
 import { ApiError } from '../../../src/kube/errors.js';
 import type { KubeObject } from '../../../src/kube/object.js';
@@ -37,9 +38,21 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
   let image: string;
   let seq = 0;
 
+  /** The cluster's Kubernetes minor: each feature is tested on the cells that have it on by default. */
+  let minor = 0;
+  /** Skips the test (pending, with the reason) on a cell whose Kubernetes lacks the feature. */
+  function needs(ctx: Mocha.Context, since: number, feature: string): void {
+    if (minor >= since) return;
+    process.stderr.write(
+      `      [skipped] ${feature} is on by default from Kubernetes 1.${since}; this cell runs 1.${minor}\n`,
+    );
+    ctx.skip();
+  }
+
   before(async () => {
     stack = await startCrrStack({ namespace: NAMESPACE });
     image = stack.cluster.images.busybox1;
+    minor = Number(stackOf(stack.cluster.dir).kubernetes.split('.')[1]);
   });
   after(async () => {
     await stack?.close();
@@ -69,7 +82,8 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
     return list.items.filter((e) => e.involvedObject?.name === podName);
   }
 
-  it('denies a CRR whose restart rules leave a stop exit code (SIGKILL 137) unrestarted, naming the codes', async () => {
+  it('denies a CRR whose restart rules leave a stop exit code (SIGKILL 137) unrestarted, naming the codes', async function () {
+    needs(this, 35, 'ContainerRestartRules (KEP-5307)');
     const target = await runPod(
       stack,
       pod([{ name: 'app', restartPolicy: 'Never', restartPolicyRules: [rule('Restart', 'In', [0, 143])] }], {
@@ -88,7 +102,8 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
     );
   });
 
-  it('admits a CRR in a restartPolicy Never pod when a rule and the own policy cover every code; kubelet restarts it by the rule', async () => {
+  it('admits a CRR in a restartPolicy Never pod when a rule and the own policy cover every code; kubelet restarts it by the rule', async function () {
+    needs(this, 35, 'ContainerRestartRules (KEP-5307)');
     // exit 0 (the SIGTERM trap) only the rule restarts (OnFailure would not); 255 only OnFailure
     const before = await runPod(
       stack,
@@ -107,7 +122,8 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
     assert.ok(app.state?.running, 'running again');
   });
 
-  it('RestartAllContainers firing while the CRR runs its preStop hook: the CRR completes, stops nothing twice, every container runs again', async () => {
+  it('RestartAllContainers firing while the CRR runs its preStop hook: the CRR completes, stops nothing twice, every container runs again', async function () {
+    needs(this, 36, 'RestartAllContainersOnContainerExits (KEP-5532)');
     // the CRR's preStop hook in app makes trigger exit 42, whose rule restarts every container of the pod in place
     // (kubelet kills them with no grace and removes them, then starts them all again) while the hook still runs
     const shared = [{ name: 'shared', mountPath: '/shared' }];
