@@ -185,7 +185,15 @@ describe('ContainerRecreateRequest e2e: restart rules, RestartAllContainers, sto
     assert.equal(containerStatus(later, 'app').containerID, app.containerID);
   });
 
-  it('stops a container with its lifecycle.stopSignal (SIGUSR1): a clean exit well within the grace period, where SIGTERM is ignored', async () => {
+  it('stops a container with its lifecycle.stopSignal (SIGUSR1): a clean exit well within the grace period, where SIGTERM is ignored', async function () {
+    // The runtime must take the signal from the CRI container config: containerd 2.4 does (internal/cri/server
+    // container_create.go reads GetStopSignal); containerd 2.2.9 and 1.6 read only the image's STOPSIGNAL, so there
+    // neither kubelet's stop nor ours uses lifecycle.stopSignal, and kubelet reports no stopSignal in the status.
+    const runtime = stackOf(stack.cluster.dir).runtime;
+    if (runtime === 'containerd-2.2' || runtime === 'containerd-1.6') {
+      process.stderr.write(`      [skipped] ${runtime} does not apply a container's lifecycle.stopSignal (KEP-4960)\n`);
+      this.skip();
+    }
     const command = ['sh', '-c', "trap 'exit 0' USR1; trap '' TERM; while true; do sleep 1; done"];
     // control: without a stop signal, SIGTERM is ignored and the grace period's SIGKILL ends it (137)
     const control = await runPod(stack, pod([{ name: 'app', command }], { os: { name: 'linux' } }));
