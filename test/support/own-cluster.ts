@@ -3,7 +3,7 @@
 // namespaces, ServiceAccounts and RBAC, which other tests' tokens are bound to. Nothing of deploy/ is applied here:
 // only the cluster itself (2 nodes, pods on kruise-ipam, KRUISE_IMAGE in the registry). It is taken down and
 // purged by stop(), and at the end of the run if the test did not get that far.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { packageRoot } from '../../src/util/repo-root.js';
@@ -17,6 +17,7 @@ import { validateClusterDir } from '../cluster/paths.js';
 import { startDaemon, stopDaemon } from '../cluster/runtime/processes.js';
 import { atRunEnd } from './fixtures.js';
 import { waitFor } from './wait.js';
+import { recordedCommand } from '../cluster/k8s/process.js';
 
 const PLUGIN_ENTRY = fileURLToPath(new URL('../../src/cli/kubectl-kruise-node.js', import.meta.url));
 
@@ -117,11 +118,15 @@ export async function restartKubelet(
   extraArgs: string[],
 ): Promise<Record<string, unknown>> {
   const pidFile = join(node.runDir, 'kubelet.pid');
-  const recorded = JSON.parse(readFileSync(`${pidFile}.cmdline`, 'utf8')) as unknown[];
-  const command = recorded[0] as string;
-  const args = recorded.slice(1, -1) as string[];
+  const { command, args, env } = recordedCommand(pidFile);
   await stopDaemon(pidFile, node.kubeletConfig, 10_000);
-  await startDaemon({ command, args: [...args, ...extraArgs], logFile: join(node.logDir, 'kubelet.log'), pidFile });
+  await startDaemon({
+    command,
+    args: [...args, ...extraArgs],
+    env,
+    logFile: join(node.logDir, 'kubelet.log'),
+    pidFile,
+  });
   // the old kubelet is gone: /configz answers once the new one serves
   return waitFor(
     () => {

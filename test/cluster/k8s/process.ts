@@ -2,6 +2,7 @@
 // cluster directory, so PIDs recycled by other programs are never taken for ours). Its full command line is kept
 // beside the PID file: up leaves a running process alone when the command line is the same and restarts it when not.
 import { mkdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { readTextIfExists, tailOfFile, writeAtomic } from '../runtime/files.js';
 import { isAlive, runningPid, startDaemon, stopDaemon, stopProcess } from '../runtime/processes.js';
@@ -26,6 +27,16 @@ export interface ProcessState {
 
 function commandLineText(spec: ProcessSpec): string {
   return `${JSON.stringify([spec.command, ...spec.args, spec.env ?? {}])}\n`;
+}
+
+/** The command, arguments and added environment a process was last started with (`<pidFile>.cmdline`). */
+export function recordedCommand(pidFile: string): { command: string; args: string[]; env: Record<string, string> } {
+  const recorded = JSON.parse(readFileSync(`${pidFile}.cmdline`, 'utf8')) as unknown[];
+  return {
+    command: recorded[0] as string,
+    args: recorded.slice(1, -1) as string[],
+    env: recorded.at(-1) as Record<string, string>,
+  };
 }
 
 export async function ensureProcess(spec: ProcessSpec, log: (message: string) => void): Promise<ProcessState> {

@@ -7,7 +7,6 @@
 // the pod's Ready condition goes False while the runtime is down, and the agent serves again within seconds of
 // the runtime's return: its /readyz first, then its pod Ready again as kubelet sees it. The figures are printed.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { nodeRuntimeProcess } from '../../cluster/k8s/nodes.js';
 import { agentUrl, kubectl, SYSTEM_NAMESPACE } from '../../cluster/k8s/system.js';
@@ -20,6 +19,7 @@ import {
   type RealCluster,
 } from '../../support/real-cluster.js';
 import { waitFor } from '../../support/wait.js';
+import { recordedCommand } from '../../cluster/k8s/process.js';
 
 const OUTAGE_MS = 60_000;
 
@@ -55,17 +55,24 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
   let system: InClusterSystem | undefined;
   let node: NodeLayout;
   /** The runtime's recorded command line (the cluster's own), to start it again as it was. */
-  let runtime: { command: string; args: string[]; pidFile: string; logFile: string; marker: string };
+  let runtime: {
+    command: string;
+    args: string[];
+    env: Record<string, string>;
+    pidFile: string;
+    logFile: string;
+    marker: string;
+  };
 
   before(async function () {
     this.timeout(900_000);
     cluster = await useRealCluster();
     node = cluster.nodes[0]!;
     const { pidFile, logFile, marker } = nodeRuntimeProcess(node);
-    const recorded = JSON.parse(readFileSync(`${pidFile}.cmdline`, 'utf8')) as unknown[];
     runtime = {
-      command: recorded[0] as string,
-      args: recorded.slice(1, -1) as string[],
+      // its environment too: containerd 2.x finds its runc shim by PATH (the stack's directory first); without it a
+      // restarted containerd 2.4 ran Debian's 1.6 shim and failed every sandbox ("type with url ...: not found")
+      ...recordedCommand(pidFile),
       pidFile,
       logFile,
       marker,
@@ -83,6 +90,7 @@ describe("a node's container runtime down for 60 s (in-cluster, the DaemonSet's 
     await startDaemon({
       command: runtime.command,
       args: runtime.args,
+      env: runtime.env,
       logFile: runtime.logFile,
       pidFile: runtime.pidFile,
     });
