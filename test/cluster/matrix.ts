@@ -147,17 +147,19 @@ async function runCell(cell: Stack, withOpenKruise: boolean): Promise<CellResult
 }
 
 async function writeResults(result: CellResult): Promise<string> {
+  // both files formatted as the lint check wants them (prettier is a devDependency)
+  const prettier = await import('prettier');
+  const formatted = async (file: string, text: string): Promise<string> =>
+    prettier.format(text, { ...((await prettier.resolveConfig(file)) ?? {}), filepath: file });
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, `${cellId(result.cell)}.json`), `${JSON.stringify(result, null, 2)}\n`);
+  const resultFile = join(resultsDir, `${cellId(result.cell)}.json`);
+  writeFileSync(resultFile, await formatted(resultFile, JSON.stringify(result)));
   const all = readdirSync(resultsDir)
     .filter((file) => file.endsWith('.json'))
     .map((file) => JSON.parse(readFileSync(join(resultsDir, file), 'utf8')) as CellResult);
   const table = matrixTable(all);
   const text = existsSync(page) ? readFileSync(page, 'utf8') : '# Compatibility\n';
-  // formatted as the lint check wants it (prettier is a devDependency)
-  const prettier = await import('prettier');
-  const options = (await prettier.resolveConfig(page)) ?? {};
-  writeFileSync(page, await prettier.format(withTable(text, table), { ...options, filepath: page }));
+  writeFileSync(page, await formatted(page, withTable(text, table)));
   return table;
 }
 
