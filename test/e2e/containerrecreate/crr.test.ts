@@ -25,6 +25,7 @@ import {
   waitCompleted,
   type CrrStack,
   type PodObject,
+  startInPlaceUpdate,
 } from './stack.js';
 
 const NAMESPACE = 'e2e-crr';
@@ -335,30 +336,7 @@ describe('ContainerRecreateRequest e2e', function () {
           message: 'runtime-containers-meta written',
         },
       );
-      // what a workload controller does for an in-place update: InPlaceUpdateReady False, then the new metadata
-      await stack.client.patch(
-        CoreResources.pods,
-        podName,
-        {
-          status: {
-            conditions: [
-              ...(before.status?.conditions ?? []),
-              {
-                type: 'InPlaceUpdateReady',
-                status: 'False',
-                lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-              },
-            ],
-          },
-        },
-        { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
-      );
-      await stack.client.patch(
-        CoreResources.pods,
-        podName,
-        { metadata: { [field]: { 'app-flavour': 'new' } } },
-        { type: 'merge', namespace: NAMESPACE },
-      );
+      await startInPlaceUpdate(stack, before, { [field]: { 'app-flavour': 'new' } });
       const after = await waitFor(
         () =>
           getPod(stack, podName).then((p) => {

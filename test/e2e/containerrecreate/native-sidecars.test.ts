@@ -24,6 +24,7 @@ import {
   waitCompleted,
   type CrrStack,
   type PodObject,
+  startInPlaceUpdate,
 } from './stack.js';
 
 const NAMESPACE = 'e2e-native-sidecars';
@@ -303,30 +304,7 @@ describe('native sidecars e2e (CRR, env from metadata, launch priority, custom p
       meta.containers.map((c) => c.name),
       ['app', 'proxy'],
     );
-    // what a workload controller does for an in-place update: InPlaceUpdateReady False, then the new metadata
-    await stack.client.patch(
-      CoreResources.pods,
-      podName,
-      {
-        status: {
-          conditions: [
-            ...(before.status?.conditions ?? []),
-            {
-              type: 'InPlaceUpdateReady',
-              status: 'False',
-              lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
-            },
-          ],
-        },
-      },
-      { type: 'merge', namespace: NAMESPACE, subresource: 'status' },
-    );
-    await stack.client.patch(
-      CoreResources.pods,
-      podName,
-      { metadata: { annotations: { 'proxy-flavour': 'new' } } },
-      { type: 'merge', namespace: NAMESPACE },
-    );
+    await startInPlaceUpdate(stack, before, { annotations: { 'proxy-flavour': 'new' } });
     const after = await waitFor(
       () =>
         getPod(stack, podName).then((p) => {

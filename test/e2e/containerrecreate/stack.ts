@@ -186,6 +186,36 @@ export function containerStatus(
   return cs;
 }
 
+/**
+ * What a workload controller does for an in-place update: the pod's InPlaceUpdateReady condition set False (beside
+ * the conditions `pod` had), then `metadata` (new labels or annotations) merged into the pod.
+ */
+export async function startInPlaceUpdate(
+  scope: CrrScope,
+  pod: PodObject,
+  metadata: Record<string, unknown>,
+): Promise<void> {
+  const name = pod.metadata!.name!;
+  await scope.client.patch(
+    CoreResources.pods,
+    name,
+    {
+      status: {
+        conditions: [
+          ...(pod.status?.conditions ?? []),
+          {
+            type: 'InPlaceUpdateReady',
+            status: 'False',
+            lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+          },
+        ],
+      },
+    },
+    { type: 'merge', namespace: scope.namespace, subresource: 'status' },
+  );
+  await scope.client.patch(CoreResources.pods, name, { metadata }, { type: 'merge', namespace: scope.namespace });
+}
+
 export function bareId(containerID: string | undefined): string {
   return (containerID ?? '').replace(/^[a-z][a-z0-9+.-]*:\/\//, '');
 }
