@@ -44,9 +44,12 @@ function versionsFile(): string {
   return join(packageRoot(), 'test', 'cluster', 'k8s', 'versions.env');
 }
 
+/** versions.env's text, read once per process (every binary path of every process spec is derived from it). */
+let versionsText: string | undefined;
+
 /** A value pinned in versions.env (`KEY=value`). */
 export function pinned(key: string): string {
-  const text = readFileSync(versionsFile(), 'utf8');
+  const text = (versionsText ??= readFileSync(versionsFile(), 'utf8'));
   const match = new RegExp(`^${key}=([A-Za-z0-9.-]+)$`, 'm').exec(text);
   if (!match?.[1]) throw new ClusterError(`test/cluster/k8s/versions.env has no ${key}`);
   return match[1];
