@@ -21,6 +21,8 @@ export interface CellResult {
   versions: StackVersions;
   /** When the run ended, ISO 8601. */
   date: string;
+  /** The checkout the cell ran from: `git describe --always --dirty` (a `-dirty` row is not one commit's). */
+  commit?: string;
   /** `up` of a cell whose binaries were all cached. */
   warmUpSeconds?: number;
   /** `up` that first built the cell's binaries (kept from an earlier run when this one was warm). */
@@ -123,7 +125,7 @@ export function matrixTable(results: readonly CellResult[]): string {
     ];
     return [
       `Kubernetes ${r.versions.kubernetes} on ${r.cell.runtime} (${r.versions.runtime === 'debian' ? "Debian's" : r.versions.runtime})`,
-      r.date.slice(0, 10),
+      r.commit === undefined ? r.date.slice(0, 10) : `${r.date.slice(0, 10)} at ${r.commit}`,
       suiteCell(r.e2e),
       suites || 'not run',
       failures.length > 0 ? failures.join('<br>') : 'none',
@@ -133,7 +135,7 @@ export function matrixTable(results: readonly CellResult[]): string {
       .join(' | ');
   });
   return [
-    '| cell | date | e2e (test/e2e) | OpenKruise e2e suites | failures by name | time (up cold/warm; e2e) |',
+    '| cell | date, commit | e2e (test/e2e) | OpenKruise e2e suites | failures by name | time (up cold/warm; e2e) |',
     '| --- | --- | --- | --- | --- | --- |',
     ...rows.map((row) => `| ${row} |`),
   ].join('\n');

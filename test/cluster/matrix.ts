@@ -1,10 +1,10 @@
-// `npm run matrix [-- --cells 1.37/containerd-2.4,1.36/cri-o] [--no-openkruise]`: every cell of the local cluster
-// (test/cluster/stack.ts KNOWN_CELLS, or those named), one after the other, each in a cluster directory of its own
+// `npm run matrix [-- --cells 1.37/containerd-2.4,1.36/cri-o] [--no-openkruise]`: the matrix's cells
+// (test/cluster/stack.ts MATRIX_CELLS, or any of KNOWN_CELLS named), one after the other, each in a cluster directory of its own
 // (<repo>/.cluster-matrix-<cell>): `up` (timed; cold when it had to build the cell's binaries), the e2e suites
 // (mocha, test/e2e) and OpenKruise's own e2e suites that run today (`npm run openkruise-e2e -- <suite>`), then
 // `down --purge`. Writes docs/compatibility/<cell>.json and the table of docs/compatibility.md, and prints it.
 // Not part of `npm test`: a cell takes 30 to 60 minutes on 2 cores. Logs in <repo>/.cluster-matrix-logs/<cell>/.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +24,7 @@ import {
   type SuiteResult,
 } from './matrix-table.js';
 import { E2E_SUITES } from './openkruise/e2e-suites.js';
-import { KNOWN_CELLS, parseStack, stackName, stackVersions, type Stack } from './stack.js';
+import { KNOWN_CELLS, MATRIX_CELLS, parseStack, stackName, stackVersions, type Stack } from './stack.js';
 
 const root = packageRoot();
 const resultsDir = join(root, 'docs', 'compatibility');
@@ -79,6 +79,18 @@ function previousResult(cell: Stack): CellResult | undefined {
   return JSON.parse(readFileSync(file, 'utf8')) as CellResult;
 }
 
+/** The checkout this run is from, as the table shows it; a checkout with uncommitted changes says so. */
+function checkoutCommit(): string | undefined {
+  try {
+    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=12'], {
+      cwd: root,
+      encoding: 'utf8',
+    }).trim();
+  } catch {
+    return undefined;
+  }
+}
+
 async function runCell(cell: Stack, withOpenKruise: boolean): Promise<CellResult> {
   const id = cellId(cell);
   const dir = join(root, `.cluster-matrix-${id}`);
@@ -94,10 +106,12 @@ async function runCell(cell: Stack, withOpenKruise: boolean): Promise<CellResult
   const load0 = loadavg()[0] ?? 0;
   const cold = missingBinaries(binaryPaths(cell)).length > 0;
   const previous = previousResult(cell);
+  const commit = checkoutCommit();
   const result: CellResult = {
     cell,
     versions: stackVersions(cell),
     date: new Date().toISOString(),
+    ...(commit !== undefined ? { commit } : {}),
     ...(previous?.coldUpSeconds !== undefined ? { coldUpSeconds: previous.coldUpSeconds } : {}),
     openkruise: {},
     load: [load0, load0],
@@ -170,7 +184,10 @@ async function main(): Promise<number> {
   if (values.help) {
     process.stdout.write(
       'usage: npm run matrix [-- --cells K8S/RUNTIME,...] [--no-openkruise]\n' +
-        `cells (default all): ${KNOWN_CELLS.map((c) => `${c.kubernetes}/${c.runtime}`).join(', ')}\n`,
+        `cells (default): ${MATRIX_CELLS.map((c) => `${c.kubernetes}/${c.runtime}`).join(', ')}\n` +
+        `cells the local cluster also runs (--cells): ${KNOWN_CELLS.filter((c) => !MATRIX_CELLS.includes(c))
+          .map((c) => `${c.kubernetes}/${c.runtime}`)
+          .join(', ')}\n`,
     );
     return 0;
   }
@@ -179,7 +196,7 @@ async function main(): Promise<number> {
         const [kubernetes, runtime] = text.split('/');
         return parseStack(kubernetes, runtime);
       })
-    : [...KNOWN_CELLS];
+    : [...MATRIX_CELLS];
   let table = '';
   let green = true;
   for (const cell of cells) {

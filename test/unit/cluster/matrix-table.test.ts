@@ -72,6 +72,7 @@ describe('compatibility matrix: results and table', () => {
       cell: { kubernetes: '1.36', runtime: 'cri-o' },
       versions: { ...versions, kubernetes: 'v1.36.3', runtime: 'v1.36.1' },
       e2e: { passed: 9, failed: 1, known: 0, failures: ['IP retention | keeps: no annotations'], seconds: 600 },
+      commit: '0735862a1b2c-dirty',
     });
     const table = matrixTable([failing, result({})]).split('\n');
     assert.equal(table.length, 4);
@@ -81,6 +82,7 @@ describe('compatibility matrix: results and table', () => {
     );
     assert.match(table[2]!, /cold 10\.0 min, warm 0\.3 min; e2e 15\.0 min/);
     assert.match(table[3]!, /e2e: IP retention \\\| keeps: no annotations/);
+    assert.match(table[3]!, /\| 2026-11-29 at 0735862a1b2c-dirty \|/);
     assert.equal(cellGreen(result({})), true);
     assert.equal(cellGreen(failing), false);
     const { e2e: _e2e, ...notRun } = result({});

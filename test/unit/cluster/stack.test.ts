@@ -6,6 +6,7 @@ import { binaryPaths, missingBinaries } from '../../cluster/k8s/binaries.js';
 import {
   defaultStack,
   KNOWN_CELLS,
+  MATRIX_CELLS,
   parseStack,
   recordStack,
   requestedStack,
@@ -63,6 +64,12 @@ describe('local cluster: its stack (Kubernetes minor and runtime)', () => {
         '1.37/containerd-2.2',
       ],
     );
+  });
+
+  it("the matrix's default cells: each current minor once on containerd 2.x, both containerd minors, and CRI-O", () => {
+    const names = MATRIX_CELLS.map((c) => `${c.kubernetes}/${c.runtime}`);
+    assert.deepEqual(names, ['1.35/containerd-2.4', '1.36/containerd-2.2', '1.36/cri-o', '1.37/containerd-2.4']);
+    assert.ok(MATRIX_CELLS.every((cell) => KNOWN_CELLS.includes(cell)));
   });
 
   it('is what up recorded; a directory from before stacks ran 1.33 on containerd 1.6; else what is asked', () => {
