@@ -138,6 +138,10 @@ export const EVENT_REASON_KRUISE_PROBE_FAILED = 'KruiseProbeFailed';
 
 export const EVENT_REASON_PULL_IMAGE_SUCCEED = 'PullImageSucceed';
 export const EVENT_REASON_PULL_IMAGE_FAILED = 'PullImageFailed';
+/** Ours (OpenKruise does not pin): a pre-pulled image could not be pinned or unpinned in the runtime. */
+export const EVENT_REASON_PIN_IMAGE_FAILED = 'PinImageFailed';
+/** Ours: the image of a Succeeded tag left the node (kubelet's image GC, `crictl rmi`); it is pulled again. */
+export const EVENT_REASON_IMAGE_REMOVED = 'PulledImageRemoved';
 /** Container stopped by a CRR or the container-meta restarter (kubelet's reason). */
 export const EVENT_REASON_KILLING = 'Killing';
 export const EVENT_REASON_FAILED_PRE_STOP_HOOK = 'FailedPreStopHook';

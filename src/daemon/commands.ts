@@ -28,6 +28,11 @@ export const COMMANDS: readonly Command[] = [
     summary: "kruise-ipam's allocations and reservations on this node: ipam ls [--json] (kruise-daemon ipam --help)",
     load: async () => (await import('./ipreservation/ls-command.js')).runIpamCommand,
   },
+  {
+    name: 'pins',
+    summary: 'the images the agent pinned in the runtime: pins ls|release (kruise-daemon pins --help)',
+    load: async () => (await import('./imagepuller/pins-command.js')).runPinsCommand,
+  },
 ];
 
 export const loadAgent = async (): Promise<AgentMain> => (await import('./main.js')).runDaemon;

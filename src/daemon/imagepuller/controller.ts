@@ -3,6 +3,8 @@
 // and what is already complete (a status for the same tag and version with a completionTime is never pulled
 // again, which is what makes a restart cheap), starts what is missing and stops what is no longer wanted.
 import {
+  EVENT_REASON_IMAGE_REMOVED,
+  EVENT_REASON_PIN_IMAGE_FAILED,
   EVENT_REASON_PULL_IMAGE_FAILED,
   EVENT_REASON_PULL_IMAGE_SUCCEED,
   EVENT_SOURCE_IMAGE_PULLER,
@@ -39,7 +41,10 @@ import { ControllerPullCredentials, controllerCaReader } from './controller-cred
 import { RunSlots } from '../run-slots.js';
 import { StatusWriter } from '../status-writer.js';
 import { tagSpecProblem } from './tag-spec-check.js';
-import { TagPull, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
+import { TagPull, tagPullReference, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
+import { ImagePins, type PinState } from './image-pins.js';
+import { ImagePresence } from './image-presence.js';
+import type { ImageLabelStore } from '../../cri/containerd-images.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
 
@@ -57,7 +62,14 @@ export interface ImagePullControllerOptions {
   maxParallelPulls?: number;
   /** Ask kruise-controller here for pull secrets; unset: read the copies in kruise-daemon-config directly. */
   pullCredentialsUrl?: string;
+  /** Where pins are kept (containerd's image labels), or why the runtime cannot pin; once connected. */
+  pinStore: (signal: AbortSignal) => Promise<ImageLabelStore | { unsupported: string }>;
+  /** How often the Succeeded tags' images are looked for on the node (ms, default 5 s). */
+  presenceIntervalMs?: number;
 }
+
+/** The note on a tag pulled again because its image left the node while the tag was Succeeded. */
+export const PULLED_AGAIN_NOTE = 'pulled again: the image had been removed from the node';
 
 /** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
 interface StaticTag {
@@ -77,6 +89,10 @@ export class ImagePullController {
   /** Completed statuses adopted from the object (earlier runs of the agent, or the central controller). */
   private readonly adopted = new Map<string, ImageTagStatus>();
   private readonly invalid = new Map<string, StaticTag>();
+  /** Tags whose image left the node while Succeeded, by key: the version whose reported status is not adopted. */
+  private readonly gone = new Map<string, number>();
+  private readonly pins: ImagePins;
+  private readonly presence: ImagePresence;
   /** The NodeImage to build the status on, and its status patch. */
   private readonly own: OwnNodeObject<NodeImage>;
   private readonly log: Logger;
@@ -132,6 +148,21 @@ export class ImagePullController {
       logger: options.logger,
       metrics: options.kubeMetrics,
     });
+    this.pins = new ImagePins({
+      store: options.pinStore,
+      clock: options.clock,
+      logger: options.logger,
+      onChange: () => this.changed(),
+      onFailure: (reference, action, message) => this.pinFailed(reference, action, message),
+    });
+    this.presence = new ImagePresence({
+      runtime: options.runtime,
+      clock: options.clock,
+      logger: options.logger,
+      references: () => new Set(this.succeededReferences().keys()),
+      onGone: (references) => this.imagesGone(references),
+      ...(options.presenceIntervalMs !== undefined && { intervalMs: options.presenceIntervalMs }),
+    });
     this.informer.addHandlers({
       onAdd: () => this.loop.add(options.nodeName),
       onUpdate: (before, after) => {
@@ -145,6 +176,7 @@ export class ImagePullController {
   start(): void {
     this.informer.start();
     this.loop.start();
+    this.presence.start();
   }
 
   /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
@@ -155,7 +187,10 @@ export class ImagePullController {
   };
 
   async stop(): Promise<void> {
+    await this.presence.stop();
     await this.loop.stop();
+    // pins stay: they hold while the tags are in the spec, and the next agent releases what is no longer wanted
+    this.pins.close();
     for (const pull of this.pulls.values()) pull.abort();
     await this.informer.stop();
     await Promise.all([...this.pulls.values()].map((p) => p.done));
@@ -191,7 +226,8 @@ export class ImagePullController {
     }
     for (const key of this.adopted.keys()) if (!wanted.has(key)) this.adopted.delete(key);
     for (const key of this.invalid.keys()) if (!wanted.has(key)) this.invalid.delete(key);
-    this.writer.request();
+    for (const key of this.gone.keys()) if (!wanted.has(key)) this.gone.delete(key);
+    this.changed();
   }
 
   private reconcileTag(
@@ -239,7 +275,9 @@ export class ImagePullController {
     const reported = nodeImage.status?.imageStatuses?.[name]?.tags?.find(
       (s) => s.tag === tag.tag && (s.version ?? 0) === version && Boolean(s.completionTime),
     );
-    if (reported && !fixed) {
+    const pullAgain = this.gone.get(key) === version;
+    this.gone.delete(key);
+    if (reported && !fixed && !pullAgain) {
       this.adopted.set(key, reported);
       return;
     }
@@ -252,6 +290,7 @@ export class ImagePullController {
       pullSecrets: Array.isArray(image.pullSecrets) ? image.pullSecrets : undefined,
       sandboxConfig: isRecord(image.sandboxConfig) ? image.sandboxConfig : undefined,
       ownerReferences: ownersOf(tag),
+      ...(pullAgain && { note: PULLED_AGAIN_NOTE }),
     };
     this.pulls.set(
       key,
@@ -262,7 +301,7 @@ export class ImagePullController {
         clock: this.options.clock,
         logger: this.log,
         metrics: this.options.metrics,
-        onChange: () => this.writer.request(),
+        onChange: () => this.changed(),
         onFinished: (result) => this.onFinished(result),
       }),
     );
@@ -273,11 +312,82 @@ export class ImagePullController {
     this.pulls.clear();
     this.adopted.clear();
     this.invalid.clear();
+    this.gone.clear();
+    this.pins.want([]);
+  }
+
+  /** A tag's status changed or the spec did: a status write is due, and the pins follow the Succeeded tags. */
+  private changed(): void {
+    this.writer.request();
+    this.pins.want(this.succeededReferences().keys());
+  }
+
+  /** The reference each Succeeded tag was pulled as, with the tags (keys) pulled as it. */
+  private succeededReferences(): Map<string, string[]> {
+    const references = new Map<string, string[]>();
+    const add = (key: string, status: ImageTagStatus | undefined): void => {
+      if (status?.phase !== 'Succeeded') return;
+      const [name = '', tag = ''] = key.split('\u0000');
+      const reference = tagPullReference(name, tag);
+      if (reference === undefined) return;
+      references.set(reference, [...(references.get(reference) ?? []), key]);
+    };
+    for (const [key, pull] of this.pulls) add(key, pull.status);
+    for (const [key, status] of this.adopted) if (!this.pulls.has(key)) add(key, status);
+    return references;
   }
 
   private tagStatus(name: string, tag: string): ImageTagStatus | undefined {
     const key = tagKey(name, tag);
-    return this.invalid.get(key)?.status ?? this.pulls.get(key)?.status ?? this.adopted.get(key);
+    const status = this.invalid.get(key)?.status ?? this.pulls.get(key)?.status ?? this.adopted.get(key);
+    if (status?.phase !== 'Succeeded') return status;
+    const reference = tagPullReference(name, tag);
+    const problem = reference === undefined ? undefined : pinProblem(this.pins.state(reference));
+    if (problem === undefined) return status;
+    return { ...status, message: status.message ? `${status.message}; ${problem}` : problem };
+  }
+
+  /** Images of Succeeded tags that left the node (GC of an unpinned image, `crictl rmi`): pulled again. */
+  private imagesGone(references: string[]): void {
+    const byReference = this.succeededReferences();
+    const nodeImage = this.own.current();
+    for (const reference of references) {
+      for (const key of byReference.get(reference) ?? []) {
+        const status = this.pulls.get(key)?.status ?? this.adopted.get(key);
+        const version = status?.version ?? 0;
+        this.pulls.get(key)?.abort();
+        this.pulls.delete(key);
+        this.adopted.delete(key);
+        this.gone.set(key, version);
+      }
+      this.options.metrics.imageGone();
+      this.log.warn(
+        { reference },
+        'a pre-pulled image left the node while its tag is in the NodeImage; pulling it again',
+      );
+      if (nodeImage) {
+        this.events.event(
+          nodeImage,
+          'Warning',
+          EVENT_REASON_IMAGE_REMOVED,
+          `Image ${reference} was removed from the node (kubelet's image GC, or by hand) while its tag is in the NodeImage; pulling it again`,
+          NODE_IMAGES,
+        );
+      }
+    }
+    this.loop.add(this.options.nodeName);
+  }
+
+  private pinFailed(reference: string, action: 'pin' | 'unpin', message: string): void {
+    const nodeImage = this.own.current();
+    if (!nodeImage) return;
+    this.events.event(
+      nodeImage,
+      'Warning',
+      EVENT_REASON_PIN_IMAGE_FAILED,
+      `${action === 'pin' ? 'Pinning' : 'Unpinning'} image ${reference} failed: ${message}`,
+      NODE_IMAGES,
+    );
   }
 
   private async writeStatus(): Promise<void> {
@@ -287,6 +397,7 @@ export class ImagePullController {
       return computed;
     });
     if (computed) this.options.metrics.setTagsByPhase(countPhases(computed));
+    this.options.metrics.setPins(this.pins.counts());
   }
 
   private onFinished(result: TagPullResult): void {
@@ -343,6 +454,18 @@ function bearerTokenOf(client: KubeClient): () => Promise<string> {
     }
     return await auth.source.token();
   };
+}
+
+/** What a Succeeded tag's status says of its pin, when it is not held. */
+function pinProblem(state: PinState | undefined): string | undefined {
+  switch (state?.kind) {
+    case 'failed':
+      return `not pinned (kubelet's image GC may remove it): ${state.message}`;
+    case 'unsupported':
+      return `not pinned: ${state.message}`;
+    default:
+      return undefined;
+  }
 }
 
 function tagKey(name: string, tag: string): string {

@@ -1,6 +1,7 @@
 // The image puller's metrics: pulls by result, pull duration, and tags by phase.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ImagePullPhase } from '../../api/nodeimage.js';
+import type { PinCounts } from './image-pins.js';
 
 export const IMAGE_PULLS_TOTAL = 'kruise_daemon_image_pulls_total';
 export const IMAGE_PULL_DURATION = 'kruise_daemon_image_pull_duration_seconds';
@@ -14,7 +15,15 @@ export interface ImagePullMetrics {
   /** One CRI PullImage attempt (a tag may make several). */
   attempt(outcome: 'ok' | 'error'): void;
   setTagsByPhase(counts: Readonly<Record<ImagePullPhase, number>>): void;
+  /** The Succeeded tags' references by pin state. */
+  setPins(counts: Readonly<PinCounts>): void;
+  /** The image of a Succeeded tag left the node. */
+  imageGone(): void;
 }
+
+export const IMAGE_PINS = 'kruise_daemon_image_pins';
+export const IMAGES_REMOVED_TOTAL = 'kruise_daemon_image_removed_total';
+const PIN_STATES: readonly (keyof PinCounts)[] = ['pinned', 'pinned-by-others', 'missing', 'failed', 'unsupported'];
 
 const PHASES: readonly ImagePullPhase[] = ['Waiting', 'Pulling', 'Succeeded', 'Failed'];
 const perRegistry = new WeakMap<Registry, ImagePullMetrics>();
@@ -48,6 +57,18 @@ export function imagePullMetrics(registry: Registry): ImagePullMetrics {
     labelNames: ['phase'],
     registers,
   });
+  const pins = new Gauge({
+    name: IMAGE_PINS,
+    help: 'Images of Succeeded tags by pin state (pinned by us, pinned-by-others, missing, failed, unsupported)',
+    labelNames: ['state'],
+    registers,
+  });
+  const removed = new Counter({
+    name: IMAGES_REMOVED_TOTAL,
+    help: 'Images of Succeeded tags found gone from the node (and pulled again)',
+    registers,
+  });
+  for (const state of PIN_STATES) pins.set({ state }, 0);
   for (const phase of PHASES) tags.set({ phase }, 0);
   for (const outcome of ['ok', 'error']) attempts.inc({ outcome }, 0);
   for (const result of ['succeeded', 'failed', 'present']) pulls.inc({ result }, 0);
@@ -61,6 +82,12 @@ export function imagePullMetrics(registry: Registry): ImagePullMetrics {
     },
     setTagsByPhase(counts) {
       for (const phase of PHASES) tags.set({ phase }, counts[phase]);
+    },
+    setPins(counts) {
+      for (const state of PIN_STATES) pins.set({ state }, counts[state]);
+    },
+    imageGone() {
+      removed.inc();
     },
   };
   perRegistry.set(registry, metrics);

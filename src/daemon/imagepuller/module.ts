@@ -7,6 +7,7 @@ import { controllerModule } from '../controller-module.js';
 import { ImagePullController } from './controller.js';
 import { imagePullMetrics } from './metrics.js';
 import type { ImageRuntime } from './tag-pull.js';
+import { pinStoreFor } from './pin-store.js';
 
 export const NODE_IMAGE_SYNCED_CHECK = 'nodeImageInformerSynced';
 
@@ -32,6 +33,7 @@ export const imagePullerModule = controllerModule<CriClient>({
       metrics: imagePullMetrics(ctx.metrics),
       kubeMetrics: kubeMetrics(ctx.metrics),
       maxParallelPulls: ctx.options.maxParallelPulls,
+      pinStore: async (signal) => await pinStoreFor(await untilAborted(ctx.runtime.connected(), signal)),
       ...(ctx.options.pullCredentialsUrl !== undefined && { pullCredentialsUrl: ctx.options.pullCredentialsUrl }),
     });
     return { controller };

@@ -30,6 +30,7 @@ import type {
 import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
+import type { ImageListRuntime } from './image-presence.js';
 import type { ImagePullMetrics } from './metrics.js';
 import {
   PullSecretProblem,
@@ -47,7 +48,7 @@ export const DEFAULT_BACKOFF_LIMIT = 3;
 const IMAGE_STATUS_TIMEOUT_MS = 10_000;
 
 /** What the puller needs of the CRI image service (CriClient has it). */
-export interface ImageRuntime {
+export interface ImageRuntime extends ImageListRuntime {
   pullImage(request: PullImageRequest, options?: CriCallOptions): Promise<PullImageResponse__Output>;
   imageStatus(request: ImageStatusRequest, options?: CriCallOptions): Promise<ImageStatusResponse__Output>;
 }
@@ -64,6 +65,8 @@ export interface TagPullSpec {
   pullSecrets?: ReferenceObject[] | undefined;
   sandboxConfig?: SandboxConfig | undefined;
   ownerReferences?: ObjectReference[] | undefined;
+  /** Said in the status message when the pull succeeds (why this tag was pulled again). */
+  note?: string | undefined;
 }
 
 export interface TagPullResult {
@@ -359,10 +362,15 @@ export class TagPull {
       completionTime: rfc3339(now),
       version: this.spec.version,
       ...(imageId && { imageID: `${this.spec.imageName}@${imageIdDigest(imageId)}` }),
-      ...(this.skipped !== '' && { message: this.skipped }),
+      ...(this.message() !== '' && { message: this.message() }),
     });
     this.log.info({ present, ms: now - startedAt }, 'image pulled');
     this.deps.onFinished?.({ spec: this.spec, status: this.current, seconds: (now - startedAt) / 1000, present });
+  }
+
+  /** The message of a Succeeded status: why it was pulled again, secrets it went without. */
+  private message(): string {
+    return [this.spec.note ?? '', this.skipped].filter((part) => part !== '').join('; ');
   }
 
   private fail(message: string, seconds: number, startedAt?: number): void {
@@ -386,6 +394,12 @@ export class TagPull {
     this.current = status;
     this.deps.onChange();
   }
+}
+
+/** The reference a tag is pulled as, and known by in the runtime (`docker.io/library/nginx:1.25`); undefined if unusable. */
+export function tagPullReference(imageName: string, tag: string): string | undefined {
+  const parsed = tryParseNameAndTag(imageName, tag);
+  return parsed.ok ? pullReference(parsed.reference) : undefined;
 }
 
 export function backoffLimitOf(policy: ImageTagPullPolicy): number {

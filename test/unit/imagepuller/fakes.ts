@@ -4,11 +4,13 @@ import { status as GrpcStatus } from '@grpc/grpc-js';
 import type { CriCallOptions } from '../../../src/cri/client.js';
 import { toCriError } from '../../../src/cri/errors.js';
 import type {
+  ListImagesResponse__Output,
   ImageStatusRequest,
   ImageStatusResponse__Output,
   PullImageRequest,
   PullImageResponse__Output,
 } from '../../../src/cri/types.js';
+import type { ContainerdImage, ImageLabelStore } from '../../../src/cri/containerd-images.js';
 import type { PullSecretObject } from '../../../src/daemon/imagepuller/docker-keyring.js';
 import type { ImageRuntime } from '../../../src/daemon/imagepuller/tag-pull.js';
 
@@ -86,6 +88,18 @@ export class FakeImageRuntime implements ImageRuntime {
     });
   }
 
+  /** Every image present, each under the reference it was pulled as (its only repo tag). */
+  listImages(): Promise<ListImagesResponse__Output> {
+    this.lists++;
+    const images = [...this.present].map(
+      ([reference, id]) =>
+        ({ id, repo_tags: [reference], repo_digests: [] }) as unknown as ListImagesResponse__Output['images'][number],
+    );
+    return Promise.resolve({ images });
+  }
+
+  lists = 0;
+
   pullsOf(image: string): RecordedPull[] {
     return this.pulls.filter((p) => p.request.image?.image === image);
   }
@@ -115,4 +129,50 @@ export function dockerConfigSecret(
     type: 'kubernetes.io/dockerconfigjson',
     data: { '.dockerconfigjson': Buffer.from(JSON.stringify({ auths })).toString('base64') },
   };
+}
+
+/** containerd's image labels as a map (reference → labels); `failNext` makes calls fail with a message. */
+export class FakeLabelStore implements ImageLabelStore {
+  readonly images = new Map<string, Record<string, string>>();
+
+  /** With a runtime: its present images are the references (labels kept here), as on containerd. */
+  constructor(private readonly runtime?: FakeImageRuntime) {}
+
+  readonly writes: { name: string; labels: Record<string, string> }[] = [];
+  /** When set, every setLabels fails with this message. */
+  failWrites: string | undefined;
+  closed = false;
+
+  get(name: string): Promise<ContainerdImage | undefined> {
+    if (this.runtime) {
+      if (!this.runtime.present.has(name)) this.images.delete(name);
+      else if (!this.images.has(name)) this.images.set(name, {});
+    }
+    const labels = this.images.get(name);
+    return Promise.resolve(labels ? { name, labels: { ...labels }, targetDigest: 'sha256:0' } : undefined);
+  }
+
+  listLabelled(key: string, value: string): Promise<ContainerdImage[]> {
+    return Promise.resolve(
+      [...this.images]
+        .filter(([, labels]) => labels[key] === value)
+        .map(([name, labels]) => ({ name, labels: { ...labels }, targetDigest: 'sha256:0' })),
+    );
+  }
+
+  setLabels(name: string, labels: Record<string, string>): Promise<void> {
+    if (this.failWrites !== undefined) return Promise.reject(new Error(this.failWrites));
+    const current = this.images.get(name);
+    if (!current) return Promise.reject(new Error(`image "${name}": not found`));
+    this.writes.push({ name, labels });
+    for (const [key, value] of Object.entries(labels)) {
+      if (value === '') delete current[key];
+      else current[key] = value;
+    }
+    return Promise.resolve();
+  }
+
+  close(): void {
+    this.closed = true;
+  }
 }

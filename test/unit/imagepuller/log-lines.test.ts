@@ -12,7 +12,7 @@ import { FakeClock } from '../../../src/util/clock.js';
 import { duplicateKeys } from '../../support/json-keys.js';
 import { waitFor } from '../../support/wait.js';
 import { FakeTransport } from '../kube/support/fake-transport.js';
-import { FakeImageRuntime } from './fakes.js';
+import { FakeImageRuntime, FakeLabelStore } from './fakes.js';
 
 const NODE = 'node-a';
 const REG = '127.0.0.1:5000';
@@ -66,6 +66,7 @@ describe('imagepuller log lines', () => {
       clock,
       logger,
       metrics: imagePullMetrics(createRegistry()),
+      pinStore: () => Promise.resolve(new FakeLabelStore()),
     });
     controller.start();
     try {
