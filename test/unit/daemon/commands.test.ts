@@ -3,12 +3,16 @@ import { PassThrough } from 'node:stream';
 import { COMMANDS, commandsHelp, dispatch, route, type AgentMain, type Command } from '../../../src/daemon/commands.js';
 import type { CommandIo } from '../../../src/daemon/command-io.js';
 
-function captureIo(): { io: CommandIo; stderr: () => string } {
+function captureIo(): { io: CommandIo; stdout: () => string; stderr: () => string } {
+  const stdout = new PassThrough();
   const stderr = new PassThrough();
+  let out = '';
   let text = '';
+  stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
   stderr.on('data', (chunk: Buffer) => (text += chunk.toString()));
   return {
-    io: { stdin: new PassThrough(), stdout: new PassThrough(), stderr, env: {} },
+    io: { stdin: new PassThrough(), stdout, stderr, env: {} },
+    stdout: () => out,
     stderr: () => text,
   };
 }
@@ -84,11 +88,25 @@ describe('command dispatcher', () => {
     assert.match(stderr(), /cannot load command cri: module missing/);
   });
 
-  it('has the cri and ipam commands in the real table', () => {
+  it('has the cri, ipam and pins commands in the real table, each loadable', async () => {
     assert.deepEqual(
       COMMANDS.map((c) => c.name),
-      ['cri', 'ipam'],
+      ['cri', 'ipam', 'pins'],
     );
-    assert.match(commandsHelp(COMMANDS), /^Commands:\n {2}cri {2}/);
+    assert.match(commandsHelp(COMMANDS), /^Commands:\n {2}cri {3}/);
+    for (const command of COMMANDS) assert.equal(typeof (await command.load()), 'function', command.name);
+  });
+
+  it('pins: usage errors exit 2 with the usage, --help exits 0', async () => {
+    const pins = await COMMANDS.find((c) => c.name === 'pins')!.load();
+    const bad = captureIo();
+    assert.equal(await pins(['unpin-everything'], bad.io), 2);
+    assert.match(bad.stderr(), /expected ls or release\nUsage: kruise-daemon pins ls\|release/);
+    const flag = captureIo();
+    assert.equal(await pins(['ls', '--force'], flag.io), 2);
+    assert.match(flag.stderr(), /--force/);
+    const help = captureIo();
+    assert.equal(await pins(['--help'], help.io), 0);
+    assert.match(help.stdout(), /apps\.kruise\.io\/pinned-by=kruise-daemon/);
   });
 });
