@@ -122,6 +122,18 @@ export function pullImageCalls(base: string): Promise<number> {
   return agentCounter(base, 'kruise_daemon_cri_requests_total', { method: 'PullImage' });
 }
 
+/**
+ * Empty a node's NodeImage spec and wait until its agent has dropped every tag from the status: then no tag is
+ * Succeeded, so the agent does not pull again an image the test removes next (it does so, within its 5 s check,
+ * for the image of a tag still in the spec and Succeeded).
+ */
+export async function emptyNodeImage(client: KubeClient, name: string): Promise<void> {
+  await setNodeImageSpec(client, name, { images: {} });
+  await waitFor(async () => Object.keys((await getNodeImage(client, name))?.status?.imageStatuses ?? {}).length === 0, {
+    message: `the agent dropped every tag of NodeImage ${name} from its status`,
+  });
+}
+
 /** Remove images from the node (RemoveImage drops every tag of the same image id). */
 export async function removeImages(cri: CriClient, references: readonly string[]): Promise<void> {
   for (const image of references) {

@@ -113,7 +113,7 @@ export function writeTryItEnv(cluster: OwnCluster): string {
  * cluster recorded is left as it was, so a later `up` restarts a kubelet running with extra arguments.
  */
 export async function restartKubelet(
-  cluster: OwnCluster,
+  cluster: Pick<OwnCluster, 'layout'>,
   node: NodeLayout,
   extraArgs: string[],
 ): Promise<Record<string, unknown>> {
@@ -130,7 +130,7 @@ export async function restartKubelet(
   // the old kubelet is gone: /configz answers once the new one serves
   return waitFor(
     () => {
-      const got = cluster.kubectl(['get', '--raw', `/api/v1/nodes/${node.name}/proxy/configz`]);
+      const got = kubectl(cluster.layout, ['get', '--raw', `/api/v1/nodes/${node.name}/proxy/configz`]);
       return got.ok ? (JSON.parse(got.out) as { kubeletconfig: Record<string, unknown> }).kubeletconfig : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 250, message: `the restarted kubelet of ${node.name} to serve /configz` },

@@ -11,6 +11,7 @@ import { AgentProcess, httpGet } from '../../component/daemon/agent-process.js';
 import {
   agentCounter,
   dockerConfigSecret,
+  emptyNodeImage,
   pullImageCalls,
   removeImages,
   setNodeImageSpec,
@@ -168,6 +169,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     const busybox = `${reg}/test/busybox`;
     // the node's sandbox image: on the node already (IfNotPresent finds it), and never removed (kubelet needs it)
     const pause = `${reg}/test/pause`;
+    await emptyNodeImage(cluster.admin, node);
     await removeImages(cri, [`${busybox}:1.0`, `${busybox}:2.0`]);
     await setNodeImageSpec(cluster.admin, node, {
       images: {
@@ -264,6 +266,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
 
   it('pulls from the auth registry only with a secret in kruise-daemon-config; a missing one is skipped and named', async () => {
     const image = `${cluster.authRegistry}/test/busybox`;
+    await emptyNodeImage(cluster.admin, node);
     await removeImages(cri, [image + ':1.0', `${reg}/test/busybox:1.0`]);
     await setNodeImageSpec(cluster.admin, node, {
       images: { [image]: { tags: [{ tag: '1.0', version: 0, pullPolicy: policy() }] } },
@@ -413,6 +416,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
   it('timeoutSeconds and activeDeadlineSeconds cut pulls from a registry that stalls', async () => {
     const proxy = await stallingProxy();
     const image = `${proxy.host}/test/busybox`;
+    await emptyNodeImage(cluster.admin, node);
     await removeImages(cri, [`${reg}/test/busybox:1.0`, `${reg}/test/busybox:2.0`]);
     proxy.stallBlobs = true;
     await setNodeImageSpec(cluster.admin, node, {
@@ -441,6 +445,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
   it('stops a tag removed while it is pulling: the pull is cancelled and its status goes', async () => {
     const proxy = await stallingProxy();
     const image = `${proxy.host}/test/busybox`;
+    await emptyNodeImage(cluster.admin, node);
     await removeImages(cri, [`${reg}/test/busybox:2.0`]);
     proxy.stallBlobs = true;
     await setNodeImageSpec(cluster.admin, node, {
@@ -461,6 +466,7 @@ describe('imagepuller e2e: NodeImage on the real cluster', function () {
     const proxy = await stallingProxy();
     const direct = `${reg}/test/busybox`;
     const stalled = `${proxy.host}/test/busybox`;
+    await emptyNodeImage(cluster.admin, node);
     await removeImages(cri, [`${direct}:1.0`, `${direct}:2.0`]);
     proxy.stallBlobs = true;
     await setNodeImageSpec(cluster.admin, node, {
