@@ -44,6 +44,7 @@ import { tagSpecProblem } from './tag-spec-check.js';
 import { TagPull, tagPullReference, type ImageRuntime, type TagPullResult, type TagPullSpec } from './tag-pull.js';
 import { ImagePins, type PinState } from './image-pins.js';
 import { ImagePresence } from './image-presence.js';
+import type { KubeletPulls } from './kubelet-pulls.js';
 import type { ImageLabelStore } from '../../cri/containerd-images.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
@@ -66,6 +67,8 @@ export interface ImagePullControllerOptions {
   pinStore: (signal: AbortSignal) => Promise<ImageLabelStore | { unsupported: string }>;
   /** How often the Succeeded tags' images are looked for on the node (ms, default 5 s). */
   presenceIntervalMs?: number;
+  /** kubelet's pulls for this node's pods; new pre-pulls wait for them. Unset: they do not wait. */
+  kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling'>;
 }
 
 /** The note on a tag pulled again because its image left the node while the tag was Succeeded. */
@@ -303,6 +306,7 @@ export class ImagePullController {
         metrics: this.options.metrics,
         onChange: () => this.changed(),
         onFinished: (result) => this.onFinished(result),
+        kubeletFirst: this.options.kubeletFirst,
       }),
     );
   }

@@ -8,6 +8,8 @@ import { ImagePullController } from './controller.js';
 import { imagePullMetrics } from './metrics.js';
 import type { ImageRuntime } from './tag-pull.js';
 import { pinStoreFor } from './pin-store.js';
+import { KubeletPulls } from './kubelet-pulls.js';
+import { nodePodsOf } from '../node-pods.js';
 
 export const NODE_IMAGE_SYNCED_CHECK = 'nodeImageInformerSynced';
 
@@ -17,14 +19,23 @@ export const imagePullerModule = controllerModule<CriClient>({
   check: NODE_IMAGE_SYNCED_CHECK,
   running: "watching this node's NodeImage",
   async build(ctx) {
-    const client = await ctx.kube();
+    const [client, pods] = await Promise.all([ctx.kube(), nodePodsOf(ctx)]);
     const runtime = (signal: AbortSignal): Promise<ImageRuntime> => untilAborted(ctx.runtime.connected(), signal);
     ctx.logger.info({ maxParallelPulls: ctx.options.maxParallelPulls }, 'pulling at most this many images at once');
     ctx.logger.info(
       { pullCredentials: ctx.options.pullCredentialsUrl ?? 'secrets of kruise-daemon-config, read directly' },
       'pull secrets come from here',
     );
+    // kubelet's pulls first: the node's pods (the shared watch) and the runtime say what kubelet is pulling
+    const kubeletFirst = new KubeletPulls({
+      pods: pods.informer,
+      imagePresent: async (image, signal) =>
+        Boolean((await (await runtime(signal)).imageStatus({ image: { image } }, { signal })).image?.id),
+      clock: ctx.clock,
+      logger: ctx.logger,
+    });
     const controller = new ImagePullController({
+      kubeletFirst,
       nodeName: ctx.nodeName,
       client,
       runtime,
@@ -36,6 +47,6 @@ export const imagePullerModule = controllerModule<CriClient>({
       pinStore: async (signal) => await pinStoreFor(await untilAborted(ctx.runtime.connected(), signal)),
       ...(ctx.options.pullCredentialsUrl !== undefined && { pullCredentialsUrl: ctx.options.pullCredentialsUrl }),
     });
-    return { controller };
+    return { controller, close: () => kubeletFirst.stop() };
   },
 });

@@ -31,6 +31,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { Clock } from '../../util/clock.js';
 import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
 import type { ImageListRuntime } from './image-presence.js';
+import type { KubeletPulls } from './kubelet-pulls.js';
 import type { ImagePullMetrics } from './metrics.js';
 import {
   PullSecretProblem,
@@ -91,6 +92,8 @@ export interface TagPullDependencies {
   onChange: () => void;
   /** The pull ended (Succeeded or Failed) and was not aborted. */
   onFinished?: (result: TagPullResult) => void;
+  /** kubelet's pulls for this node's pods, which a new pull waits for (kubelet-pulls.ts). */
+  kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling'> | undefined;
 }
 
 class AttemptTimeout extends Error {
@@ -160,7 +163,7 @@ export class TagPull {
     try {
       // stay Waiting while the runtime is not connected (agent start, runtime restart): no attempt is spent on it
       await this.deps.runtime(this.stop.signal);
-      release = await this.deps.slots.acquire(pullRef, this.stop.signal);
+      release = await this.acquireAfterKubelet(pullRef);
     } catch {
       return; // aborted while waiting
     }
@@ -211,6 +214,31 @@ export class TagPull {
       this.fail(lastError || `pulling image ${pullRef} failed`, (this.deps.clock.now() - startedAt) / 1000, startedAt);
     } finally {
       release?.();
+    }
+  }
+
+  /**
+   * A node slot, once kubelet pulls nothing for this node's pods: a new pre-pull never starts beside one of
+   * kubelet's (the status says what it waits for). Checked again once the slot is ours.
+   */
+  private async acquireAfterKubelet(pullRef: string): Promise<ReleaseSlot> {
+    const kubelet = this.deps.kubeletFirst;
+    for (;;) {
+      const pulling = kubelet?.pulling() ?? [];
+      if (kubelet && pulling.length > 0) {
+        const shown = pulling.slice(0, 3).join(', ') + (pulling.length > 3 ? ` and ${pulling.length - 3} more` : '');
+        this.update({
+          tag: this.spec.tag,
+          phase: 'Waiting',
+          version: this.spec.version,
+          message: `waiting for kubelet, which is pulling images for pods of this node (${shown})`,
+        });
+        this.log.info({ kubeletPulling: pulling.length }, 'waiting for kubelet to finish its pulls');
+        await kubelet.whenClear(this.stop.signal);
+      }
+      const release = await this.deps.slots.acquire(pullRef, this.stop.signal);
+      if (!kubelet || kubelet.pulling().length === 0) return release;
+      release();
     }
   }
 
