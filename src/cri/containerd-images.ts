@@ -20,12 +20,19 @@ export const CONTAINERD_PINNED_VALUE = 'pinned';
 
 const CALL_TIMEOUT_MS = 10_000;
 
+/** An image reference's target (its manifest or index) as containerd describes it. */
+export interface ContainerdDescriptor {
+  media_type: string;
+  digest: string;
+  /** Bytes, as a decimal string (int64). */
+  size: string;
+}
+
 /** An image reference's record in containerd's metadata (the fields the agent reads). */
 export interface ContainerdImage {
   name: string;
   labels: Record<string, string>;
-  /** The target's digest (the manifest or index), `sha256:<hex>`. */
-  targetDigest: string;
+  target: ContainerdDescriptor;
 }
 
 /** A call to containerd's image service that failed, with gRPC's code name. */
@@ -45,8 +52,11 @@ export interface ImageLabelStore {
   get(name: string): Promise<ContainerdImage | undefined>;
   /** Every reference with this label set to this value. */
   listLabelled(key: string, value: string): Promise<ContainerdImage[]>;
-  /** Set each label to its value; an empty value removes the label. */
-  setLabels(name: string, labels: Record<string, string>): Promise<void>;
+  /**
+   * Set each label of the image (as `get` returned it) to its value; an empty value removes the label. The record is
+   * sent whole, target included: containerd 2.4.2 dereferences the target of every Update and crashes without one.
+   */
+  setLabels(image: ContainerdImage, labels: Record<string, string>): Promise<void>;
   /** Let go of the connection, if the store holds one. */
   close?(): void;
 }
@@ -94,8 +104,13 @@ function imageOf(value: unknown): ContainerdImage | undefined {
   if (isRecord(value.labels)) {
     for (const [key, label] of Object.entries(value.labels)) if (typeof label === 'string') labels[key] = label;
   }
-  const target = isRecord(value.target) && typeof value.target.digest === 'string' ? value.target.digest : '';
-  return { name: value.name, labels, targetDigest: target };
+  const target = isRecord(value.target) ? value.target : {};
+  const text = (field: unknown): string => (typeof field === 'string' ? field : '');
+  return {
+    name: value.name,
+    labels,
+    target: { media_type: text(target.media_type), digest: text(target.digest), size: text(target.size) || '0' },
+  };
 }
 
 /** containerd's Images service on a unix socket (the CRI socket of a containerd node), namespace k8s.io. */
@@ -131,10 +146,17 @@ export class ContainerdImages implements ImageLabelStore {
     return images.map(imageOf).filter((image): image is ContainerdImage => image !== undefined);
   }
 
-  async setLabels(name: string, labels: Record<string, string>): Promise<void> {
+  async setLabels(image: ContainerdImage, labels: Record<string, string>): Promise<void> {
     const paths = Object.keys(labels).map((key) => `labels.${key}`);
     if (paths.length === 0) return;
-    await this.call('Update', { image: { name, labels }, update_mask: { paths } });
+    if (image.target.digest === '') {
+      // never send an Update without a target (see the interface): containerd would crash on it
+      throw new ContainerdImagesError('Other', `image ${image.name} has no target in containerd; not updated`);
+    }
+    await this.call('Update', {
+      image: { name: image.name, labels: { ...image.labels, ...labels }, target: image.target },
+      update_mask: { paths },
+    });
   }
 
   close(): void {

@@ -190,7 +190,7 @@ export class ImagePins {
       const markedOurs = image.labels[PINNED_BY_LABEL] === PINNED_BY_VALUE;
       if (pinned && !markedOurs) return { kind: 'pinned-by-others' };
       if (!pinned || !markedOurs) {
-        await store.setLabels(reference, {
+        await store.setLabels(image, {
           [CONTAINERD_PINNED_LABEL]: CONTAINERD_PINNED_VALUE,
           [PINNED_BY_LABEL]: PINNED_BY_VALUE,
         });
@@ -214,7 +214,7 @@ export class ImagePins {
     try {
       const image = await store.get(reference);
       if (image && image.labels[PINNED_BY_LABEL] === PINNED_BY_VALUE) {
-        await store.setLabels(reference, { [CONTAINERD_PINNED_LABEL]: '', [PINNED_BY_LABEL]: '' });
+        await store.setLabels(image, { [CONTAINERD_PINNED_LABEL]: '', [PINNED_BY_LABEL]: '' });
         this.log.info({ reference }, 'image unpinned (its tag left the NodeImage)');
       }
       this.ours?.delete(reference);
@@ -244,7 +244,7 @@ export class ImagePins {
 export async function releaseAllPins(store: ImageLabelStore): Promise<string[]> {
   const ours = await store.listLabelled(PINNED_BY_LABEL, PINNED_BY_VALUE);
   for (const image of ours) {
-    await store.setLabels(image.name, { [CONTAINERD_PINNED_LABEL]: '', [PINNED_BY_LABEL]: '' });
+    await store.setLabels(image, { [CONTAINERD_PINNED_LABEL]: '', [PINNED_BY_LABEL]: '' });
   }
   return ours.map((image) => image.name).sort();
 }

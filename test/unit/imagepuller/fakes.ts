@@ -131,6 +131,8 @@ export function dockerConfigSecret(
   };
 }
 
+const FAKE_TARGET = { media_type: 'application/vnd.oci.image.index.v1+json', digest: 'sha256:0', size: '1' };
+
 /** containerd's image labels as a map (reference → labels); `failNext` makes calls fail with a message. */
 export class FakeLabelStore implements ImageLabelStore {
   readonly images = new Map<string, Record<string, string>>();
@@ -149,18 +151,20 @@ export class FakeLabelStore implements ImageLabelStore {
       else if (!this.images.has(name)) this.images.set(name, {});
     }
     const labels = this.images.get(name);
-    return Promise.resolve(labels ? { name, labels: { ...labels }, targetDigest: 'sha256:0' } : undefined);
+    return Promise.resolve(labels ? { name, labels: { ...labels }, target: FAKE_TARGET } : undefined);
   }
 
   listLabelled(key: string, value: string): Promise<ContainerdImage[]> {
     return Promise.resolve(
       [...this.images]
         .filter(([, labels]) => labels[key] === value)
-        .map(([name, labels]) => ({ name, labels: { ...labels }, targetDigest: 'sha256:0' })),
+        .map(([name, labels]) => ({ name, labels: { ...labels }, target: FAKE_TARGET })),
     );
   }
 
-  setLabels(name: string, labels: Record<string, string>): Promise<void> {
+  setLabels(image: ContainerdImage, labels: Record<string, string>): Promise<void> {
+    const name = image.name;
+    if (image.target.digest === '') return Promise.reject(new Error('no target'));
     if (this.failWrites !== undefined) return Promise.reject(new Error(this.failWrites));
     const current = this.images.get(name);
     if (!current) return Promise.reject(new Error(`image "${name}": not found`));
