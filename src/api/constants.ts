@@ -142,6 +142,8 @@ export const EVENT_REASON_PULL_IMAGE_FAILED = 'PullImageFailed';
 export const EVENT_REASON_PIN_IMAGE_FAILED = 'PinImageFailed';
 /** Ours: the image of a Succeeded tag left the node (kubelet's image GC, `crictl rmi`); it is pulled again. */
 export const EVENT_REASON_IMAGE_REMOVED = 'PulledImageRemoved';
+/** Ours: a pin was released because the image filesystem reached kubelet's image GC threshold. */
+export const EVENT_REASON_PIN_RELEASED_FOR_DISK = 'ImagePinReleasedForDisk';
 /** Container stopped by a CRR or the container-meta restarter (kubelet's reason). */
 export const EVENT_REASON_KILLING = 'Killing';
 export const EVENT_REASON_FAILED_PRE_STOP_HOOK = 'FailedPreStopHook';

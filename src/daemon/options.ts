@@ -9,6 +9,10 @@ import { logLevelFromEnv } from '../observability/logger.js';
 import { errorMessage } from '../util/error-message.js';
 import type { ListenAddress } from '../observability/status-server.js';
 import { ConfigError } from '../util/config-error.js';
+import {
+  DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
+  DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT,
+} from './imagepuller/image-fs.js';
 
 export const DEFAULT_ADDR = ':10221';
 export const DEFAULT_HOST_RUN_DIR = '/hostvarrun';
@@ -36,6 +40,11 @@ export interface DaemonOptions {
   logLevel: string;
   /** Node-wide cap on NodeImage pulls running at once (never unlimited). */
   maxParallelPulls: number;
+  /** kubelet's image GC thresholds (percent of the image filesystem) the image puller keeps below. */
+  imageGcHighThresholdPercent: number;
+  imageGcLowThresholdPercent: number;
+  /** Where the host's root is seen, to read the capacity of the runtime's image filesystem. */
+  imageFsRoot: string;
   /** Custom probes (NodePodProbe): on unless --pod-probe=false (OpenKruise's PodProbeMarkerGate). */
   podProbe: boolean;
   /** Node-wide cap on custom probe runs at once. */
@@ -70,6 +79,13 @@ Flags (a flag wins over its environment variable):
   --kubeconfig PATH       kubeconfig file (env KUBECONFIG); default: in-cluster service account
   --addr [HOST]:PORT      health and metrics listener (default ${DEFAULT_ADDR}; port 0 = any free port)
   --max-parallel-pulls N  image pulls run at once for the NodeImage (1-${MAX_PARALLEL_PULLS_LIMIT}, default ${DEFAULT_MAX_PARALLEL_PULLS})
+  --image-gc-high-threshold-percent N, --image-gc-low-threshold-percent N
+                          kubelet's image GC thresholds on this node (kubelet's defaults ${DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT} and ${DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT}):
+                          at the high one no new pre-pull starts and pins are released, oldest tags first,
+                          until what they hold would bring the image filesystem down to the low one
+  --image-fs-root DIR     where the host's / is seen, to read the capacity of the runtime's image
+                          filesystem (statfs of ImageFsInfo's mountpoint below DIR; default /); unreadable:
+                          the disk check is off, and the log says why
   --pod-probe BOOL        run the custom probes of this node's NodePodProbe (PodProbeMarker): true (default)
                           or false
   --max-concurrent-probes N
@@ -97,6 +113,9 @@ const FLAGS = {
   kubeconfig: { type: 'string' },
   addr: { type: 'string' },
   'max-parallel-pulls': { type: 'string' },
+  'image-gc-high-threshold-percent': { type: 'string' },
+  'image-gc-low-threshold-percent': { type: 'string' },
+  'image-fs-root': { type: 'string' },
   'pod-probe': { type: 'string' },
   'max-concurrent-probes': { type: 'string' },
   'probe-status-window-ms': { type: 'string' },
@@ -127,6 +146,25 @@ export function parseDaemonCommandLine(
   const listen = parseListenAddress(values.addr ?? DEFAULT_ADDR, '--addr');
   const kubeconfig = kubeconfigPath(values.kubeconfig, env.KUBECONFIG, checkFile);
   const maxParallelPulls = parseMaxParallelPulls(values['max-parallel-pulls']);
+  const imageGcHighThresholdPercent = parseWholeNumber(
+    '--image-gc-high-threshold-percent',
+    values['image-gc-high-threshold-percent'],
+    DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT,
+    [1, 100],
+  );
+  const imageGcLowThresholdPercent = parseWholeNumber(
+    '--image-gc-low-threshold-percent',
+    values['image-gc-low-threshold-percent'],
+    Math.min(DEFAULT_IMAGE_GC_LOW_THRESHOLD_PERCENT, imageGcHighThresholdPercent),
+    [0, 100],
+  );
+  if (imageGcLowThresholdPercent > imageGcHighThresholdPercent) {
+    throw new ConfigError(
+      `--image-gc-low-threshold-percent=${imageGcLowThresholdPercent} must not be above ` +
+        `--image-gc-high-threshold-percent=${imageGcHighThresholdPercent} (as kubelet requires)`,
+    );
+  }
+  const imageFsRoot = nonEmpty('--image-fs-root', values['image-fs-root']) ?? '/';
   const podProbe = parseBoolean('--pod-probe', values['pod-probe'], true);
   const maxConcurrentProbes = parseWholeNumber(
     '--max-concurrent-probes',
@@ -170,6 +208,9 @@ export function parseDaemonCommandLine(
       listen,
       logLevel,
       maxParallelPulls,
+      imageGcHighThresholdPercent,
+      imageGcLowThresholdPercent,
+      imageFsRoot,
       podProbe,
       maxConcurrentProbes,
       probeStatusWindowMs,

@@ -4,6 +4,7 @@
 // again, which is what makes a restart cheap), starts what is missing and stops what is no longer wanted.
 import {
   EVENT_REASON_IMAGE_REMOVED,
+  EVENT_REASON_PIN_RELEASED_FOR_DISK,
   EVENT_REASON_PIN_IMAGE_FAILED,
   EVENT_REASON_PULL_IMAGE_FAILED,
   EVENT_REASON_PULL_IMAGE_SUCCEED,
@@ -45,9 +46,11 @@ import { TagPull, tagPullReference, type ImageRuntime, type TagPullResult, type 
 import { ImagePins, type PinState } from './image-pins.js';
 import { ImagePresence } from './image-presence.js';
 import type { KubeletPulls } from './kubelet-pulls.js';
+import { ImageFsGuard, type FsSpace } from './image-fs.js';
 import type { ImageLabelStore } from '../../cri/containerd-images.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
+import { errorMessage } from '../../util/error-message.js';
 
 export const DEFAULT_MAX_PARALLEL_PULLS = 2;
 
@@ -69,6 +72,8 @@ export interface ImagePullControllerOptions {
   presenceIntervalMs?: number;
   /** kubelet's pulls for this node's pods; new pre-pulls wait for them. Unset: they do not wait. */
   kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling'>;
+  /** The disk check: kubelet's image GC thresholds (percent) and where the host's root is seen. */
+  disk?: { highPercent?: number; lowPercent?: number; fsRoot?: string; space?: (path: string) => Promise<FsSpace> };
 }
 
 /** The note on a tag pulled again because its image left the node while the tag was Succeeded. */
@@ -94,6 +99,12 @@ export class ImagePullController {
   private readonly invalid = new Map<string, StaticTag>();
   /** Tags whose image left the node while Succeeded, by key: the version whose reported status is not adopted. */
   private readonly gone = new Map<string, number>();
+  /** References whose pin was released for disk space, with the reason (not pinned again while it holds). */
+  private readonly diskReleased = new Map<string, string>();
+  /** Tags whose image kubelet removed after their pin was released for disk space: Failed until the spec changes. */
+  private readonly evicted = new Map<string, StaticTag>();
+  private readonly disk: ImageFsGuard;
+  private releasing = false;
   private readonly pins: ImagePins;
   private readonly presence: ImagePresence;
   /** The NodeImage to build the status on, and its status patch. */
@@ -166,6 +177,16 @@ export class ImagePullController {
       onGone: (references) => this.imagesGone(references),
       ...(options.presenceIntervalMs !== undefined && { intervalMs: options.presenceIntervalMs }),
     });
+    this.disk = new ImageFsGuard({
+      runtime: options.runtime,
+      clock: options.clock,
+      logger: options.logger,
+      ...(options.disk?.highPercent !== undefined && { highPercent: options.disk.highPercent }),
+      ...(options.disk?.lowPercent !== undefined && { lowPercent: options.disk.lowPercent }),
+      ...(options.disk?.fsRoot !== undefined && { fsRoot: options.disk.fsRoot }),
+      ...(options.disk?.space !== undefined && { space: options.disk.space }),
+      onUsage: () => void this.followDisk(),
+    });
     this.informer.addHandlers({
       onAdd: () => this.loop.add(options.nodeName),
       onUpdate: (before, after) => {
@@ -180,6 +201,7 @@ export class ImagePullController {
     this.informer.start();
     this.loop.start();
     this.presence.start();
+    this.disk.start();
   }
 
   /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
@@ -191,6 +213,7 @@ export class ImagePullController {
 
   async stop(): Promise<void> {
     await this.presence.stop();
+    await this.disk.stop();
     await this.loop.stop();
     // pins stay: they hold while the tags are in the spec, and the next agent releases what is no longer wanted
     this.pins.close();
@@ -230,6 +253,7 @@ export class ImagePullController {
     for (const key of this.adopted.keys()) if (!wanted.has(key)) this.adopted.delete(key);
     for (const key of this.invalid.keys()) if (!wanted.has(key)) this.invalid.delete(key);
     for (const key of this.gone.keys()) if (!wanted.has(key)) this.gone.delete(key);
+    for (const key of this.evicted.keys()) if (!wanted.has(key)) this.evicted.delete(key);
     this.changed();
   }
 
@@ -260,8 +284,12 @@ export class ImagePullController {
       this.emitFinished(nodeImage, { imageName: name, tag: tag.tag, version, ownerReferences: ownersOf(tag) }, status);
       return;
     }
+    // a tag whose image kubelet took after its pin was released for disk space stays Failed until its version moves
+    const evicted = this.evicted.get(key);
+    if (evicted && evicted.version === version) return;
+    this.evicted.delete(key);
     // a tag whose spec was just fixed is pulled, even though the object still shows the failure we reported
-    const fixed = this.invalid.delete(key);
+    const fixed = this.invalid.delete(key) || evicted !== undefined;
     const running = this.pulls.get(key);
     if (running && running.spec.version === version) return;
     if (running) {
@@ -307,6 +335,7 @@ export class ImagePullController {
         onChange: () => this.changed(),
         onFinished: (result) => this.onFinished(result),
         kubeletFirst: this.options.kubeletFirst,
+        disk: this.disk,
       }),
     );
   }
@@ -317,13 +346,15 @@ export class ImagePullController {
     this.adopted.clear();
     this.invalid.clear();
     this.gone.clear();
+    this.evicted.clear();
+    this.diskReleased.clear();
     this.pins.want([]);
   }
 
   /** A tag's status changed or the spec did: a status write is due, and the pins follow the Succeeded tags. */
   private changed(): void {
     this.writer.request();
-    this.pins.want(this.succeededReferences().keys());
+    this.pins.want([...this.succeededReferences().keys()].filter((reference) => !this.diskReleased.has(reference)));
   }
 
   /** The reference each Succeeded tag was pulled as, with the tags (keys) pulled as it. */
@@ -343,10 +374,20 @@ export class ImagePullController {
 
   private tagStatus(name: string, tag: string): ImageTagStatus | undefined {
     const key = tagKey(name, tag);
-    const status = this.invalid.get(key)?.status ?? this.pulls.get(key)?.status ?? this.adopted.get(key);
+    const status =
+      this.invalid.get(key)?.status ??
+      this.evicted.get(key)?.status ??
+      this.pulls.get(key)?.status ??
+      this.adopted.get(key);
     if (status?.phase !== 'Succeeded') return status;
     const reference = tagPullReference(name, tag);
-    const problem = reference === undefined ? undefined : pinProblem(this.pins.state(reference));
+    const released = reference === undefined ? undefined : this.diskReleased.get(reference);
+    const problem =
+      released !== undefined
+        ? `pin released for disk space (${released}); kubelet's image GC may remove it`
+        : reference === undefined
+          ? undefined
+          : pinProblem(this.pins.state(reference));
     if (problem === undefined) return status;
     return { ...status, message: status.message ? `${status.message}; ${problem}` : problem };
   }
@@ -356,13 +397,32 @@ export class ImagePullController {
     const byReference = this.succeededReferences();
     const nodeImage = this.own.current();
     for (const reference of references) {
+      const releasedFor = this.diskReleased.get(reference);
+      this.diskReleased.delete(reference);
       for (const key of byReference.get(reference) ?? []) {
         const status = this.pulls.get(key)?.status ?? this.adopted.get(key);
         const version = status?.version ?? 0;
         this.pulls.get(key)?.abort();
         this.pulls.delete(key);
         this.adopted.delete(key);
-        this.gone.set(key, version);
+        if (releasedFor !== undefined && status) {
+          // kubelet's GC took it under disk pressure: pulling it again would fight kubelet; reported instead
+          this.evicted.set(key, {
+            version,
+            status: {
+              ...status,
+              phase: 'Failed',
+              completionTime: rfc3339(this.options.clock.now()),
+              message: `removed by kubelet's image GC after its pin was released for disk space (${releasedFor})`,
+            },
+          });
+        } else {
+          this.gone.set(key, version);
+        }
+      }
+      if (releasedFor !== undefined) {
+        this.log.warn({ reference }, "kubelet's image GC removed an image whose pin was released for disk space");
+        continue;
       }
       this.options.metrics.imageGone();
       this.log.warn(
@@ -380,6 +440,78 @@ export class ImagePullController {
       }
     }
     this.loop.add(this.options.nodeName);
+  }
+
+  /**
+   * Above kubelet's high threshold: release pins, oldest tags first (a NodeImage tag has no priority; its createdAt
+   * orders them), until the images they hold add up to what kubelet's GC must free to reach the low threshold.
+   * Below the low threshold again: pins released for disk space whose images are still here are taken back.
+   */
+  private async followDisk(): Promise<void> {
+    if (this.releasing) return;
+    this.releasing = true;
+    try {
+      const usage = this.disk.usage();
+      if (!usage) return;
+      if (usage.percent < this.disk.lowPercent && this.diskReleased.size > 0) {
+        this.log.info({ percent: usage.percent.toFixed(1) }, 'the image filesystem has room again; pinning again');
+        this.diskReleased.clear();
+        this.changed();
+        return;
+      }
+      const excess = this.disk.excessBytes();
+      if (excess <= 0) return;
+      const byReference = this.succeededReferences();
+      const candidates = [...byReference.keys()].filter(
+        (reference) => !this.diskReleased.has(reference) && this.pins.state(reference)?.kind === 'pinned',
+      );
+      if (candidates.length === 0) return;
+      const sizes = new Map<string, number>();
+      const runtime = await this.options.runtime(new AbortController().signal);
+      for (const image of (await runtime.listImages({})).images ?? []) {
+        for (const name of [...(image.repo_tags ?? []), ...(image.repo_digests ?? [])]) {
+          sizes.set(name, Number(image.size ?? 0));
+        }
+      }
+      const createdAt = (reference: string): number =>
+        Math.min(...(byReference.get(reference) ?? []).map((key) => this.tagCreatedAt(key)));
+      candidates.sort((a, b) => createdAt(a) - createdAt(b) || a.localeCompare(b));
+      const reason = this.disk.full() ?? `the image filesystem is ${usage.percent.toFixed(1)}% full`;
+      // pins released at an earlier reading count: kubelet's GC may not have run since
+      let released = [...this.diskReleased.keys()].reduce((sum, reference) => sum + (sizes.get(reference) ?? 0), 0);
+      const nodeImage = this.own.current();
+      for (const reference of candidates) {
+        if (released >= excess) break;
+        this.diskReleased.set(reference, reason);
+        released += sizes.get(reference) ?? 0;
+        this.log.warn({ reference, reason }, 'pin released for disk space');
+        if (nodeImage) {
+          this.events.event(
+            nodeImage,
+            'Warning',
+            EVENT_REASON_PIN_RELEASED_FOR_DISK,
+            `Pin of image ${reference} released: ${reason}; kubelet's image GC may remove it`,
+            NODE_IMAGES,
+          );
+        }
+      }
+      this.changed();
+    } catch (err) {
+      this.log.warn({ err: errorMessage(err) }, 'cannot decide which pins to release for disk space');
+    } finally {
+      this.releasing = false;
+    }
+  }
+
+  /** When a tag was added to the spec (its createdAt), ms; unknown ones count as now. */
+  private tagCreatedAt(key: string): number {
+    const [name = '', tag = ''] = key.split('\u0000');
+    const image = this.own.current()?.spec?.images?.[name];
+    const spec =
+      isRecord(image) && Array.isArray(image.tags) ? image.tags.find((t) => isRecord(t) && t.tag === tag) : undefined;
+    const text = isRecord(spec) && typeof spec.createdAt === 'string' ? spec.createdAt : '';
+    const at = Date.parse(text);
+    return Number.isFinite(at) ? at : this.options.clock.now();
   }
 
   private pinFailed(reference: string, action: 'pin' | 'unpin', message: string): void {

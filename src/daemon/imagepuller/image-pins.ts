@@ -119,6 +119,11 @@ export class ImagePins {
     }
     this.syncing = this.syncLoop().finally(() => {
       this.syncing = undefined;
+      // a want() between the loop's last check and here would otherwise be lost
+      if (this.again) {
+        this.again = false;
+        this.kick();
+      }
     });
   }
 

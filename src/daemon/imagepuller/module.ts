@@ -44,6 +44,11 @@ export const imagePullerModule = controllerModule<CriClient>({
       metrics: imagePullMetrics(ctx.metrics),
       kubeMetrics: kubeMetrics(ctx.metrics),
       maxParallelPulls: ctx.options.maxParallelPulls,
+      disk: {
+        highPercent: ctx.options.imageGcHighThresholdPercent,
+        lowPercent: ctx.options.imageGcLowThresholdPercent,
+        fsRoot: ctx.options.imageFsRoot,
+      },
       pinStore: async (signal) => await pinStoreFor(await untilAborted(ctx.runtime.connected(), signal)),
       ...(ctx.options.pullCredentialsUrl !== undefined && { pullCredentialsUrl: ctx.options.pullCredentialsUrl }),
     });

@@ -32,6 +32,7 @@ import type { Clock } from '../../util/clock.js';
 import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
 import type { ImageListRuntime } from './image-presence.js';
 import type { KubeletPulls } from './kubelet-pulls.js';
+import type { ImageFsGuard, ImageFsRuntime } from './image-fs.js';
 import type { ImagePullMetrics } from './metrics.js';
 import {
   PullSecretProblem,
@@ -49,7 +50,7 @@ export const DEFAULT_BACKOFF_LIMIT = 3;
 const IMAGE_STATUS_TIMEOUT_MS = 10_000;
 
 /** What the puller needs of the CRI image service (CriClient has it). */
-export interface ImageRuntime extends ImageListRuntime {
+export interface ImageRuntime extends ImageListRuntime, ImageFsRuntime {
   pullImage(request: PullImageRequest, options?: CriCallOptions): Promise<PullImageResponse__Output>;
   imageStatus(request: ImageStatusRequest, options?: CriCallOptions): Promise<ImageStatusResponse__Output>;
 }
@@ -94,6 +95,8 @@ export interface TagPullDependencies {
   onFinished?: (result: TagPullResult) => void;
   /** kubelet's pulls for this node's pods, which a new pull waits for (kubelet-pulls.ts). */
   kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling'> | undefined;
+  /** The image filesystem, which a new pull waits for while it is at kubelet's GC threshold (image-fs.ts). */
+  disk?: Pick<ImageFsGuard, 'whenRoom' | 'full'> | undefined;
 }
 
 class AttemptTimeout extends Error {
@@ -163,7 +166,7 @@ export class TagPull {
     try {
       // stay Waiting while the runtime is not connected (agent start, runtime restart): no attempt is spent on it
       await this.deps.runtime(this.stop.signal);
-      release = await this.acquireAfterKubelet(pullRef);
+      release = await this.acquireWhenNodeAllows(pullRef);
     } catch {
       return; // aborted while waiting
     }
@@ -218,26 +221,32 @@ export class TagPull {
   }
 
   /**
-   * A node slot, once kubelet pulls nothing for this node's pods: a new pre-pull never starts beside one of
-   * kubelet's (the status says what it waits for). Checked again once the slot is ours.
+   * A node slot, once the node allows a new pre-pull: kubelet pulls nothing for this node's pods (a pre-pull never
+   * starts beside one of kubelet's) and the image filesystem is below kubelet's GC threshold. The status says what
+   * it waits for. Both are checked again once the slot is ours.
    */
-  private async acquireAfterKubelet(pullRef: string): Promise<ReleaseSlot> {
-    const kubelet = this.deps.kubeletFirst;
+  private async acquireWhenNodeAllows(pullRef: string): Promise<ReleaseSlot> {
+    const { kubeletFirst: kubelet, disk } = this.deps;
+    const waitingFor = (message: string): void =>
+      this.update({ tag: this.spec.tag, phase: 'Waiting', version: this.spec.version, message });
     for (;;) {
       const pulling = kubelet?.pulling() ?? [];
       if (kubelet && pulling.length > 0) {
         const shown = pulling.slice(0, 3).join(', ') + (pulling.length > 3 ? ` and ${pulling.length - 3} more` : '');
-        this.update({
-          tag: this.spec.tag,
-          phase: 'Waiting',
-          version: this.spec.version,
-          message: `waiting for kubelet, which is pulling images for pods of this node (${shown})`,
-        });
+        waitingFor(`waiting for kubelet, which is pulling images for pods of this node (${shown})`);
         this.log.info({ kubeletPulling: pulling.length }, 'waiting for kubelet to finish its pulls');
         await kubelet.whenClear(this.stop.signal);
+        continue;
+      }
+      const full = disk?.full();
+      if (disk && full !== undefined) {
+        waitingFor(`waiting for disk space: ${full}`);
+        this.log.warn({ reason: full }, 'not pulling while the image filesystem is at the GC threshold');
+        await disk.whenRoom(this.stop.signal);
+        continue;
       }
       const release = await this.deps.slots.acquire(pullRef, this.stop.signal);
-      if (!kubelet || kubelet.pulling().length === 0) return release;
+      if ((kubelet?.pulling().length ?? 0) === 0 && disk?.full() === undefined) return release;
       release();
     }
   }

@@ -39,10 +39,29 @@ describe('daemon options', () => {
       listen: { host: undefined, port: 10221 },
       logLevel: 'info',
       maxParallelPulls: 2,
+      imageGcHighThresholdPercent: 85,
+      imageGcLowThresholdPercent: 80,
+      imageFsRoot: '/',
       podProbe: true,
       maxConcurrentProbes: 16,
       probeStatusWindowMs: 1000,
     });
+  });
+
+  it("takes kubelet's image GC thresholds (low never above high) and where the host's root is seen", () => {
+    const o = options(['--image-gc-high-threshold-percent=90', '--image-gc-low-threshold-percent', '70']);
+    assert.equal(o.imageGcHighThresholdPercent, 90);
+    assert.equal(o.imageGcLowThresholdPercent, 70);
+    assert.equal(options(['--image-gc-high-threshold-percent=50']).imageGcLowThresholdPercent, 50);
+    assert.equal(options(['--image-fs-root', '/host']).imageFsRoot, '/host');
+    assert.match(
+      configError(['--image-gc-high-threshold-percent=70', '--image-gc-low-threshold-percent=75'], env),
+      /--image-gc-low-threshold-percent=75 must not be above --image-gc-high-threshold-percent=70/,
+    );
+    assert.match(
+      configError(['--image-gc-high-threshold-percent=101'], env),
+      /--image-gc-high-threshold-percent="101" must be a whole number from 1 to 100/,
+    );
   });
 
   it('switches the custom probes and bounds their concurrency and status window', () => {

@@ -5,6 +5,7 @@ import type { CriCallOptions } from '../../../src/cri/client.js';
 import { toCriError } from '../../../src/cri/errors.js';
 import type {
   ListImagesResponse__Output,
+  ImageFsInfoResponse__Output,
   ImageStatusRequest,
   ImageStatusResponse__Output,
   PullImageRequest,
@@ -93,12 +94,39 @@ export class FakeImageRuntime implements ImageRuntime {
     this.lists++;
     const images = [...this.present].map(
       ([reference, id]) =>
-        ({ id, repo_tags: [reference], repo_digests: [] }) as unknown as ListImagesResponse__Output['images'][number],
+        ({
+          id,
+          repo_tags: [reference],
+          repo_digests: [],
+          size: String(this.sizes.get(reference) ?? 0),
+        }) as unknown as ListImagesResponse__Output['images'][number],
     );
     return Promise.resolve({ images });
   }
 
   lists = 0;
+  /** Bytes of each image by the reference it was pulled as (ListImages' size). */
+  readonly sizes = new Map<string, number>();
+
+  /** The image filesystem: none unless a test sets one (the disk check is then off). */
+  imageFs: { mountpoint: string; usedBytes: number } | undefined;
+
+  imageFsInfo(): Promise<ImageFsInfoResponse__Output> {
+    const fs = this.imageFs;
+    return Promise.resolve({
+      image_filesystems: fs
+        ? [
+            {
+              timestamp: '0',
+              fs_id: { mountpoint: fs.mountpoint },
+              used_bytes: { value: String(fs.usedBytes) },
+              inodes_used: null,
+            },
+          ]
+        : [],
+      container_filesystems: [],
+    });
+  }
 
   pullsOf(image: string): RecordedPull[] {
     return this.pulls.filter((p) => p.request.image?.image === image);

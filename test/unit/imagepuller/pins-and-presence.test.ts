@@ -1,110 +1,109 @@
-// The image puller with pins and the presence check (controller, TagPulls, ImagePins, ImagePresence) on a fake API
-// server and a fake runtime whose images carry containerd-like labels: a Succeeded tag's image is pinned and marked
-// ours; an image that leaves the node is noticed at the next check (5 s), reported by an event and pulled again, its
-// status saying so; a tag that leaves the spec has its pin released.
+// The image puller with pins, the presence check and the disk check (controller, TagPulls, ImagePins,
+// ImagePresence, ImageFsGuard) on a fake API server and a fake runtime (controller-harness.ts).
 import assert from 'node:assert/strict';
 import { CONTAINERD_PINNED_LABEL } from '../../../src/cri/containerd-images.js';
-import { ImagePullController, PULLED_AGAIN_NOTE } from '../../../src/daemon/imagepuller/controller.js';
+import { PULLED_AGAIN_NOTE } from '../../../src/daemon/imagepuller/controller.js';
+import type { FsSpace } from '../../../src/daemon/imagepuller/image-fs.js';
 import { PINNED_BY_LABEL } from '../../../src/daemon/imagepuller/image-pins.js';
-import { imagePullMetrics } from '../../../src/daemon/imagepuller/metrics.js';
-import { KubeClient } from '../../../src/kube/client.js';
-import { silentLogger } from '../../../src/observability/logger.js';
-import { createRegistry } from '../../../src/observability/metrics.js';
-import { FakeClock } from '../../../src/util/clock.js';
 import { waitFor } from '../../support/wait.js';
-import { FakeTransport } from '../kube/support/fake-transport.js';
-import { FakeImageRuntime, FakeLabelStore } from './fakes.js';
+import { IMAGE, startController } from './controller-harness.js';
 
-const NODE = 'node-a';
-const IMAGE = '127.0.0.1:5000/test/busybox';
-const REF = `${IMAGE}:1.0`;
+const GiB = 1024 ** 3;
+const ref = (tag: string): string => `${IMAGE}:${tag}`;
 
-interface TagStatus {
-  tag: string;
-  phase: string;
-  message?: string;
-}
-
-function nodeImage(tags: string[], resourceVersion: string, status?: unknown) {
-  return {
-    apiVersion: 'apps.kruise.io/v1beta1',
-    kind: 'NodeImage',
-    metadata: { name: NODE, uid: 'u1', resourceVersion },
-    spec: { images: { [IMAGE]: { tags: tags.map((tag) => ({ tag })) } } },
-    ...(status !== undefined && { status }),
-  };
-}
-
-describe('imagepuller: pins and the presence check', () => {
+describe('imagepuller: pins, the presence check and the disk', () => {
   it('pins a Succeeded tag, pulls it again when its image leaves the node, releases the pin when the tag leaves', async () => {
-    let object = nodeImage(['1.0'], '5');
-    let version = 5;
-    const events: { reason?: string; message?: string }[] = [];
-    const transport = new FakeTransport((req) => {
-      if (req.method === 'GET' && req.path.includes('watch=')) return { status: 200 };
-      if (req.method === 'GET') return { status: 200, body: { metadata: { resourceVersion: '5' }, items: [object] } };
-      if (req.method === 'PATCH') {
-        const patch = JSON.parse(req.body ?? '{}') as { status?: unknown };
-        object = { ...object, metadata: { ...object.metadata, resourceVersion: String(++version) } };
-        if (patch.status !== undefined) object = { ...object, status: patch.status };
-        return { status: 200, body: object };
-      }
-      if (req.method === 'POST' && req.path.includes('/events')) {
-        events.push(JSON.parse(req.body ?? '{}') as { reason?: string; message?: string });
-      }
-      return { status: 201, body: {} };
-    });
-    const client = new KubeClient(
-      { server: 'http://127.0.0.1:1', insecureSkipTLSVerify: false, auth: { kind: 'none' }, origin: 'test' },
-      { transport },
-    );
-    const runtime = new FakeImageRuntime();
-    const labels = new FakeLabelStore(runtime);
-    const clock = new FakeClock();
-    const controller = new ImagePullController({
-      nodeName: NODE,
-      client,
-      runtime: () => Promise.resolve(runtime),
-      clock,
-      logger: silentLogger,
-      metrics: imagePullMetrics(createRegistry()),
-      pinStore: () => Promise.resolve(labels),
-    });
-    const tagStatus = (): TagStatus | undefined =>
-      (object as { status?: { imageStatuses?: Record<string, { tags?: TagStatus[] }> } }).status?.imageStatuses?.[IMAGE]
-        ?.tags?.[0];
-    controller.start();
+    const h = startController([{ tag: '1.0' }]);
+    const REF = ref('1.0');
     try {
-      await waitFor(() => labels.images.get(REF)?.[CONTAINERD_PINNED_LABEL] === 'pinned', {
-        message: `pinned after the pull: ${JSON.stringify([...labels.images])}`,
+      await waitFor(() => h.labels.images.get(REF)?.[CONTAINERD_PINNED_LABEL] === 'pinned', {
+        message: 'pinned after the pull',
       });
-      assert.equal(labels.images.get(REF)?.[PINNED_BY_LABEL], 'kruise-daemon');
-      assert.equal(runtime.pullsOf(REF).length, 1);
+      assert.equal(h.labels.images.get(REF)?.[PINNED_BY_LABEL], 'kruise-daemon');
+      assert.equal(h.runtime.pullsOf(REF).length, 1);
 
       // the image leaves the node (kubelet's GC, crictl rmi): the next check sees it, and it is pulled again
-      runtime.present.delete(REF);
-      await clock.advance(5_000);
-      await waitFor(() => runtime.pullsOf(REF).length === 2, { message: 'pulled again after the check' });
-      await waitFor(() => events.some((e) => e.reason === 'PulledImageRemoved'), { message: 'event' });
-      assert.match(events.find((e) => e.reason === 'PulledImageRemoved')?.message ?? '', /was removed from the node/);
-      await waitFor(() => labels.images.get(REF)?.[CONTAINERD_PINNED_LABEL] === 'pinned', {
+      h.runtime.present.delete(REF);
+      await h.clock.advance(5_000);
+      await waitFor(() => h.runtime.pullsOf(REF).length === 2, { message: 'pulled again after the check' });
+      await waitFor(() => h.events.some((e) => e.reason === 'PulledImageRemoved'), { message: 'event' });
+      assert.match(h.events.find((e) => e.reason === 'PulledImageRemoved')?.message ?? '', /was removed from the node/);
+      await waitFor(() => h.labels.images.get(REF)?.[CONTAINERD_PINNED_LABEL] === 'pinned', {
         message: 'pinned again',
       });
-      await clock.advance(10_000); // the status writer's interval
-      await waitFor(() => tagStatus()?.message === PULLED_AGAIN_NOTE, {
+      await h.clock.advance(10_000); // the status writer's interval
+      await waitFor(() => h.tagStatus('1.0')?.message === PULLED_AGAIN_NOTE, {
         message: 'the status says why it was pulled again',
       });
-      assert.equal(tagStatus()?.phase, 'Succeeded');
+      assert.equal(h.tagStatus('1.0')?.phase, 'Succeeded');
 
       // the tag leaves the spec (the job's TTL): its pin is released
-      object = nodeImage([], String(++version), (object as { status?: unknown }).status);
-      transport.streams[0]!.write(`${JSON.stringify({ type: 'MODIFIED', object })}\n`);
-      await waitFor(() => labels.images.get(REF)?.[CONTAINERD_PINNED_LABEL] === undefined, {
+      h.setTags([]);
+      await waitFor(() => h.labels.images.get(REF)?.[CONTAINERD_PINNED_LABEL] === undefined, {
         message: 'unpinned when the tag left the spec',
       });
-      assert.equal(labels.images.get(REF)?.[PINNED_BY_LABEL], undefined);
+      assert.equal(h.labels.images.get(REF)?.[PINNED_BY_LABEL], undefined);
     } finally {
-      await controller.stop();
+      await h.controller.stop();
+    }
+  });
+
+  it('at the GC threshold: pins released oldest first, a new tag waits; an image kubelet then takes is Failed, not pulled again', async () => {
+    let space: FsSpace = { capacityBytes: 10 * GiB, availableBytes: 5 * GiB };
+    const h = startController(
+      [
+        { tag: 'old', createdAt: '2026-11-01T00:00:00Z' },
+        { tag: 'mid', createdAt: '2026-11-10T00:00:00Z' },
+        { tag: 'new', createdAt: '2026-11-20T00:00:00Z' },
+      ],
+      { disk: { space: () => Promise.resolve(space) } },
+    );
+    const pinned = (tag: string): boolean => h.labels.images.get(ref(tag))?.[CONTAINERD_PINNED_LABEL] === 'pinned';
+    try {
+      await waitFor(() => pinned('old') && pinned('mid') && pinned('new'), { message: 'all three pinned' });
+      // 90% full: kubelet must free 1 GiB to reach 80%; each image holds 0.6 GiB: the two oldest pins go
+      h.runtime.sizes.set(ref('old'), 0.6 * GiB);
+      h.runtime.sizes.set(ref('mid'), 0.6 * GiB);
+      h.runtime.sizes.set(ref('new'), 0.6 * GiB);
+      h.runtime.imageFs = { mountpoint: '/var/lib/containerd', usedBytes: 1.8 * GiB };
+      space = { capacityBytes: 10 * GiB, availableBytes: 1 * GiB };
+      await h.clock.advance(10_000);
+      await waitFor(() => !pinned('old') && !pinned('mid'), { message: 'the two oldest pins released' });
+      assert.equal(pinned('new'), true, 'the newest pin stays');
+      assert.equal(h.events.filter((e) => e.reason === 'ImagePinReleasedForDisk').length, 2);
+
+      // a tag added now waits for disk space, saying so
+      h.setTags([
+        { tag: 'old', createdAt: '2026-11-01T00:00:00Z' },
+        { tag: 'mid', createdAt: '2026-11-10T00:00:00Z' },
+        { tag: 'new', createdAt: '2026-11-20T00:00:00Z' },
+        { tag: 'later', createdAt: '2026-11-28T00:00:00Z' },
+      ]);
+      await h.clock.advance(10_000);
+      await waitFor(() => /^waiting for disk space: the image filesystem/.test(h.tagStatus('later')?.message ?? ''), {
+        message: 'the new tag waits for disk space',
+      });
+      assert.equal(h.runtime.pullsOf(ref('later')).length, 0);
+      assert.match(
+        h.tagStatus('old')?.message ?? '',
+        /^pin released for disk space \(the image filesystem .* is 90\.0% full/,
+      );
+
+      // kubelet's GC takes the oldest: reported Failed, not pulled again
+      h.runtime.present.delete(ref('old'));
+      await h.clock.advance(5_000);
+      await waitFor(() => h.tagStatus('old')?.phase === 'Failed', { message: 'old Failed' });
+      assert.match(h.tagStatus('old')?.message ?? '', /removed by kubelet's image GC after its pin was released/);
+      assert.equal(h.runtime.pullsOf(ref('old')).length, 1);
+
+      // room again (below 80%): the waiting tag pulls, the released pin still on the node is taken back
+      space = { capacityBytes: 10 * GiB, availableBytes: 3 * GiB };
+      await h.clock.advance(10_000);
+      await waitFor(() => h.tagStatus('later')?.phase === 'Succeeded', { message: 'later pulled once there is room' });
+      await waitFor(() => pinned('mid') && pinned('later'), { message: 'pinned again' });
+      assert.equal(h.runtime.pullsOf(ref('old')).length, 1, 'the tag kubelet took stays Failed');
+    } finally {
+      await h.controller.stop();
     }
   });
 });
