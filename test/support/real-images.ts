@@ -11,7 +11,8 @@ import { CoreResources, type ResourceType } from '../../src/kube/resource.js';
 import { serviceAccountKubeconfig } from '../cluster/k8s/system.js';
 import { SERVICE_ACCOUNTS } from './kube-resources.js';
 import type { RealCluster } from './real-cluster.js';
-import { startRegistryProxy, writeContainerdHosts, type RegistryProxy } from './registry-proxy.js';
+import { startRegistryProxy, writeContainerdHosts, writeCrioRegistry, type RegistryProxy } from './registry-proxy.js';
+import { nodeRuntimeProcess } from '../cluster/k8s/nodes.js';
 import { waitFor } from './wait.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
@@ -158,7 +159,14 @@ export interface NodeRegistryProxy {
 export async function nodeRegistryProxy(cluster: RealCluster): Promise<NodeRegistryProxy> {
   const proxy = await startRegistryProxy(cluster.registry, cluster.layout.hostIp);
   const removers: (() => Promise<void>)[] = [];
-  for (const node of cluster.nodes) removers.push(await writeContainerdHosts(node.containerdCertsDir, proxy.host));
+  for (const node of cluster.nodes) {
+    const runtime = nodeRuntimeProcess(node);
+    removers.push(
+      runtime.name.endsWith('/crio')
+        ? await writeCrioRegistry(node.crio.registriesConfDir, runtime, proxy.host)
+        : await writeContainerdHosts(node.containerdCertsDir, proxy.host),
+    );
+  }
   return {
     proxy,
     async close() {

@@ -6,7 +6,7 @@
 // manifest and blob requests, so a test can tell how many pulls reached the registry. Listens on loopback unless
 // told an address (the host's node-network address on the real cluster); for containerd, point a certs.d
 // hosts.toml (plain http) at it: writeContainerdHosts().
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import {
   createServer,
   request as httpRequest,
@@ -16,6 +16,7 @@ import {
 } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
+import { waitFor } from './wait.js';
 
 export interface RegistryProxy {
   /** ADDRESS:PORT (127.0.0.1 unless told) */
@@ -148,4 +149,36 @@ export async function writeContainerdHosts(
     `server = "http://${host}"\n\n[host."http://${host}"]\n  capabilities = ["pull", "resolve"]\n  skip_verify = true\n`,
   );
   return () => rm(dir, { recursive: true, force: true });
+}
+
+/**
+ * A plain-http registry `host` for CRI-O on one node (its cell): a drop-in in the node's registries.conf.d marking it
+ * insecure, and SIGHUP to that node's crio, which re-reads its registries then (it caches them otherwise); waits for
+ * crio to log that it applied them. Returns the remover (the same, backwards).
+ */
+export async function writeCrioRegistry(
+  registriesConfDir: string,
+  crio: { pidFile: string; logFile: string },
+  host: string,
+): Promise<() => Promise<void>> {
+  const file = join(registriesConfDir, `proxy-${host.replace(/[^A-Za-z0-9.-]/g, '_')}.conf`);
+  await mkdir(registriesConfDir, { recursive: true });
+  await writeFile(file, `[[registry]]\nlocation = "${host}"\ninsecure = true\n`);
+  await reloadCrio(crio);
+  return async () => {
+    await rm(file, { force: true });
+    await reloadCrio(crio);
+  };
+}
+
+async function reloadCrio(crio: { pidFile: string; logFile: string }): Promise<void> {
+  const applied = async (): Promise<number> =>
+    ((await readFile(crio.logFile, 'utf8').catch(() => '')).match(/Applied new registry configuration/g) ?? []).length;
+  const before = await applied();
+  const pid = Number((await readFile(crio.pidFile, 'utf8')).trim());
+  process.kill(pid, 'SIGHUP');
+  await waitFor(async () => (await applied()) > before, {
+    timeoutMs: 10_000,
+    message: `crio (pid ${pid}) to apply its new registry configuration after SIGHUP`,
+  });
 }

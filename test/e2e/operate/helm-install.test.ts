@@ -307,8 +307,9 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
         };
 
         // the registry's refusal as the runtime words it: containerd 1.6 `401 Unauthorized`, containerd 2.x
-        // `authorization failed: no basic auth credentials`
-        const unauthorized = /^(ErrImagePull|ImagePullBackOff): .*(401 Unauthorized|no basic auth credentials)/;
+        // `authorization failed: no basic auth credentials`, CRI-O 1.36 `reading manifest …: authentication required`
+        const unauthorized =
+          /^(ErrImagePull|ImagePullBackOff): .*(401 Unauthorized|no basic auth credentials|authentication required)/;
         const present = 'Running (Container image IMAGE already present on machine)';
         const accessible = `${present.slice(0, -1)} and can be accessed by the pod)`;
         /** The node's kubelet configuration as it runs, from /configz. */
