@@ -111,3 +111,28 @@ async function flushMicrotasks(turns = 5): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
+
+/**
+ * Run `step` every `ms` until `signal` aborts (the step itself is awaited, so runs never overlap): the first run at
+ * once when `immediately`, else after one interval.
+ */
+export async function repeatEvery(
+  clock: Pick<Clock, 'sleep'>,
+  ms: number,
+  signal: AbortSignal,
+  step: () => Promise<void>,
+  immediately = false,
+): Promise<void> {
+  let first = immediately;
+  while (!signal.aborted) {
+    if (!first) {
+      try {
+        await clock.sleep(ms, signal);
+      } catch {
+        return;
+      }
+    }
+    first = false;
+    await step();
+  }
+}

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { CriCallOptions } from '../../cri/client.js';
 import type { ImageFsInfoRequest, ImageFsInfoResponse__Output } from '../../cri/types.js';
 import type { Logger } from '../../observability/logger.js';
-import type { Clock } from '../../util/clock.js';
+import { repeatEvery, type Clock } from '../../util/clock.js';
+import { WakeList } from '../../util/wake-list.js';
 import { errorMessage } from '../../util/error-message.js';
 
 export const DEFAULT_IMAGE_GC_HIGH_THRESHOLD_PERCENT = 85;
@@ -59,7 +60,7 @@ async function statfsSpace(path: string): Promise<FsSpace> {
 export class ImageFsGuard {
   private last: ImageFsUsage | undefined;
   private lastProblem: string | undefined;
-  private waiters: (() => void)[] = [];
+  private readonly waiters = new WakeList();
   private readonly stopping = new AbortController();
   private loop: Promise<void> | undefined;
   private readonly log: Logger;
@@ -103,26 +104,18 @@ export class ImageFsGuard {
   /** Resolves once the filesystem is below the high threshold (at once when it is); rejects when `signal` aborts. */
   async whenRoom(signal: AbortSignal): Promise<void> {
     if (this.full() === undefined) return;
-    await new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = (): void => {
-        this.waiters = this.waiters.filter((w) => w !== done);
-        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      };
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(done);
-    });
+    await this.waiters.wait(signal);
   }
 
   start(): void {
-    this.loop ??= this.run();
+    const signal = this.stopping.signal;
+    this.loop ??= repeatEvery(
+      this.options.clock,
+      this.options.intervalMs ?? IMAGE_FS_CHECK_INTERVAL_MS,
+      signal,
+      () => this.check(signal),
+      true,
+    );
   }
 
   async stop(): Promise<void> {
@@ -157,11 +150,7 @@ export class ImageFsGuard {
       if (this.lastProblem !== undefined) this.log.info({ mountpoint }, 'the image filesystem can be read again');
       this.lastProblem = undefined;
       this.options.onUsage?.(this.last);
-      if (this.full() === undefined) {
-        const waiters = this.waiters;
-        this.waiters = [];
-        for (const wake of waiters) wake();
-      }
+      if (this.full() === undefined) this.waiters.wakeAll();
     } catch (err) {
       if (signal.aborted) return;
       const message = errorMessage(err);
@@ -171,21 +160,7 @@ export class ImageFsGuard {
       this.lastProblem = message;
       // without a reading nothing is held back: the check must never stop pre-pulls on its own failure
       this.last = undefined;
-      const waiters = this.waiters;
-      this.waiters = [];
-      for (const wake of waiters) wake();
-    }
-  }
-
-  private async run(): Promise<void> {
-    const signal = this.stopping.signal;
-    while (!signal.aborted) {
-      await this.check(signal);
-      try {
-        await this.options.clock.sleep(this.options.intervalMs ?? IMAGE_FS_CHECK_INTERVAL_MS, signal);
-      } catch {
-        return;
-      }
+      this.waiters.wakeAll();
     }
   }
 }

@@ -13,6 +13,7 @@ import { CONTAINERD_PINNED_LABEL, CONTAINERD_PINNED_VALUE } from '../../cri/cont
 import type { Logger } from '../../observability/logger.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
+import { SerialRun } from '../../util/serial-run.js';
 
 /** The mark on a reference the agent pinned; a pin without it is the runtime's or an admin's, never touched. */
 export const PINNED_BY_LABEL = 'apps.kruise.io/pinned-by';
@@ -54,8 +55,10 @@ export class ImagePins {
   private ours: Set<string> | undefined;
   /** Unpins that failed, by reference (tried again with the next sync). */
   private readonly unpinFailures = new Map<string, string>();
-  private syncing: Promise<void> | undefined;
-  private again = false;
+  private readonly sync = new SerialRun(
+    () => this.syncOnce(),
+    () => !this.closed,
+  );
   private retry: TimerHandle | undefined;
   private closed = false;
   private readonly closing = new AbortController();
@@ -101,7 +104,7 @@ export class ImagePins {
 
   /** Settled: no sync running or queued (tests and shutdown). */
   async idle(): Promise<void> {
-    while (this.syncing) await this.syncing;
+    await this.sync.idle();
   }
 
   close(): void {
@@ -112,26 +115,7 @@ export class ImagePins {
   }
 
   private kick(): void {
-    if (this.closed) return;
-    if (this.syncing) {
-      this.again = true;
-      return;
-    }
-    this.syncing = this.syncLoop().finally(() => {
-      this.syncing = undefined;
-      // a want() between the loop's last check and here would otherwise be lost
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
-  }
-
-  private async syncLoop(): Promise<void> {
-    do {
-      this.again = false;
-      await this.syncOnce();
-    } while (this.again && !this.closed);
+    this.sync.run();
   }
 
   private async syncOnce(): Promise<void> {

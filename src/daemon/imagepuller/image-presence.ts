@@ -6,7 +6,7 @@
 import type { CriCallOptions } from '../../cri/client.js';
 import type { ListImagesRequest, ListImagesResponse__Output } from '../../cri/types.js';
 import type { Logger } from '../../observability/logger.js';
-import type { Clock } from '../../util/clock.js';
+import { repeatEvery, type Clock } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
 
 export const PRESENCE_CHECK_INTERVAL_MS = 5_000;
@@ -49,7 +49,10 @@ export class ImagePresence {
   }
 
   start(): void {
-    this.loop ??= this.run();
+    const signal = this.stopping.signal;
+    this.loop ??= repeatEvery(this.options.clock, this.options.intervalMs ?? PRESENCE_CHECK_INTERVAL_MS, signal, () =>
+      this.check(signal),
+    );
   }
 
   async stop(): Promise<void> {
@@ -76,18 +79,6 @@ export class ImagePresence {
         this.lastError = message;
         this.log.warn({ err: message }, 'cannot list the images on the node; checking again later');
       }
-    }
-  }
-
-  private async run(): Promise<void> {
-    const signal = this.stopping.signal;
-    while (!signal.aborted) {
-      try {
-        await this.options.clock.sleep(this.options.intervalMs ?? PRESENCE_CHECK_INTERVAL_MS, signal);
-      } catch {
-        return;
-      }
-      await this.check(signal);
     }
   }
 }

@@ -10,6 +10,8 @@ import type { Logger } from '../../observability/logger.js';
 import type { Clock, TimerHandle } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
 import { isRecord } from '../../util/is-record.js';
+import { WakeList } from '../../util/wake-list.js';
+import { SerialRun } from '../../util/serial-run.js';
 
 export const KUBELET_PULL_RECHECK_MS = 1_000;
 export const KUBELET_PULL_MAX_HOLD_MS = 10 * 60_000;
@@ -72,10 +74,12 @@ export class KubeletPulls {
   /** When each (pod uid, image) was first seen held. */
   private readonly since = new Map<string, number>();
   private readonly expiredWarned = new Set<string>();
-  private waiters: (() => void)[] = [];
+  private readonly waiters = new WakeList();
   private timer: TimerHandle | undefined;
-  private evaluating: Promise<void> | undefined;
-  private again = false;
+  private readonly evaluation = new SerialRun(
+    () => this.evaluate(),
+    () => !this.stopping.signal.aborted,
+  );
   private readonly stopping = new AbortController();
   private readonly unsubscribe: () => void;
   private readonly log: Logger;
@@ -94,24 +98,9 @@ export class KubeletPulls {
 
   /** Resolves once kubelet is pulling nothing (at once when it is not); rejects when `signal` aborts. */
   async whenClear(signal: AbortSignal): Promise<void> {
-    await this.evaluating;
+    await this.evaluation.idle();
     if (this.held.length === 0) return;
-    await new Promise<void>((resolve, reject) => {
-      const done = (): void => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      };
-      const onAbort = (): void => {
-        this.waiters = this.waiters.filter((w) => w !== done);
-        reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
-      };
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.waiters.push(done);
-    });
+    await this.waiters.wait(signal);
   }
 
   stop(): void {
@@ -121,18 +110,7 @@ export class KubeletPulls {
   }
 
   private kick(): void {
-    if (this.stopping.signal.aborted) return;
-    if (this.evaluating) {
-      this.again = true;
-      return;
-    }
-    this.evaluating = this.evaluate().finally(() => {
-      this.evaluating = undefined;
-      if (this.again) {
-        this.again = false;
-        this.kick();
-      }
-    });
+    this.evaluation.run();
   }
 
   private async evaluate(): Promise<void> {
@@ -186,8 +164,6 @@ export class KubeletPulls {
       return;
     }
     if (before > 0) this.log.info('kubelet pulls nothing for this node now; pre-pulls go on');
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const wake of waiters) wake();
+    this.waiters.wakeAll();
   }
 }
