@@ -47,8 +47,7 @@ import { runChecked } from '../cluster/runtime/exec.js';
 import { installAgentOnly, type AgentOnlyInstall } from '../support/agent-only.js';
 import { mochaGlobalTeardown } from '../support/fixtures.js';
 import { removeImages } from '../support/nodeimages.js';
-import { nodeRegistryProxy } from '../support/real-images.js';
-import { writeContainerdHosts } from '../support/registry-proxy.js';
+import { nodeRegistryProxy, writeNodeRegistry } from '../support/real-images.js';
 import { startSystem, useRealCluster, type RealCluster, type RealSystem } from '../support/real-cluster.js';
 import { waitFor } from '../support/wait.js';
 
@@ -141,13 +140,13 @@ async function pushLookalikes(cluster: RealCluster, workDir: string): Promise<st
 }
 
 /**
- * The nodes' runtime sends docker.io pulls to `registry` (a certs.d hosts.toml in each node, read at every pull):
+ * The nodes' runtime sends docker.io pulls to `registry` (containerd: a certs.d hosts.toml; CRI-O: a mirror drop-in):
  * the PodProbeMarker specs name Docker Hub images, and nothing here reaches Docker Hub. Returns what removes it.
  */
 async function mirrorDockerHub(cluster: RealCluster, registry: string): Promise<() => Promise<void>> {
   const removers: (() => Promise<void>)[] = [];
   for (const node of cluster.nodes) {
-    removers.push(await writeContainerdHosts(node.containerdCertsDir, registry, 'docker.io'));
+    removers.push(await writeNodeRegistry(node, registry, 'docker.io'));
   }
   return async () => {
     for (const remove of removers) await remove();

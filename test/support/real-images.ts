@@ -13,6 +13,7 @@ import { SERVICE_ACCOUNTS } from './kube-resources.js';
 import type { RealCluster } from './real-cluster.js';
 import { startRegistryProxy, writeContainerdHosts, writeCrioRegistry, type RegistryProxy } from './registry-proxy.js';
 import { nodeRuntimeProcess } from '../cluster/k8s/nodes.js';
+import type { NodeLayout } from '../cluster/k8s/layout.js';
 import { waitFor } from './wait.js';
 
 const RBAC = 'rbac.authorization.k8s.io';
@@ -159,14 +160,7 @@ export interface NodeRegistryProxy {
 export async function nodeRegistryProxy(cluster: RealCluster): Promise<NodeRegistryProxy> {
   const proxy = await startRegistryProxy(cluster.registry, cluster.layout.hostIp);
   const removers: (() => Promise<void>)[] = [];
-  for (const node of cluster.nodes) {
-    const runtime = nodeRuntimeProcess(node);
-    removers.push(
-      runtime.name.endsWith('/crio')
-        ? await writeCrioRegistry(node.crio.registriesConfDir, runtime, proxy.host)
-        : await writeContainerdHosts(node.containerdCertsDir, proxy.host),
-    );
-  }
+  for (const node of cluster.nodes) removers.push(await writeNodeRegistry(node, proxy.host));
   return {
     proxy,
     async close() {
@@ -174,6 +168,18 @@ export async function nodeRegistryProxy(cluster: RealCluster): Promise<NodeRegis
       await proxy.close();
     },
   };
+}
+
+/**
+ * A plain-http registry `host` in one node's runtime, serving `registry`'s images (itself by default): a certs.d
+ * hosts.toml for containerd (read at every pull), a registries.conf.d drop-in and a SIGHUP for CRI-O. Returns the
+ * remover.
+ */
+export async function writeNodeRegistry(node: NodeLayout, host: string, registry = host): Promise<() => Promise<void>> {
+  const runtime = nodeRuntimeProcess(node);
+  return runtime.name.endsWith('/crio')
+    ? await writeCrioRegistry(node.crio.registriesConfDir, runtime, host, registry)
+    : await writeContainerdHosts(node.containerdCertsDir, host, registry);
 }
 
 /** NodeImage key and tag of an image reference (`10.X.255.1:PORT/test/busybox`, `1.0`). */

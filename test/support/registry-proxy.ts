@@ -152,18 +152,25 @@ export async function writeContainerdHosts(
 }
 
 /**
- * A plain-http registry `host` for CRI-O on one node (its cell): a drop-in in the node's registries.conf.d marking it
- * insecure, and SIGHUP to that node's crio, which re-reads its registries then (it caches them otherwise); waits for
- * crio to log that it applied them. Returns the remover (the same, backwards).
+ * A plain-http registry `host` for CRI-O on one node (its cell), serving `registry`'s images (itself by default, or
+ * as a mirror of `docker.io`, say): a drop-in in the node's registries.conf.d, and SIGHUP to that node's crio, which
+ * re-reads its registries then (it caches them otherwise); waits for crio to log that it applied them. Returns the
+ * remover (the same, backwards).
  */
 export async function writeCrioRegistry(
   registriesConfDir: string,
   crio: { pidFile: string; logFile: string },
   host: string,
+  registry = host,
 ): Promise<() => Promise<void>> {
-  const file = join(registriesConfDir, `proxy-${host.replace(/[^A-Za-z0-9.-]/g, '_')}.conf`);
+  const file = join(registriesConfDir, `proxy-${`${registry}-${host}`.replace(/[^A-Za-z0-9.-]/g, '_')}.conf`);
   await mkdir(registriesConfDir, { recursive: true });
-  await writeFile(file, `[[registry]]\nlocation = "${host}"\ninsecure = true\n`);
+  await writeFile(
+    file,
+    registry === host
+      ? `[[registry]]\nlocation = "${host}"\ninsecure = true\n`
+      : `[[registry]]\nprefix = "${registry}"\nlocation = "${registry}"\n\n[[registry.mirror]]\nlocation = "${host}"\ninsecure = true\n`,
+  );
   await reloadCrio(crio);
   return async () => {
     await rm(file, { force: true });
