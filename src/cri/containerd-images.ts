@@ -3,22 +3,13 @@
 // pinning; containerd's CRI plugin reports an image pinned (CRI Image.pinned, which kubelet's image GC never
 // removes) when one of its references carries io.cri-containerd.pinned=pinned, and it sees a label change at once
 // (its event monitor refreshes the reference). Another runtime answers Unimplemented: `unsupported` then.
-import { join } from 'node:path';
-import { Client, Metadata, credentials, status as GrpcStatus } from '@grpc/grpc-js';
-import type { ServiceError } from '@grpc/grpc-js';
-import { loadSync, type MethodDefinition } from '@grpc/proto-loader';
-import { packageRoot } from '../util/repo-root.js';
 import { isRecord } from '../util/is-record.js';
-import { socketPathOf } from './client.js';
-import { PROTO_LOADER_OPTIONS } from './proto.js';
+import { ContainerdApiError, ContainerdChannel, containerdService } from './containerd-api.js';
 
-/** The namespace containerd's CRI plugin keeps Kubernetes' images in. */
-export const CRI_CONTAINERD_NAMESPACE = 'k8s.io';
+export { CRI_CONTAINERD_NAMESPACE } from './containerd-api.js';
 /** The label of an image reference that containerd's CRI plugin reads as pinned (with the value `pinned`). */
 export const CONTAINERD_PINNED_LABEL = 'io.cri-containerd.pinned';
 export const CONTAINERD_PINNED_VALUE = 'pinned';
-
-const CALL_TIMEOUT_MS = 10_000;
 
 /** An image reference's target (its manifest or index) as containerd describes it. */
 export interface ContainerdDescriptor {
@@ -33,17 +24,6 @@ export interface ContainerdImage {
   name: string;
   labels: Record<string, string>;
   target: ContainerdDescriptor;
-}
-
-/** A call to containerd's image service that failed, with gRPC's code name. */
-export class ContainerdImagesError extends Error {
-  constructor(
-    readonly code: 'NotFound' | 'Unimplemented' | 'PermissionDenied' | 'Unavailable' | 'Other',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ContainerdImagesError';
-  }
 }
 
 /** What the pins need of containerd's image metadata: a port, so tests can give a map. */
@@ -61,41 +41,10 @@ export interface ImageLabelStore {
   close?(): void;
 }
 
-interface Definitions {
-  Get: MethodDefinition<object, unknown, unknown, unknown>;
-  List: MethodDefinition<object, unknown, unknown, unknown>;
-  Update: MethodDefinition<object, unknown, unknown, unknown>;
-}
+const IMAGES = ['Get', 'List', 'Update'] as const;
 
-let definitions: Definitions | undefined;
-
-function imageService(): Definitions {
-  if (!definitions) {
-    const dir = join(packageRoot(), 'proto', 'containerd');
-    const loaded = loadSync(join(dir, 'images.proto'), { ...PROTO_LOADER_OPTIONS, includeDirs: [dir] });
-    const service = loaded['containerd.services.images.v1.Images'];
-    if (!isRecord(service) || !isRecord(service.Get) || !isRecord(service.List) || !isRecord(service.Update)) {
-      throw new Error('proto/containerd/images.proto has no Images service with Get, List and Update');
-    }
-    // proto-loader's service record holds a MethodDefinition per method (checked to exist just above)
-    definitions = service as unknown as Definitions;
-  }
-  return definitions;
-}
-
-function codeOf(err: ServiceError): ContainerdImagesError['code'] {
-  switch (err.code) {
-    case GrpcStatus.NOT_FOUND:
-      return 'NotFound';
-    case GrpcStatus.UNIMPLEMENTED:
-      return 'Unimplemented';
-    case GrpcStatus.PERMISSION_DENIED:
-      return 'PermissionDenied';
-    case GrpcStatus.UNAVAILABLE:
-      return 'Unavailable';
-    default:
-      return 'Other';
-  }
+function imageService() {
+  return containerdService('images.proto', 'containerd.services.images.v1.Images', IMAGES);
 }
 
 function imageOf(value: unknown): ContainerdImage | undefined {
@@ -115,33 +64,29 @@ function imageOf(value: unknown): ContainerdImage | undefined {
 
 /** containerd's Images service on a unix socket (the CRI socket of a containerd node), namespace k8s.io. */
 export class ContainerdImages implements ImageLabelStore {
-  private readonly channel: Client;
-  readonly socketPath: string;
+  private readonly channel: ContainerdChannel;
 
-  constructor(socket: string) {
-    this.socketPath = socketPathOf(socket);
+  constructor(socket: string | ContainerdChannel) {
     imageService();
-    this.channel = new Client(`unix://${this.socketPath}`, credentials.createInsecure(), {
-      'grpc.use_local_subchannel_pool': 1,
-      'grpc.initial_reconnect_backoff_ms': 100,
-      'grpc.max_reconnect_backoff_ms': 1_000,
-    });
+    this.channel = typeof socket === 'string' ? new ContainerdChannel(socket) : socket;
+  }
+
+  get socketPath(): string {
+    return this.channel.socketPath;
   }
 
   async get(name: string): Promise<ContainerdImage | undefined> {
     try {
-      const response = await this.call('Get', { name });
+      const response = await this.channel.unary(imageService().Get, { name });
       return isRecord(response) ? imageOf(response.image) : undefined;
     } catch (err) {
-      if (err instanceof ContainerdImagesError && err.code === 'NotFound') return undefined;
+      if (err instanceof ContainerdApiError && err.code === 'NotFound') return undefined;
       throw err;
     }
   }
 
   async listLabelled(key: string, value: string): Promise<ContainerdImage[]> {
-    // containerd's filter syntax: a quoted field path, `==`, and a value that needs no quoting when it is a word
-    const filter = `labels.${JSON.stringify(key)}==${/^[A-Za-z0-9_.-]+$/.test(value) ? value : JSON.stringify(value)}`;
-    const response = await this.call('List', { filters: [filter] });
+    const response = await this.channel.unary(imageService().List, { filters: [labelFilter(key, value)] });
     const images = isRecord(response) && Array.isArray(response.images) ? response.images : [];
     return images.map(imageOf).filter((image): image is ContainerdImage => image !== undefined);
   }
@@ -151,9 +96,9 @@ export class ContainerdImages implements ImageLabelStore {
     if (paths.length === 0) return;
     if (image.target.digest === '') {
       // never send an Update without a target (see the interface): containerd would crash on it
-      throw new ContainerdImagesError('Other', `image ${image.name} has no target in containerd; not updated`);
+      throw new ContainerdApiError('Other', `image ${image.name} has no target in containerd; not updated`);
     }
-    await this.call('Update', {
+    await this.channel.unary(imageService().Update, {
       image: { name: image.name, labels: { ...image.labels, ...labels }, target: image.target },
       update_mask: { paths },
     });
@@ -162,30 +107,9 @@ export class ContainerdImages implements ImageLabelStore {
   close(): void {
     this.channel.close();
   }
+}
 
-  private call(method: keyof Definitions, request: object): Promise<unknown> {
-    const definition = imageService()[method];
-    const metadata = new Metadata();
-    metadata.set('containerd-namespace', CRI_CONTAINERD_NAMESPACE);
-    return new Promise((resolve, reject) => {
-      this.channel.makeUnaryRequest(
-        definition.path,
-        definition.requestSerialize,
-        definition.responseDeserialize,
-        request,
-        metadata,
-        { deadline: new Date(Date.now() + CALL_TIMEOUT_MS) },
-        (err, response) => {
-          if (err) {
-            reject(
-              new ContainerdImagesError(
-                codeOf(err),
-                `containerd image service ${method} on ${this.socketPath}: ${err.details || err.message}`,
-              ),
-            );
-          } else resolve(response);
-        },
-      );
-    });
-  }
+/** containerd's filter syntax: a quoted field path, `==`, and the value, quoted unless it is a plain word. */
+export function labelFilter(key: string, value: string): string {
+  return `labels.${JSON.stringify(key)}==${/^[A-Za-z0-9_.-]+$/.test(value) ? value : JSON.stringify(value)}`;
 }

@@ -24,6 +24,8 @@ export interface RegistryProxy {
   stallBlobs: boolean;
   /** Hold each blob response this long before forwarding it (0: none). */
   blobDelayMs: number;
+  /** While on, each blob over 64 KiB is sent half-way and the rest held until it is turned off (a pull caught mid-way). */
+  halfBlobs: boolean;
   /** Client addresses whose manifest requests get 404 (MANIFEST_UNKNOWN). */
   readonly refuseFrom: Set<string>;
   /** GET/HEAD of manifests, by repository:reference. */
@@ -40,8 +42,49 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
   let blobs = 0;
   const held = new Set<() => void>();
   const sockets = new Set<Socket>();
-  const state = { stallBlobs: false, blobDelayMs: 0 };
+  const state = { stallBlobs: false, blobDelayMs: 0, halfBlobs: false };
+  const halves = new Set<() => void>();
   const refuseFrom = new Set<string>();
+
+  /** The blob's first half now, the rest once halfBlobs goes off (the whole body is read first: test images). */
+  const forwardHalf = (req: IncomingMessage, res: ServerResponse): void => {
+    const upstreamReq = httpRequest(
+      {
+        host: upstreamHost,
+        port: Number(upstreamPort),
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, host: upstream },
+      },
+      (upstreamRes) => {
+        const chunks: Buffer[] = [];
+        upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+        upstreamRes.on('end', () => {
+          const body = Buffer.concat(chunks);
+          // small blobs (configs) whole: a runtime fetches the config before the layers
+          const half = body.length > 64 * 1024 ? Math.floor(body.length / 2) : body.length;
+          res.writeHead(upstreamRes.statusCode ?? 502, {
+            ...upstreamRes.headers,
+            'content-length': String(body.length),
+          });
+          res.write(body.subarray(0, half));
+          const rest = (): void => {
+            halves.delete(rest);
+            if (!res.destroyed) res.end(body.subarray(half));
+          };
+          if (state.halfBlobs) {
+            halves.add(rest);
+            res.on('close', () => halves.delete(rest));
+          } else rest();
+        });
+      },
+    );
+    upstreamReq.on('error', () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    });
+    req.pipe(upstreamReq);
+  };
 
   const forward = (req: IncomingMessage, res: ServerResponse): void => {
     const upstreamReq = httpRequest(
@@ -85,6 +128,10 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
       res.on('close', () => held.delete(release));
       return;
     }
+    if (isBlob && state.halfBlobs && req.method === 'GET') {
+      forwardHalf(req, res);
+      return;
+    }
     if (isBlob && state.blobDelayMs > 0) {
       const timer = setTimeout(() => {
         if (!res.destroyed) forward(req, res);
@@ -111,6 +158,13 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
       state.stallBlobs = on;
       if (!on) for (const release of [...held]) release();
     },
+    get halfBlobs() {
+      return state.halfBlobs;
+    },
+    set halfBlobs(on: boolean) {
+      state.halfBlobs = on;
+      if (!on) for (const rest of [...halves]) rest();
+    },
     get blobDelayMs() {
       return state.blobDelayMs;
     },
@@ -122,6 +176,7 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
     stalled: () => held.size,
     async close() {
       held.clear();
+      halves.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

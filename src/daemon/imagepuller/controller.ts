@@ -47,6 +47,9 @@ import { ImagePins, type PinState } from './image-pins.js';
 import { ImagePresence } from './image-presence.js';
 import type { KubeletPulls } from './kubelet-pulls.js';
 import { ImageFsGuard, type FsSpace } from './image-fs.js';
+import type { ContentStore } from '../../cri/containerd-content.js';
+import { pullProgress } from './pull-progress.js';
+import { repeatEvery } from '../../util/clock.js';
 import type { ImageLabelStore } from '../../cri/containerd-images.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
@@ -72,11 +75,18 @@ export interface ImagePullControllerOptions {
   presenceIntervalMs?: number;
   /** kubelet's pulls for this node's pods; new pre-pulls wait for them. Unset: they do not wait. */
   kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling'>;
+  /** containerd's content store, for pull progress; undefined on a runtime without one (no progress then). */
+  contentStore?: (signal: AbortSignal) => Promise<ContentStore | undefined>;
+  /** How often the progress of running pulls is read and written (ms, default 5 s: one write per 5 s at most). */
+  progressIntervalMs?: number;
   /** The disk check: kubelet's image GC thresholds (percent) and where the host's root is seen. */
   disk?: { highPercent?: number; lowPercent?: number; fsRoot?: string; space?: (path: string) => Promise<FsSpace> };
 }
 
 /** The note on a tag pulled again because its image left the node while the tag was Succeeded. */
+/** Progress of running pulls is read and written at most this often. */
+export const PROGRESS_INTERVAL_MS = 5_000;
+
 export const PULLED_AGAIN_NOTE = 'pulled again: the image had been removed from the node';
 
 /** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
@@ -105,6 +115,9 @@ export class ImagePullController {
   private readonly evicted = new Map<string, StaticTag>();
   private readonly disk: ImageFsGuard;
   private releasing = false;
+  private readonly stopping = new AbortController();
+  private progressLoop: Promise<void> | undefined;
+  private content: ContentStore | undefined | null = null;
   private readonly pins: ImagePins;
   private readonly presence: ImagePresence;
   /** The NodeImage to build the status on, and its status patch. */
@@ -202,6 +215,14 @@ export class ImagePullController {
     this.loop.start();
     this.presence.start();
     this.disk.start();
+    if (this.options.contentStore) {
+      this.progressLoop = repeatEvery(
+        this.options.clock,
+        this.options.progressIntervalMs ?? PROGRESS_INTERVAL_MS,
+        this.stopping.signal,
+        () => this.readProgress(),
+      );
+    }
   }
 
   /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
@@ -212,6 +233,9 @@ export class ImagePullController {
   };
 
   async stop(): Promise<void> {
+    this.stopping.abort(new Error('the image puller stopped'));
+    await this.progressLoop;
+    this.content?.close?.();
     await this.presence.stop();
     await this.disk.stop();
     await this.loop.stop();
@@ -500,6 +524,32 @@ export class ImagePullController {
       this.log.warn({ err: errorMessage(err) }, 'cannot decide which pins to release for disk space');
     } finally {
       this.releasing = false;
+    }
+  }
+
+  /**
+   * The progress of every running pull, from containerd's content store, at most once per interval: one status write
+   * for all of them when any moved. A pull whose progress cannot be told keeps what it said.
+   */
+  private async readProgress(): Promise<void> {
+    const running = [...this.pulls.values()].filter((pull) => pull.pullingSince !== undefined);
+    if (running.length === 0) return;
+    try {
+      if (this.content === null) this.content = await this.options.contentStore?.(this.stopping.signal);
+      const content = this.content;
+      if (!content) return;
+      let moved = false;
+      for (const pull of running) {
+        const since = pull.pullingSince;
+        if (since === undefined) continue;
+        const percent = await pullProgress(content, pull.spec, since);
+        if (percent !== undefined && pull.setProgress(percent)) moved = true;
+      }
+      if (moved) this.writer.request();
+    } catch (err) {
+      if (!this.stopping.signal.aborted) {
+        this.log.debug({ err: errorMessage(err) }, 'cannot read the progress of the running pulls');
+      }
     }
   }
 

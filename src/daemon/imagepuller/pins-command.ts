@@ -8,7 +8,7 @@ import { errorMessage } from '../../util/error-message.js';
 import { parseArgsProblem } from '../../util/parse-args-problem.js';
 import type { CommandIo } from '../command-io.js';
 import { PINNED_BY_LABEL, PINNED_BY_VALUE, releaseAllPins } from './image-pins.js';
-import { pinStoreFor } from './pin-store.js';
+import { pinStoreFor } from './runtime-stores.js';
 
 export const PINS_COMMAND_USAGE = `Usage: kruise-daemon pins ls|release [--runtime-socket PATH]
 

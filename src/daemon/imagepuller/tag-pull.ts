@@ -142,6 +142,23 @@ export class TagPull {
     return this.current;
   }
 
+  /**
+   * While Pulling: how far it has come (percent of bytes, below 100). No change is announced: the image puller writes
+   * progress on its own, slower, clock. True when it changed.
+   */
+  setProgress(percent: number): boolean {
+    if (this.stop.signal.aborted || this.current.phase !== 'Pulling' || this.current.progress === percent) return false;
+    this.current = { ...this.current, progress: percent };
+    return true;
+  }
+
+  /** When the current attempt's pull began (ms), while Pulling. */
+  get pullingSince(): number | undefined {
+    return this.current.phase === 'Pulling' && this.current.startTime !== undefined
+      ? Date.parse(this.current.startTime)
+      : undefined;
+  }
+
   /** Stop: cancel the CRI call, release the slot, report nothing more. */
   abort(): void {
     if (!this.stop.signal.aborted)

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { ContainerdImages } from '../../../src/cri/containerd-images.js';
 import { connectRuntime, type CriClient } from '../../../src/cri/index.js';
 import { ImagePins, releaseAllPins, type PinStore } from '../../../src/daemon/imagepuller/image-pins.js';
-import { pinStoreFor } from '../../../src/daemon/imagepuller/pin-store.js';
+import { pinStoreFor } from '../../../src/daemon/imagepuller/runtime-stores.js';
 import { runPinsCommand } from '../../../src/daemon/imagepuller/pins-command.js';
 import { silentLogger } from '../../../src/observability/logger.js';
 import { systemClock } from '../../../src/util/clock.js';

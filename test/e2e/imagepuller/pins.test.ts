@@ -12,7 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
 import { CriClient } from '../../../src/cri/client.js';
-import { pinStoreFor } from '../../../src/daemon/imagepuller/pin-store.js';
+import { pinStoreFor } from '../../../src/daemon/imagepuller/runtime-stores.js';
 import type { NodeLayout } from '../../cluster/k8s/layout.js';
 import { getNodeImage, waitForJob } from '../controller/controller-env.js';
 import { agentCounter, removeImages, tagStatusOf } from '../../support/nodeimages.js';

@@ -1,6 +1,7 @@
 // The image puller's controller on a fake API server (its NodeImage, status PATCHes applied, events recorded) and
 // a fake runtime whose images carry containerd-like labels: for the tests of pins, the presence check and the disk.
 import type { FsSpace } from '../../../src/daemon/imagepuller/image-fs.js';
+import type { ContentStore } from '../../../src/cri/containerd-content.js';
 import { ImagePullController } from '../../../src/daemon/imagepuller/controller.js';
 import { imagePullMetrics } from '../../../src/daemon/imagepuller/metrics.js';
 import { KubeClient } from '../../../src/kube/client.js';
@@ -17,6 +18,7 @@ export interface TagStatus {
   tag: string;
   phase: string;
   message?: string;
+  progress?: number;
 }
 
 interface NodeImageObject {
@@ -31,6 +33,8 @@ export interface Harness {
   labels: FakeLabelStore;
   clock: FakeClock;
   events: { reason?: string; message?: string }[];
+  /** Status PATCHes sent so far. */
+  statusWrites(): number;
   tagStatus(tag: string): TagStatus | undefined;
   /** Replace the spec's tags (a watch event, as the API server sends it). */
   setTags(tags: { tag: string; createdAt?: string }[]): void;
@@ -38,7 +42,12 @@ export interface Harness {
 
 export function startController(
   tags: { tag: string; createdAt?: string }[],
-  options: { disk?: { space: (path: string) => Promise<FsSpace> } } = {},
+  options: {
+    disk?: { space: (path: string) => Promise<FsSpace> };
+    content?: ContentStore;
+    /** References whose pulls hang until cancelled. */
+    hang?: string[];
+  } = {},
 ): Harness {
   let version = 5;
   let object: NodeImageObject = {
@@ -46,10 +55,12 @@ export function startController(
     spec: { images: { [IMAGE]: { tags } } },
   };
   const events: Harness['events'] = [];
+  let writes = 0;
   const transport = new FakeTransport((req) => {
     if (req.method === 'GET' && req.path.includes('watch=')) return { status: 200 };
     if (req.method === 'GET') return { status: 200, body: { metadata: { resourceVersion: '5' }, items: [object] } };
     if (req.method === 'PATCH') {
+      writes++;
       const patch = JSON.parse(req.body ?? '{}') as { status?: NodeImageObject['status'] };
       object = { ...object, metadata: { ...object.metadata, resourceVersion: String(++version) } };
       if (patch.status !== undefined) object = { ...object, status: patch.status };
@@ -65,6 +76,7 @@ export function startController(
     { transport },
   );
   const runtime = new FakeImageRuntime();
+  for (const reference of options.hang ?? []) runtime.script.set(reference, ['hang']);
   const labels = new FakeLabelStore(runtime);
   const clock = new FakeClock();
   const controller = new ImagePullController({
@@ -76,6 +88,7 @@ export function startController(
     metrics: imagePullMetrics(createRegistry()),
     pinStore: () => Promise.resolve(labels),
     ...(options.disk && { disk: { space: options.disk.space } }),
+    ...(options.content && { contentStore: () => Promise.resolve(options.content) }),
   });
   controller.start();
   return {
@@ -84,6 +97,7 @@ export function startController(
     labels,
     clock,
     events,
+    statusWrites: () => writes,
     tagStatus: (tag) => object.status?.imageStatuses?.[IMAGE]?.tags?.find((t) => t.tag === tag),
     setTags(next) {
       object = {

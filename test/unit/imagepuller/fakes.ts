@@ -12,6 +12,7 @@ import type {
   PullImageResponse__Output,
 } from '../../../src/cri/types.js';
 import type { ContainerdImage, ImageLabelStore } from '../../../src/cri/containerd-images.js';
+import type { ContentInfo, ContentStore, IngestStatus } from '../../../src/cri/containerd-content.js';
 import type { PullSecretObject } from '../../../src/daemon/imagepuller/docker-keyring.js';
 import type { ImageRuntime } from '../../../src/daemon/imagepuller/tag-pull.js';
 
@@ -208,3 +209,41 @@ export class FakeLabelStore implements ImageLabelStore {
     this.closed = true;
   }
 }
+
+/** A sha256 digest made of one repeated character. */
+export const fakeDigest = (c: string): string => `sha256:${c.repeat(64)}`;
+
+/** containerd's content store as maps: committed blobs (with labels), their bytes, and ingests. */
+export class FakeContent implements ContentStore {
+  readonly blobs = new Map<string, ContentInfo>();
+  readonly bytes = new Map<string, Buffer>();
+  ingestList: IngestStatus[] = [];
+  listLabelled(key: string, value: string): Promise<ContentInfo[]> {
+    return Promise.resolve([...this.blobs.values()].filter((b) => b.labels[key] === value));
+  }
+  info(d: string): Promise<ContentInfo | undefined> {
+    return Promise.resolve(this.blobs.get(d));
+  }
+  read(d: string): Promise<Buffer> {
+    return Promise.resolve(this.bytes.get(d) ?? Buffer.alloc(0));
+  }
+  ingests(): Promise<IngestStatus[]> {
+    return Promise.resolve(this.ingestList);
+  }
+  manifest(
+    c: string,
+    source: Record<string, string>,
+    layers: { d: string; size: number }[],
+    updatedAt: number,
+  ): void {
+    const m = {
+      config: { digest: fakeDigest('c'), size: 100 },
+      layers: layers.map((l) => ({ digest: l.d, size: l.size })),
+    };
+    const labels: Record<string, string> = { ...source };
+    layers.forEach((l, i) => (labels[`containerd.io/gc.ref.content.l.${i}`] = l.d));
+    this.blobs.set(fakeDigest(c), { digest: fakeDigest(c), size: 300, updatedAt, labels });
+    this.bytes.set(fakeDigest(c), Buffer.from(JSON.stringify(m)));
+  }
+}
+

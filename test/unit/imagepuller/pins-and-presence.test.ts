@@ -7,6 +7,7 @@ import type { FsSpace } from '../../../src/daemon/imagepuller/image-fs.js';
 import { PINNED_BY_LABEL } from '../../../src/daemon/imagepuller/image-pins.js';
 import { waitFor } from '../../support/wait.js';
 import { IMAGE, startController } from './controller-harness.js';
+import { FakeContent, fakeDigest } from './fakes.js';
 
 const GiB = 1024 ** 3;
 const ref = (tag: string): string => `${IMAGE}:${tag}`;
@@ -102,6 +103,39 @@ describe('imagepuller: pins, the presence check and the disk', () => {
       await waitFor(() => h.tagStatus('later')?.phase === 'Succeeded', { message: 'later pulled once there is room' });
       await waitFor(() => pinned('mid') && pinned('later'), { message: 'pinned again' });
       assert.equal(h.runtime.pullsOf(ref('old')).length, 1, 'the tag kubelet took stays Failed');
+    } finally {
+      await h.controller.stop();
+    }
+  });
+});
+
+describe('imagepuller: progress of a running pull', () => {
+  it('reads it every 5 s from the content store and writes it then, one write for the node, none when it did not move', async () => {
+    const content = new FakeContent();
+    const h = startController([{ tag: 'big' }], { content, hang: [ref('big')] });
+    try {
+      await waitFor(() => h.runtime.pullsOf(ref('big')).length === 1, { message: 'the pull is in flight' });
+      await h.clock.advance(1_000); // the status writer's interval
+      await waitFor(() => h.tagStatus('big')?.phase === 'Pulling', { message: 'Pulling written' });
+      const started = Date.parse(
+        (h.tagStatus('big') as { startTime?: string } | undefined)?.startTime ?? new Date(h.clock.now()).toISOString(),
+      );
+      const source = { 'containerd.io/distribution.source.127.0.0.1': 'test/busybox' };
+      content.manifest('1', source, [{ d: fakeDigest('a'), size: 900 }], started + 100);
+      content.ingestList = [{ ref: `layer-${fakeDigest('a')}`, offset: 450, total: 900, expected: '' }];
+      // the progress loop reads at 5 s, 10 s, 15 s... from the start (the clock is at 1 s)
+      const writes = h.statusWrites();
+      await h.clock.advance(4_000);
+      await waitFor(() => h.tagStatus('big')?.progress === 45, { message: 'progress 45 written at 5 s' });
+      assert.equal(h.statusWrites() - writes, 1, 'one write');
+      await h.clock.advance(5_000);
+      assert.equal(h.statusWrites() - writes, 1, 'no write at 10 s: it did not move');
+      content.ingestList = [{ ref: `layer-${fakeDigest('a')}`, offset: 810, total: 900, expected: '' }];
+      await h.clock.advance(4_000);
+      assert.equal(h.tagStatus('big')?.progress, 45, 'nothing between two readings');
+      await h.clock.advance(1_000);
+      await waitFor(() => h.tagStatus('big')?.progress === 81, { message: 'progress 81 written at 15 s' });
+      assert.equal(h.statusWrites() - writes, 2);
     } finally {
       await h.controller.stop();
     }

@@ -1,10 +1,13 @@
-// Where the image puller keeps its pins, by runtime: containerd 1.7 and later read the pinned label on an image
-// reference (src/cri/containerd-images.ts); other runtimes get the reason they cannot pin, which each Succeeded
-// tag's status then says. CRI-O pins only what its configuration lists (`pinned_images`, reloaded on SIGHUP from
+// What the image puller asks of the runtime beyond CRI, by runtime. Pins: containerd 1.7 and later read the pinned
+// label on an image reference (src/cri/containerd-images.ts); other runtimes get the reason they cannot pin, which
+// each Succeeded tag's status then says. Progress: containerd's content store (src/cri/containerd-content.ts); other
+// runtimes give none. CRI-O pins only what its configuration lists (`pinned_images`, reloaded on SIGHUP from
 // crio.conf and its drop-in directory, where a later file's list replaces an earlier one's): pinning there would
 // mean writing the host's CRI-O configuration and signalling the runtime, which the agent is not allowed to do.
 import type { CriClient } from '../../cri/client.js';
 import { ContainerdImages } from '../../cri/containerd-images.js';
+import { ContainerdChannel } from '../../cri/containerd-api.js';
+import { ContainerdContent, type ContentStore } from '../../cri/containerd-content.js';
 import type { PinStore } from './image-pins.js';
 
 export async function pinStoreFor(client: CriClient): Promise<PinStore> {
@@ -21,4 +24,11 @@ export async function pinStoreFor(client: CriClient): Promise<PinStore> {
   return {
     unsupported: `${name} ${release} pins only the images its own configuration lists (pinned_images), which the agent does not write; kubelet's image GC may remove it, and it is pulled again when that is noticed`,
   };
+}
+
+/** containerd's content store on the runtime's socket, for pull progress; undefined on another runtime. */
+export async function contentStoreFor(client: CriClient): Promise<ContentStore | undefined> {
+  const version = await client.version();
+  if (version.runtime_name !== 'containerd') return undefined;
+  return new ContainerdContent(new ContainerdChannel(client.socketPath));
 }
