@@ -52,7 +52,7 @@ export function containerdService<M extends string>(
   for (const method of methods) {
     if (!known[method]) throw new Error(`proto/containerd/${file}: ${service} has no method ${method}`);
   }
-  return known as Record<M, ContainerdMethod>;
+  return known;
 }
 
 function codeOf(err: ServiceError): ContainerdApiError['code'] {
@@ -132,6 +132,9 @@ export class ContainerdChannel {
 
   private error(method: ContainerdMethod, err: ServiceError): ContainerdApiError {
     const name = method.path.split('/').pop() ?? method.path;
-    return new ContainerdApiError(codeOf(err), `containerd ${name} on ${this.socketPath}: ${err.details || err.message}`);
+    return new ContainerdApiError(
+      codeOf(err),
+      `containerd ${name} on ${this.socketPath}: ${err.details || err.message}`,
+    );
   }
 }

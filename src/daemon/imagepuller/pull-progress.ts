@@ -26,8 +26,9 @@ export function distributionSource(imageName: string, tag: string): { key: strin
 
 function blobsOf(manifest: unknown): Blob[] | undefined {
   if (!isRecord(manifest) || !Array.isArray(manifest.layers)) return undefined;
+  const layers: unknown[] = manifest.layers;
   const blobs: Blob[] = [];
-  for (const entry of [manifest.config, ...manifest.layers]) {
+  for (const entry of [manifest.config, ...layers]) {
     if (!isRecord(entry) || typeof entry.digest !== 'string') return undefined;
     blobs.push({ digest: entry.digest, size: Number(entry.size ?? 0) });
   }

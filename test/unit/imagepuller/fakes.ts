@@ -230,12 +230,7 @@ export class FakeContent implements ContentStore {
   ingests(): Promise<IngestStatus[]> {
     return Promise.resolve(this.ingestList);
   }
-  manifest(
-    c: string,
-    source: Record<string, string>,
-    layers: { d: string; size: number }[],
-    updatedAt: number,
-  ): void {
+  manifest(c: string, source: Record<string, string>, layers: { d: string; size: number }[], updatedAt: number): void {
     const m = {
       config: { digest: fakeDigest('c'), size: 100 },
       layers: layers.map((l) => ({ digest: l.d, size: l.size })),
@@ -246,4 +241,3 @@ export class FakeContent implements ContentStore {
     this.bytes.set(fakeDigest(c), Buffer.from(JSON.stringify(m)));
   }
 }
-

@@ -27,10 +27,15 @@ describe('imagepuller: pull progress from the content store', () => {
     // an older manifest of the repository, fetched before this pull: not ours
     store.manifest('0', source, [{ d: digest('9'), size: 10 }], SINCE - 60_000);
     assert.equal(await pullProgress(store, image, SINCE), 0);
-    store.manifest('1', source, [
-      { d: digest('a'), size: 600 },
-      { d: digest('b'), size: 300 },
-    ], SINCE + 500);
+    store.manifest(
+      '1',
+      source,
+      [
+        { d: digest('a'), size: 600 },
+        { d: digest('b'), size: 300 },
+      ],
+      SINCE + 500,
+    );
     // config committed (100), layer a half written (300 of 600), b not started: 400 of 1000
     store.blobs.set(digest('c'), { digest: digest('c'), size: 100, updatedAt: SINCE, labels: {} });
     store.ingestList = [{ ref: `layer-${digest('a')}`, offset: 300, total: 600, expected: '' }];
