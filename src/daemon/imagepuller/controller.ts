@@ -48,8 +48,7 @@ import { ImagePresence } from './image-presence.js';
 import type { KubeletPulls } from './kubelet-pulls.js';
 import { ImageFsGuard, type FsSpace } from './image-fs.js';
 import type { ContentStore } from '../../cri/containerd-content.js';
-import { pullProgress } from './pull-progress.js';
-import { repeatEvery } from '../../util/clock.js';
+import { ProgressReader } from './progress-reader.js';
 import type { ImageLabelStore } from '../../cri/containerd-images.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
@@ -84,9 +83,6 @@ export interface ImagePullControllerOptions {
 }
 
 /** The note on a tag pulled again because its image left the node while the tag was Succeeded. */
-/** Progress of running pulls is read and written at most this often. */
-export const PROGRESS_INTERVAL_MS = 5_000;
-
 export const PULLED_AGAIN_NOTE = 'pulled again: the image had been removed from the node';
 
 /** A tag that failed before it could start (its spec is unusable), kept until the spec changes. */
@@ -116,8 +112,7 @@ export class ImagePullController {
   private readonly disk: ImageFsGuard;
   private releasing = false;
   private readonly stopping = new AbortController();
-  private progressLoop: Promise<void> | undefined;
-  private content: ContentStore | undefined | null = null;
+  private readonly progress: ProgressReader | undefined;
   private readonly pins: ImagePins;
   private readonly presence: ImagePresence;
   /** The NodeImage to build the status on, and its status patch. */
@@ -200,6 +195,17 @@ export class ImagePullController {
       ...(options.disk?.space !== undefined && { space: options.disk.space }),
       onUsage: () => void this.followDisk(),
     });
+    const contentStore = options.contentStore;
+    this.progress = contentStore
+      ? new ProgressReader({
+          store: contentStore,
+          running: () => this.pulls.values(),
+          onMoved: () => this.writer.request(),
+          clock: options.clock,
+          logger: options.logger,
+          ...(options.progressIntervalMs !== undefined && { intervalMs: options.progressIntervalMs }),
+        })
+      : undefined;
     this.informer.addHandlers({
       onAdd: () => this.loop.add(options.nodeName),
       onUpdate: (before, after) => {
@@ -215,14 +221,7 @@ export class ImagePullController {
     this.loop.start();
     this.presence.start();
     this.disk.start();
-    if (this.options.contentStore) {
-      this.progressLoop = repeatEvery(
-        this.options.clock,
-        this.options.progressIntervalMs ?? PROGRESS_INTERVAL_MS,
-        this.stopping.signal,
-        () => this.readProgress(),
-      );
-    }
+    this.progress?.start();
   }
 
   /** Health check: fails until the NodeImage informer has listed once, saying why the last list failed. */
@@ -234,8 +233,7 @@ export class ImagePullController {
 
   async stop(): Promise<void> {
     this.stopping.abort(new Error('the image puller stopped'));
-    await this.progressLoop;
-    this.content?.close?.();
+    await this.progress?.stop();
     await this.presence.stop();
     await this.disk.stop();
     await this.loop.stop();
@@ -444,11 +442,11 @@ export class ImagePullController {
           this.gone.set(key, version);
         }
       }
+      this.options.metrics.imageGone();
       if (releasedFor !== undefined) {
         this.log.warn({ reference }, "kubelet's image GC removed an image whose pin was released for disk space");
         continue;
       }
-      this.options.metrics.imageGone();
       this.log.warn(
         { reference },
         'a pre-pulled image left the node while its tag is in the NodeImage; pulling it again',
@@ -491,7 +489,7 @@ export class ImagePullController {
       );
       if (candidates.length === 0) return;
       const sizes = new Map<string, number>();
-      const runtime = await this.options.runtime(new AbortController().signal);
+      const runtime = await this.options.runtime(this.stopping.signal);
       for (const image of (await runtime.listImages({})).images ?? []) {
         for (const name of [...(image.repo_tags ?? []), ...(image.repo_digests ?? [])]) {
           sizes.set(name, Number(image.size ?? 0));
@@ -524,32 +522,6 @@ export class ImagePullController {
       this.log.warn({ err: errorMessage(err) }, 'cannot decide which pins to release for disk space');
     } finally {
       this.releasing = false;
-    }
-  }
-
-  /**
-   * The progress of every running pull, from containerd's content store, at most once per interval: one status write
-   * for all of them when any moved. A pull whose progress cannot be told keeps what it said.
-   */
-  private async readProgress(): Promise<void> {
-    const running = [...this.pulls.values()].filter((pull) => pull.pullingSince !== undefined);
-    if (running.length === 0) return;
-    try {
-      if (this.content === null) this.content = await this.options.contentStore?.(this.stopping.signal);
-      const content = this.content;
-      if (!content) return;
-      let moved = false;
-      for (const pull of running) {
-        const since = pull.pullingSince;
-        if (since === undefined) continue;
-        const percent = await pullProgress(content, pull.spec, since);
-        if (percent !== undefined && pull.setProgress(percent)) moved = true;
-      }
-      if (moved) this.writer.request();
-    } catch (err) {
-      if (!this.stopping.signal.aborted) {
-        this.log.debug({ err: errorMessage(err) }, 'cannot read the progress of the running pulls');
-      }
     }
   }
 

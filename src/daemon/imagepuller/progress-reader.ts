@@ -1,0 +1,66 @@
+// The progress of the running pulls, read from containerd's content store (pull-progress.ts) every `intervalMs`
+// for all of them at once; `onMoved` once per reading when any moved (the controller then writes one status). A
+// runtime without a content store gives none; a reading that fails keeps what each pull said.
+import type { ContentStore } from '../../cri/containerd-content.js';
+import type { Logger } from '../../observability/logger.js';
+import { repeatEvery, type Clock } from '../../util/clock.js';
+import { errorMessage } from '../../util/error-message.js';
+import { pullProgress } from './pull-progress.js';
+import type { TagPull } from './tag-pull.js';
+
+/** Progress of running pulls is read and written at most this often. */
+export const PROGRESS_INTERVAL_MS = 5_000;
+
+export interface ProgressReaderOptions {
+  store: (signal: AbortSignal) => Promise<ContentStore | undefined>;
+  running: () => Iterable<Pick<TagPull, 'pullingSince' | 'setProgress' | 'spec'>>;
+  onMoved: () => void;
+  clock: Clock;
+  logger: Logger;
+  intervalMs?: number;
+}
+
+export class ProgressReader {
+  private readonly stopping = new AbortController();
+  private loop: Promise<void> | undefined;
+  private store: ContentStore | undefined | null = null;
+
+  constructor(private readonly options: ProgressReaderOptions) {}
+
+  start(): void {
+    this.loop ??= repeatEvery(
+      this.options.clock,
+      this.options.intervalMs ?? PROGRESS_INTERVAL_MS,
+      this.stopping.signal,
+      () => this.read(),
+    );
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort(new Error('the image puller stopped'));
+    await this.loop;
+    this.store?.close?.();
+  }
+
+  private async read(): Promise<void> {
+    const running = [...this.options.running()].filter((pull) => pull.pullingSince !== undefined);
+    if (running.length === 0) return;
+    try {
+      if (this.store === null) this.store = await this.options.store(this.stopping.signal);
+      const store = this.store;
+      if (!store) return;
+      let moved = false;
+      for (const pull of running) {
+        const since = pull.pullingSince;
+        if (since === undefined) continue;
+        const percent = await pullProgress(store, pull.spec, since);
+        if (percent !== undefined && pull.setProgress(percent)) moved = true;
+      }
+      if (moved) this.options.onMoved();
+    } catch (err) {
+      if (!this.stopping.signal.aborted) {
+        this.options.logger.debug({ err: errorMessage(err) }, 'cannot read the progress of the running pulls');
+      }
+    }
+  }
+}
