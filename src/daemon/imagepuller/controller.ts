@@ -331,7 +331,10 @@ export class ImagePullController {
     const pullAgain = this.gone.get(key) === version;
     this.gone.delete(key);
     if (reported && !fixed && !pullAgain) {
-      this.adopted.set(key, reported);
+      // what an earlier agent said of the pin is said again from this agent's own pins, never twice
+      const message = withoutPinNote(reported.message);
+      const { message: _old, ...rest } = reported;
+      this.adopted.set(key, message === undefined ? rest : { ...rest, message });
       return;
     }
     const spec: TagPullSpec = {
@@ -612,6 +615,18 @@ function bearerTokenOf(client: KubeClient): () => Promise<string> {
     }
     return await auth.source.token();
   };
+}
+
+/** The start of what tagStatus() appends about a pin (after `; ` when the status has a message of its own). */
+const PIN_NOTE = /(?:^|; )(?:not pinned\b|pin released for disk space\b)/;
+
+/** A status message without the pin note an agent appended to it (undefined when nothing else is left). */
+export function withoutPinNote(message: string | undefined): string | undefined {
+  if (message === undefined) return undefined;
+  const note = PIN_NOTE.exec(message);
+  if (!note) return message;
+  const rest = message.slice(0, note.index);
+  return rest === '' ? undefined : rest;
 }
 
 /** What a Succeeded tag's status says of its pin, when it is not held. */

@@ -47,12 +47,19 @@ export function startController(
     content?: ContentStore;
     /** References whose pulls hang until cancelled. */
     hang?: string[];
+    /** References on the node before the start. */
+    present?: string[];
+    /** The runtime cannot pin, for this reason. */
+    unsupportedPins?: string;
+    /** The NodeImage's status as an earlier agent left it. */
+    status?: NodeImageObject['status'];
   } = {},
 ): Harness {
   let version = 5;
   let object: NodeImageObject = {
     metadata: { name: NODE, uid: 'u1', resourceVersion: '5' },
     spec: { images: { [IMAGE]: { tags } } },
+    ...(options.status !== undefined && { status: options.status }),
   };
   const events: Harness['events'] = [];
   let writes = 0;
@@ -77,6 +84,7 @@ export function startController(
   );
   const runtime = new FakeImageRuntime();
   for (const reference of options.hang ?? []) runtime.script.set(reference, ['hang']);
+  for (const reference of options.present ?? []) runtime.present.set(reference, `sha256:${'e'.repeat(64)}`);
   const labels = new FakeLabelStore(runtime);
   const clock = new FakeClock();
   const controller = new ImagePullController({
@@ -86,7 +94,8 @@ export function startController(
     clock,
     logger: silentLogger,
     metrics: imagePullMetrics(createRegistry()),
-    pinStore: () => Promise.resolve(labels),
+    pinStore: () =>
+      Promise.resolve(options.unsupportedPins !== undefined ? { unsupported: options.unsupportedPins } : labels),
     ...(options.disk && { disk: { space: options.disk.space } }),
     ...(options.content && { contentStore: () => Promise.resolve(options.content) }),
   });

@@ -109,6 +109,43 @@ describe('imagepuller: pins, the presence check and the disk', () => {
   });
 });
 
+describe('imagepuller: a runtime that cannot pin', () => {
+  it('says so on each Succeeded tag, once, also after a restart that adopts what the earlier agent wrote', async () => {
+    const note = 'not pinned: cri-o 1.36.1 pins only the images its own configuration lists';
+    const earlier = {
+      imageStatuses: {
+        [IMAGE]: {
+          tags: [
+            { tag: 'kept', phase: 'Succeeded', version: 0, completionTime: '2026-11-29T00:00:00Z', message: note },
+            {
+              tag: 'again',
+              phase: 'Succeeded',
+              version: 0,
+              completionTime: '2026-11-29T00:00:00Z',
+              message: `${PULLED_AGAIN_NOTE}; ${note}`,
+            },
+          ],
+        },
+      },
+    };
+    const h = startController([{ tag: 'kept' }, { tag: 'again' }, { tag: 'new' }], {
+      unsupportedPins: 'cri-o 1.36.1 pins only the images its own configuration lists',
+      status: earlier,
+      present: [ref('kept'), ref('again')],
+    });
+    try {
+      await waitFor(() => h.runtime.pullsOf(ref('new')).length === 1, { message: 'the new tag pulled' });
+      await h.clock.advance(10_000);
+      await waitFor(() => h.tagStatus('new')?.message === note, { message: 'the new tag says it is not pinned' });
+      assert.equal(h.tagStatus('kept')?.message, note, 'said once');
+      assert.equal(h.tagStatus('again')?.message, `${PULLED_AGAIN_NOTE}; ${note}`);
+      assert.equal(h.runtime.pullsOf(ref('kept')).length, 0, 'adopted, not pulled');
+    } finally {
+      await h.controller.stop();
+    }
+  });
+});
+
 describe('imagepuller: progress of a running pull', () => {
   it('reads it every 5 s from the content store and writes it then, one write for the node, none when it did not move', async () => {
     const content = new FakeContent();
