@@ -99,6 +99,9 @@ describe('pull credentials of one tenant stay with its own jobs and nodes (issue
         image,
         ...(pullSecrets.length > 0 && { pullSecrets }),
         selector: { names: [node2.name] },
+        // Always: every job's pull reaches the registry with its own credentials, whether or not the image is on the
+        // node (the agent pulls again, within seconds, the image of a Succeeded tag that a test removed)
+        imagePullPolicy: 'Always',
         pullPolicy: { backoffLimit: 0, timeoutSeconds: 60 },
         completionPolicy: { type: completion },
       },
