@@ -79,13 +79,16 @@ function previousResult(cell: Stack): CellResult | undefined {
   return JSON.parse(readFileSync(file, 'utf8')) as CellResult;
 }
 
-/** The checkout this run is from, as the table shows it; a checkout with uncommitted changes says so. */
+/**
+ * The checkout this run is from, as the table shows it; `-dirty` when it has changes of its own, not counting the
+ * result files the matrix itself writes (docs/compatibility*).
+ */
 function checkoutCommit(): string | undefined {
   try {
-    return execFileSync('git', ['describe', '--always', '--dirty', '--abbrev=12'], {
-      cwd: root,
-      encoding: 'utf8',
-    }).trim();
+    const git = (args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
+    const commit = git(['rev-parse', '--short=12', 'HEAD']);
+    const changes = git(['status', '--porcelain', '--', '.', ':!docs/compatibility.md', ':!docs/compatibility']);
+    return changes === '' ? commit : `${commit}-dirty`;
   } catch {
     return undefined;
   }
