@@ -55,6 +55,20 @@ export function containerdService<M extends string>(
   return known;
 }
 
+/** A record's `labels` map as containerd returns it, the string values only. */
+export function stringLabels(value: Record<string, unknown>): Record<string, string> {
+  const labels: Record<string, string> = {};
+  if (isRecord(value.labels)) {
+    for (const [key, label] of Object.entries(value.labels)) if (typeof label === 'string') labels[key] = label;
+  }
+  return labels;
+}
+
+/** containerd's filter syntax: a quoted field path, `==`, and the value, quoted unless it is a plain word. */
+export function labelFilter(key: string, value: string): string {
+  return `labels.${JSON.stringify(key)}==${/^[A-Za-z0-9_.-]+$/.test(value) ? value : JSON.stringify(value)}`;
+}
+
 function codeOf(err: ServiceError): ContainerdApiError['code'] {
   switch (err.code) {
     case GrpcStatus.NOT_FOUND:

@@ -1,7 +1,13 @@
 // containerd's content store (proto/containerd/content.proto) on the runtime's socket, namespace k8s.io: what the
 // image puller reads to tell how far a pull has come (the blobs being written, the manifest it fetched).
 import { isRecord } from '../util/is-record.js';
-import { ContainerdApiError, ContainerdChannel, containerdService } from './containerd-api.js';
+import {
+  ContainerdApiError,
+  ContainerdChannel,
+  containerdService,
+  labelFilter,
+  stringLabels,
+} from './containerd-api.js';
 
 /** A committed blob. */
 export interface ContentInfo {
@@ -47,10 +53,7 @@ function millis(value: unknown): number {
 
 function infoOf(value: unknown): ContentInfo | undefined {
   if (!isRecord(value) || typeof value.digest !== 'string') return undefined;
-  const labels: Record<string, string> = {};
-  if (isRecord(value.labels)) {
-    for (const [key, label] of Object.entries(value.labels)) if (typeof label === 'string') labels[key] = label;
-  }
+  const labels = stringLabels(value);
   return { digest: value.digest, size: Number(value.size ?? 0), updatedAt: millis(value.updated_at), labels };
 }
 
@@ -60,8 +63,7 @@ export class ContainerdContent implements ContentStore {
   }
 
   async listLabelled(key: string, value: string): Promise<ContentInfo[]> {
-    const filter = `labels.${JSON.stringify(key)}==${JSON.stringify(value)}`;
-    const messages = await this.channel.stream(contentService().List, { filters: [filter] });
+    const messages = await this.channel.stream(contentService().List, { filters: [labelFilter(key, value)] });
     return messages.flatMap((message) =>
       isRecord(message) && Array.isArray(message.info)
         ? message.info.map(infoOf).filter((info): info is ContentInfo => info !== undefined)

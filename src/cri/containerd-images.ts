@@ -4,7 +4,13 @@
 // removes) when one of its references carries io.cri-containerd.pinned=pinned, and it sees a label change at once
 // (its event monitor refreshes the reference). Another runtime answers Unimplemented: `unsupported` then.
 import { isRecord } from '../util/is-record.js';
-import { ContainerdApiError, ContainerdChannel, containerdService } from './containerd-api.js';
+import {
+  ContainerdApiError,
+  ContainerdChannel,
+  containerdService,
+  labelFilter,
+  stringLabels,
+} from './containerd-api.js';
 
 export { CRI_CONTAINERD_NAMESPACE } from './containerd-api.js';
 /** The label of an image reference that containerd's CRI plugin reads as pinned (with the value `pinned`). */
@@ -49,10 +55,7 @@ function imageService() {
 
 function imageOf(value: unknown): ContainerdImage | undefined {
   if (!isRecord(value) || typeof value.name !== 'string' || value.name === '') return undefined;
-  const labels: Record<string, string> = {};
-  if (isRecord(value.labels)) {
-    for (const [key, label] of Object.entries(value.labels)) if (typeof label === 'string') labels[key] = label;
-  }
+  const labels = stringLabels(value);
   const target = isRecord(value.target) ? value.target : {};
   const text = (field: unknown): string => (typeof field === 'string' ? field : '');
   return {
@@ -107,9 +110,4 @@ export class ContainerdImages implements ImageLabelStore {
   close(): void {
     this.channel.close();
   }
-}
-
-/** containerd's filter syntax: a quoted field path, `==`, and the value, quoted unless it is a plain word. */
-export function labelFilter(key: string, value: string): string {
-  return `labels.${JSON.stringify(key)}==${/^[A-Za-z0-9_.-]+$/.test(value) ? value : JSON.stringify(value)}`;
 }
