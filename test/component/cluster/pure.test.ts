@@ -136,9 +136,9 @@ describe("local cluster: CRI-O's runc wrapper and registries (the cri-o cell)", 
     });
   });
 
-  it('marks every local registry insecure (plain http) and searches no registry for short names', () => {
+  it('marks every local registry insecure (plain http) and reads short names as docker.io, as containerd does', () => {
     const conf = crioRegistriesConf('test', ['10.1.255.1:5000', '10.1.255.1:5001']);
-    assert.match(conf, /^unqualified-search-registries = \[\]$/m);
+    assert.match(conf, /^unqualified-search-registries = \["docker\.io"\]$/m);
     assert.match(conf, /\[\[registry\]\]\nlocation = "10\.1\.255\.1:5000"\ninsecure = true/);
     assert.match(conf, /\[\[registry\]\]\nlocation = "10\.1\.255\.1:5001"\ninsecure = true/);
   });

@@ -1,15 +1,18 @@
 // A pull's progress on the real containerd (src/daemon/imagepuller/pull-progress.ts over src/cri/containerd-content.ts):
-// with the layers held half-way by a registry proxy, the content store shows the pull's manifest (found by its labels)
-// and the layers' ingests by digest; once let go, every blob is committed. containerd 2.4 moves an ingest's offset
-// in chunks: a 1 MB layer held half-way reads 0 bytes written, so the test image cannot show a partial figure. On a runtime without the content API the
-// store is undefined (no progress is shown there).
+// with the layer of a freshly pushed image (no blob shared with another image, so no earlier test's image makes the
+// pull instant) held half-way by a registry proxy, the content store shows the pull's manifest (found by its labels)
+// and the layer's ingest by digest; once let go, every blob is committed. containerd 2.4 moves an ingest's offset in
+// chunks: a 1 MB layer held half-way reads 0 bytes written, so the test cannot show a partial figure. On a runtime
+// without the content API the store is undefined (no progress is shown there).
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { connectRuntime, type CriClient } from '../../../src/cri/index.js';
 import type { ContentStore } from '../../../src/cri/containerd-content.js';
 import { pullProgress } from '../../../src/daemon/imagepuller/pull-progress.js';
 import { contentStoreFor } from '../../../src/daemon/imagepuller/runtime-stores.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
 import { startRegistryProxy, type RegistryProxy } from '../../support/registry-proxy.js';
+import { pushUniqueImage } from '../../support/unique-image.js';
 import { waitFor } from '../../support/wait.js';
 
 describe('pull progress (real containerd)', function () {
@@ -36,31 +39,10 @@ describe('pull progress (real containerd)', function () {
       this.skip();
     }
     const store = content;
-    const image = { imageName: `${proxy.host}/test/busybox`, tag: '2.0' };
+    // a fresh image: no other image on the node holds its blobs, so the pull fetches them all through the proxy
+    const pushed = await pushUniqueImage(env.registry, `test/progress-${randomBytes(4).toString('hex')}`);
+    const image = { imageName: pushed.imageName.replace(env.registry, proxy.host), tag: pushed.tag };
     const ref = `${image.imageName}:${image.tag}`;
-    // the same image under the registry's own name (other tests pull it): its blobs would make the pull instant
-    const direct = `${env.registry}/test/busybox:2.0`;
-    await client.pullImage({ image: { image: direct } });
-    const manifestDigest = (await client.imageStatus({ image: { image: direct } })).image?.repo_digests?.[0]?.split(
-      '@',
-    )[1];
-    assert.ok(manifestDigest, 'the manifest digest of test/busybox:2.0');
-    const blobs = JSON.parse((await store.read(manifestDigest)).toString('utf8')) as {
-      config: { digest: string };
-      layers: { digest: string }[];
-    };
-    for (const name of [direct, ref]) {
-      const found = await client.imageStatus({ image: { image: name } });
-      if (found.image?.id) await client.removeImage({ image: { image: found.image.id } });
-    }
-    // containerd's garbage collector takes the blobs shortly after their last image goes
-    await waitFor(
-      async () => {
-        for (const blob of [blobs.config, ...blobs.layers]) if (await store.info(blob.digest)) return false;
-        return true;
-      },
-      { timeoutMs: 30_000, message: "containerd's GC removed the image's blobs" },
-    );
     const since = Date.now();
     proxy.halfBlobs = true;
     const pull = client.pullImage({ image: { image: ref } }, { timeoutMs: 60_000 });
@@ -68,10 +50,9 @@ describe('pull progress (real containerd)', function () {
     try {
       // what the progress is built on: the pull's manifest found by its labels (a number, not undefined), and the
       // held layer's ingest named by its digest with the manifest's size for it
-      const layers = blobs.layers.map((layer) => layer.digest);
       const ingest = await waitFor(
-        async () => (await store.ingests()).find((s) => layers.some((digest) => s.ref.endsWith(digest))),
-        { timeoutMs: 30_000, intervalMs: 200, message: 'an ingest of one of the layers while they are held' },
+        async () => (await store.ingests()).find((s) => s.ref.endsWith(pushed.layerDigest)),
+        { timeoutMs: 30_000, intervalMs: 200, message: 'an ingest of the layer while it is held' },
       );
       const percent = await pullProgress(store, image, since);
       assert.ok(percent !== undefined && percent < 100, `the pull's manifest identified: ${percent} %`);
@@ -83,6 +64,9 @@ describe('pull progress (real containerd)', function () {
       proxy.halfBlobs = false;
     }
     await pull;
+    assert.ok(await store.info(pushed.layerDigest), 'the layer is in the content store');
     assert.equal(await pullProgress(store, image, since), 99, 'every blob in (the puller says 100 at Succeeded)');
+    const found = await client.imageStatus({ image: { image: ref } });
+    if (found.image?.id) await client.removeImage({ image: { image: found.image.id } });
   });
 });
