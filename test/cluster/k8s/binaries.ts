@@ -229,20 +229,33 @@ export async function helmBinary(major: HelmMajor, log: (message: string) => voi
 
 /** Build what the cluster in ctx.dir needs (its recorded stack); with progress, and nothing when all is cached. */
 async function ensureBuilt(ctx: ClusterContext, what: 'cluster' | 'runtime'): Promise<K8sBinaries> {
-  const binaries = binaryPathsOf(ctx.dir);
+  return await ensureStackBuilt(stackOf(ctx.dir), what, ctx.log);
+}
+
+/**
+ * Build a stack's programs (all of a real cluster's, or only its runtime's) into the cache: with progress, and
+ * nothing when all is cached. `npm test` calls it before the first test (test/support/prepare-run.ts), so no test's
+ * hook carries a first run's build.
+ */
+export async function ensureStackBuilt(
+  stack: Stack,
+  what: 'cluster' | 'runtime',
+  log: (message: string) => void,
+): Promise<K8sBinaries> {
+  const binaries = binaryPaths(stack);
   const missing = missingBinaries(binaries, what);
   if (missing.length > 0) {
     const components =
       what === 'runtime'
         ? runtimeComponents(binaries.stack)
         : ['holder', 'crictl', 'etcd', 'kubernetes', ...runtimeComponents(binaries.stack)];
-    ctx.log(
+    log(
       `${what === 'runtime' ? 'runtime-binaries' : 'k8s-binaries'}: building ${components.join(', ')} of ` +
         `${stackName(binaries.stack)} from Go modules into ${cacheDir()} (first run only; 5 to 15 minutes on 2 cores)`,
     );
     const env = buildEnv(binaries.stack);
     try {
-      await runBuild((line) => ctx.log(`${what}-binaries: ${line}`), { ...process.env, ...env }, components);
+      await runBuild((line) => log(`${what}-binaries: ${line}`), { ...process.env, ...env }, components);
     } catch (err) {
       // build.sh's message names the component, its version, the command and the last lines of its log
       throw new ClusterError(

@@ -1,13 +1,13 @@
 // Component "host-packages": the Debian packages the local cluster runs on. As root on Debian it installs what
 // is missing (apt-get update first, only then); anywhere else it says what is needed (PrerequisiteError, exit 2).
 import { existsSync } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { appendFile, mkdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { ClusterComponent, ClusterContext } from '../component.js';
 import { clusterPaths } from '../paths.js';
 import { PrerequisiteError } from './errors.js';
 import { run } from './exec.js';
-import { stackOf } from '../stack.js';
+import { stackOf, type Stack } from '../stack.js';
 
 /**
  * Debian package -> a file it installs that every cluster uses: what no Go module serves (the registry, skopeo and
@@ -40,7 +40,12 @@ export const CRIO_RUNTIME_PACKAGES: Readonly<Record<string, string>> = {
 
 /** The packages the cluster in `dir` needs (its stack's). */
 export function requiredPackages(dir: string): Record<string, string> {
-  switch (stackOf(dir).runtime) {
+  return stackPackages(stackOf(dir));
+}
+
+/** The packages a stack's cluster needs. */
+export function stackPackages(stack: Stack): Record<string, string> {
+  switch (stack.runtime) {
     case 'containerd-1.6':
       return { ...REQUIRED_PACKAGES, ...DEBIAN_RUNTIME_PACKAGES };
     case 'cri-o':
@@ -81,39 +86,49 @@ async function aptGet(args: string[], logFile: string): Promise<void> {
   }
 }
 
+/**
+ * Install what `required` names and is missing (as root on Debian; elsewhere say what is missing), apt-get's output
+ * in `logFile`.
+ */
+export async function ensureHostPackages(
+  required: Record<string, string>,
+  logFile: string,
+  log: (message: string) => void,
+): Promise<void> {
+  const names = Object.keys(required);
+  if (process.getuid?.() !== 0) {
+    throw new PrerequisiteError(
+      `the local cluster needs root (it runs containerd, creates a bridge and mounts); ` +
+        `run as root on Debian 12, where it installs: ${names.join(' ')}`,
+    );
+  }
+  if (!isDebian()) {
+    const absent = Object.entries(required).filter(([, file]) => !existsSync(file));
+    if (absent.length > 0) {
+      throw new PrerequisiteError(
+        `not a Debian machine, so nothing is installed automatically; missing: ` +
+          absent.map(([pkg, file]) => `${file} (Debian package ${pkg})`).join(', '),
+      );
+    }
+    return;
+  }
+  const missing = await missingPackages(names);
+  if (missing.length === 0) return;
+  await mkdir(dirname(logFile), { recursive: true });
+  log(`installing Debian packages: ${missing.join(' ')} (log: ${logFile})`);
+  await aptGet(['update', '-q'], logFile);
+  await aptGet(['install', '-y', '-q', '--no-install-recommends', ...missing], logFile);
+  const stillMissing = await missingPackages(missing);
+  if (stillMissing.length > 0) {
+    throw new PrerequisiteError(`packages still missing after apt-get install: ${stillMissing.join(' ')}`);
+  }
+}
+
 export function hostPackages(): ClusterComponent {
   return {
     name: 'host-packages',
     async up(ctx: ClusterContext) {
-      const required = requiredPackages(ctx.dir);
-      const names = Object.keys(required);
-      if (process.getuid?.() !== 0) {
-        throw new PrerequisiteError(
-          `the local cluster needs root (it runs containerd, creates a bridge and mounts); ` +
-            `run as root on Debian 12, where it installs: ${names.join(' ')}`,
-        );
-      }
-      if (!isDebian()) {
-        const absent = Object.entries(required).filter(([, file]) => !existsSync(file));
-        if (absent.length > 0) {
-          throw new PrerequisiteError(
-            `not a Debian machine, so nothing is installed automatically; missing: ` +
-              absent.map(([pkg, file]) => `${file} (Debian package ${pkg})`).join(', '),
-          );
-        }
-        return {};
-      }
-      const missing = await missingPackages(names);
-      if (missing.length > 0) {
-        const logFile = join(clusterPaths(ctx.dir).logDir, 'apt.log');
-        ctx.log(`installing Debian packages: ${missing.join(' ')} (log: ${logFile})`);
-        await aptGet(['update', '-q'], logFile);
-        await aptGet(['install', '-y', '-q', '--no-install-recommends', ...missing], logFile);
-        const stillMissing = await missingPackages(missing);
-        if (stillMissing.length > 0) {
-          throw new PrerequisiteError(`packages still missing after apt-get install: ${stillMissing.join(' ')}`);
-        }
-      }
+      await ensureHostPackages(requiredPackages(ctx.dir), join(clusterPaths(ctx.dir).logDir, 'apt.log'), ctx.log);
       return {};
     },
     async down() {

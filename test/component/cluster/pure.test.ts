@@ -1,5 +1,6 @@
 // Pure parts of the cluster tooling (no processes): env file quoting, derived names, address ranges, CRI decoding.
 import assert from 'node:assert/strict';
+import { neededForRun } from '../../support/prepare-run.js';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,15 @@ import { clusterPaths } from '../../cluster/paths.js';
 import { decodeVersionResponse } from '../../cluster/runtime/cri-probe.js';
 import { run } from '../../cluster/runtime/exec.js';
 import { ipv4Range, podSubnet } from '../../cluster/runtime/pod-network.js';
+
+describe('npm test: what is built before the first test', () => {
+  it('a real cluster for e2e files, a runtime for component files, nothing for unit files', () => {
+    const root = '/repo/dist/test';
+    assert.equal(neededForRun([`${root}/unit/a.test.js`]), undefined);
+    assert.equal(neededForRun([`${root}/unit/a.test.js`, `${root}/component/cri/b.test.js`]), 'runtime');
+    assert.equal(neededForRun([`${root}/component/cri/b.test.js`, `${root}/e2e/c/d.test.js`]), 'cluster');
+  });
+});
 
 describe('local cluster: pure helpers', () => {
   it('env file values survive a POSIX shell and our parser, quotes included', async () => {
