@@ -47,12 +47,12 @@ import { ImagePins, type PinState } from './image-pins.js';
 import { ImagePresence } from './image-presence.js';
 import type { KubeletPulls } from './kubelet-pulls.js';
 import { ImageFsGuard, type FsSpace } from './image-fs.js';
+import { DiskRelease } from './disk-release.js';
 import type { ContentStore } from '../../cri/containerd-content.js';
 import { ProgressReader } from './progress-reader.js';
 import type { ImageLabelStore } from '../../cri/containerd-images.js';
 import { rfc3339 } from '../../util/time.js';
 import { isRecord } from '../../util/is-record.js';
-import { errorMessage } from '../../util/error-message.js';
 
 export const DEFAULT_MAX_PARALLEL_PULLS = 2;
 
@@ -105,12 +105,10 @@ export class ImagePullController {
   private readonly invalid = new Map<string, StaticTag>();
   /** Tags whose image left the node while Succeeded, by key: the version whose reported status is not adopted. */
   private readonly gone = new Map<string, number>();
-  /** References whose pin was released for disk space, with the reason (not pinned again while it holds). */
-  private readonly diskReleased = new Map<string, string>();
   /** Tags whose image kubelet removed after their pin was released for disk space: Failed until the spec changes. */
   private readonly evicted = new Map<string, StaticTag>();
   private readonly disk: ImageFsGuard;
-  private releasing = false;
+  private readonly diskRelease: DiskRelease;
   private readonly stopping = new AbortController();
   private readonly progress: ProgressReader | undefined;
   private readonly pins: ImagePins;
@@ -193,7 +191,16 @@ export class ImagePullController {
       ...(options.disk?.lowPercent !== undefined && { lowPercent: options.disk.lowPercent }),
       ...(options.disk?.fsRoot !== undefined && { fsRoot: options.disk.fsRoot }),
       ...(options.disk?.space !== undefined && { space: options.disk.space }),
-      onUsage: () => void this.followDisk(),
+      onUsage: () => void this.diskRelease.follow(),
+    });
+    this.diskRelease = new DiskRelease({
+      disk: this.disk,
+      runtime: options.runtime,
+      signal: this.stopping.signal,
+      logger: options.logger,
+      pinned: () => this.pinnedByAge(),
+      onReleased: (reference, reason) => this.pinReleasedForDisk(reference, reason),
+      onChange: () => this.changed(),
     });
     const contentStore = options.contentStore;
     this.progress = contentStore
@@ -201,6 +208,7 @@ export class ImagePullController {
           store: contentStore,
           running: () => this.pulls.values(),
           onMoved: () => this.writer.request(),
+          disk: this.disk,
           clock: options.clock,
           logger: options.logger,
           ...(options.progressIntervalMs !== undefined && { intervalMs: options.progressIntervalMs }),
@@ -372,14 +380,16 @@ export class ImagePullController {
     this.invalid.clear();
     this.gone.clear();
     this.evicted.clear();
-    this.diskReleased.clear();
+    this.diskRelease.clear();
     this.pins.want([]);
   }
 
   /** A tag's status changed or the spec did: a status write is due, and the pins follow the Succeeded tags. */
   private changed(): void {
     this.writer.request();
-    this.pins.want([...this.succeededReferences().keys()].filter((reference) => !this.diskReleased.has(reference)));
+    this.pins.want(
+      [...this.succeededReferences().keys()].filter((reference) => this.diskRelease.reasonFor(reference) === undefined),
+    );
   }
 
   /** The reference each Succeeded tag was pulled as, with the tags (keys) pulled as it. */
@@ -406,7 +416,7 @@ export class ImagePullController {
       this.adopted.get(key);
     if (status?.phase !== 'Succeeded') return status;
     const reference = tagPullReference(name, tag);
-    const released = reference === undefined ? undefined : this.diskReleased.get(reference);
+    const released = reference === undefined ? undefined : this.diskRelease.reasonFor(reference);
     const problem =
       released !== undefined
         ? `pin released for disk space (${released}); kubelet's image GC may remove it`
@@ -422,8 +432,7 @@ export class ImagePullController {
     const byReference = this.succeededReferences();
     const nodeImage = this.own.current();
     for (const reference of references) {
-      const releasedFor = this.diskReleased.get(reference);
-      this.diskReleased.delete(reference);
+      const releasedFor = this.diskRelease.take(reference);
       for (const key of byReference.get(reference) ?? []) {
         const status = this.pulls.get(key)?.status ?? this.adopted.get(key);
         const version = status?.version ?? 0;
@@ -467,76 +476,28 @@ export class ImagePullController {
     this.loop.add(this.options.nodeName);
   }
 
-  /**
-   * Above kubelet's high threshold: release pins, oldest tags first (a NodeImage tag has no priority; its createdAt
-   * orders them), until the images they hold add up to what kubelet's GC must free to reach the low threshold.
-   * Below the low threshold again: pins released for disk space whose images are still here are taken back.
-   */
-  private async followDisk(): Promise<void> {
-    if (this.releasing) return;
-    this.releasing = true;
-    try {
-      const usage = this.disk.usage();
-      if (!usage) return;
-      if (usage.percent < this.disk.lowPercent && this.diskReleased.size > 0) {
-        this.log.info({ percent: usage.percent.toFixed(1) }, 'the image filesystem has room again; pinning again');
-        this.diskReleased.clear();
-        this.changed();
-        return;
-      }
-      const excess = this.disk.excessBytes();
-      if (excess <= 0) return;
-      const byReference = this.succeededReferences();
-      const candidates = [...byReference.keys()].filter(
-        (reference) => !this.diskReleased.has(reference) && this.pins.state(reference)?.kind === 'pinned',
-      );
-      if (candidates.length === 0) return;
-      const sizes = new Map<string, number>();
-      const runtime = await this.options.runtime(this.stopping.signal);
-      for (const image of (await runtime.listImages({})).images ?? []) {
-        for (const name of [...(image.repo_tags ?? []), ...(image.repo_digests ?? [])]) {
-          sizes.set(name, Number(image.size ?? 0));
-        }
-      }
-      const createdAt = (reference: string): number =>
-        Math.min(...(byReference.get(reference) ?? []).map((key) => this.tagCreatedAt(key)));
-      candidates.sort((a, b) => createdAt(a) - createdAt(b) || a.localeCompare(b));
-      const reason = this.disk.full() ?? `the image filesystem is ${usage.percent.toFixed(1)}% full`;
-      // pins released at an earlier reading count: kubelet's GC may not have run since
-      let released = [...this.diskReleased.keys()].reduce((sum, reference) => sum + (sizes.get(reference) ?? 0), 0);
-      const nodeImage = this.own.current();
-      for (const reference of candidates) {
-        if (released >= excess) break;
-        this.diskReleased.set(reference, reason);
-        released += sizes.get(reference) ?? 0;
-        this.log.warn({ reference, reason }, 'pin released for disk space');
-        if (nodeImage) {
-          this.events.event(
-            nodeImage,
-            'Warning',
-            EVENT_REASON_PIN_RELEASED_FOR_DISK,
-            `Pin of image ${reference} released: ${reason}; kubelet's image GC may remove it`,
-            NODE_IMAGES,
-          );
-        }
-      }
-      this.changed();
-    } catch (err) {
-      this.log.warn({ err: errorMessage(err) }, 'cannot decide which pins to release for disk space');
-    } finally {
-      this.releasing = false;
+  /** The references whose pins are held now, each with when its oldest tag was added to the spec (ms). */
+  private pinnedByAge(): Map<string, number> {
+    const nodeImage = this.own.current();
+    const now = this.options.clock.now();
+    const byAge = new Map<string, number>();
+    for (const [reference, keys] of this.succeededReferences()) {
+      if (this.pins.state(reference)?.kind !== 'pinned') continue;
+      byAge.set(reference, Math.min(...keys.map((key) => tagCreatedAt(nodeImage, key, now))));
     }
+    return byAge;
   }
 
-  /** When a tag was added to the spec (its createdAt), ms; unknown ones count as now. */
-  private tagCreatedAt(key: string): number {
-    const [name = '', tag = ''] = key.split('\u0000');
-    const image = this.own.current()?.spec?.images?.[name];
-    const spec =
-      isRecord(image) && Array.isArray(image.tags) ? image.tags.find((t) => isRecord(t) && t.tag === tag) : undefined;
-    const text = isRecord(spec) && typeof spec.createdAt === 'string' ? spec.createdAt : '';
-    const at = Date.parse(text);
-    return Number.isFinite(at) ? at : this.options.clock.now();
+  private pinReleasedForDisk(reference: string, reason: string): void {
+    const nodeImage = this.own.current();
+    if (!nodeImage) return;
+    this.events.event(
+      nodeImage,
+      'Warning',
+      EVENT_REASON_PIN_RELEASED_FOR_DISK,
+      `Pin of image ${reference} released: ${reason}; kubelet's image GC may remove it`,
+      NODE_IMAGES,
+    );
   }
 
   private pinFailed(reference: string, action: 'pin' | 'unpin', message: string): void {
@@ -639,6 +600,17 @@ function pinProblem(state: PinState | undefined): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** When a tag was added to the spec (its createdAt), ms; unknown ones count as `now`. */
+function tagCreatedAt(nodeImage: NodeImage | undefined, key: string, now: number): number {
+  const [name = '', tag = ''] = key.split('\u0000');
+  const image = nodeImage?.spec?.images?.[name];
+  const spec =
+    isRecord(image) && Array.isArray(image.tags) ? image.tags.find((t) => isRecord(t) && t.tag === tag) : undefined;
+  const text = isRecord(spec) && typeof spec.createdAt === 'string' ? spec.createdAt : '';
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? at : now;
 }
 
 function tagKey(name: string, tag: string): string {

@@ -5,8 +5,10 @@
 // imageGCHighThresholdPercent (our flag of the same name, kubelet's default 85: kubelet's own setting is not
 // readable without the node proxy API, which the agent is not given) a new pre-pull waits, and the controller
 // releases pins until what they hold would bring the filesystem down to the low threshold (80) once kubelet's GC
-// removes them. A runtime that names no filesystem, or a mountpoint the agent cannot see, turns the check off, said
-// once in the log and in `problem()`.
+// removes them. A pull already running whose manifest says it would cross the high threshold is stopped and Failed
+// (wouldCross; the size comes from its manifest in containerd's content store, progress-reader.ts). A runtime that
+// names no filesystem, or a mountpoint the agent cannot see, turns the check off, said once in the log and in
+// `problem()`.
 import { statfs } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CriCallOptions } from '../../cri/client.js';
@@ -52,6 +54,10 @@ export interface ImageFsGuardOptions {
   intervalMs?: number;
 }
 
+function mebibytes(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(bytes < 10 * 1024 * 1024 ? 1 : 0);
+}
+
 async function statfsSpace(path: string): Promise<FsSpace> {
   const stats = await statfs(path);
   return { capacityBytes: stats.blocks * stats.bsize, availableBytes: stats.bavail * stats.bsize };
@@ -90,6 +96,22 @@ export class ImageFsGuard {
     return (
       `the image filesystem (${usage.mountpoint}) is ${usage.percent.toFixed(1)}% full; kubelet's image GC starts ` +
       `at ${this.highPercent}% (--image-gc-high-threshold-percent)`
+    );
+  }
+
+  /**
+   * Why `bytes` more on the image filesystem would take it to kubelet's high threshold (a pre-pull of that size must
+   * not go on), or undefined when they fit or nothing is known of the filesystem.
+   */
+  wouldCross(bytes: number): string | undefined {
+    const usage = this.last;
+    if (!usage || bytes <= 0) return undefined;
+    const after = ((usage.capacityBytes - usage.availableBytes + bytes) * 100) / usage.capacityBytes;
+    if (after < this.highPercent) return undefined;
+    return (
+      `it would add about ${mebibytes(bytes)} MiB to the image filesystem (${usage.mountpoint}), ` +
+      `${usage.percent.toFixed(1)}% full now, ${after.toFixed(1)}% after; kubelet's image GC starts at ` +
+      `${this.highPercent}% (--image-gc-high-threshold-percent)`
     );
   }
 

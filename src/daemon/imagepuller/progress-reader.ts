@@ -1,11 +1,14 @@
 // The progress of the running pulls, read from containerd's content store (pull-progress.ts) every `intervalMs`
 // for all of them at once; `onMoved` once per reading when any moved (the controller then writes one status). A
-// runtime without a content store gives none; a reading that fails keeps what each pull said.
+// runtime without a content store gives none; a reading that fails keeps what each pull said. The same reading
+// tells the disk check what each pull will still add: taken in the order the pulls started, one that would take
+// the image filesystem past kubelet's GC threshold, on top of the ones before it, is refused (stopped, Failed).
 import type { ContentStore } from '../../cri/containerd-content.js';
 import type { Logger } from '../../observability/logger.js';
 import { repeatEvery, type Clock } from '../../util/clock.js';
 import { errorMessage } from '../../util/error-message.js';
-import { pullProgress } from './pull-progress.js';
+import { bytesStillToLand, percentOf, pullBytes } from './pull-progress.js';
+import type { ImageFsGuard } from './image-fs.js';
 import type { TagPull } from './tag-pull.js';
 
 /** Progress of running pulls is read and written at most this often. */
@@ -13,8 +16,10 @@ export const PROGRESS_INTERVAL_MS = 5_000;
 
 export interface ProgressReaderOptions {
   store: (signal: AbortSignal) => Promise<ContentStore | undefined>;
-  running: () => Iterable<Pick<TagPull, 'pullingSince' | 'setProgress' | 'spec'>>;
+  running: () => Iterable<Pick<TagPull, 'pullingSince' | 'setProgress' | 'spec' | 'refuse'>>;
   onMoved: () => void;
+  /** The disk check: a pull whose bytes would cross kubelet's GC threshold is refused. Unset: none is. */
+  disk?: Pick<ImageFsGuard, 'wouldCross'>;
   clock: Clock;
   logger: Logger;
   intervalMs?: number;
@@ -50,11 +55,24 @@ export class ProgressReader {
       const store = this.store;
       if (!store) return;
       let moved = false;
+      let ahead = 0; // what the pulls started before this one will still add
+      running.sort((a, b) => (a.pullingSince ?? 0) - (b.pullingSince ?? 0));
       for (const pull of running) {
         const since = pull.pullingSince;
         if (since === undefined) continue;
-        const percent = await pullProgress(store, pull.spec, since);
-        if (percent !== undefined && pull.setProgress(percent)) moved = true;
+        const bytes = await pullBytes(store, pull.spec, since);
+        if (bytes === undefined) continue;
+        const toLand = bytesStillToLand(bytes);
+        const crossing = this.options.disk?.wouldCross(ahead + toLand);
+        if (crossing !== undefined && bytes.totalBytes > 0) {
+          pull.refuse(
+            `not pulled: its manifest names ${(bytes.totalBytes / 1024 / 1024).toFixed(1)} MiB of layers, and ` +
+              `with them unpacked ${crossing}`,
+          );
+          continue;
+        }
+        ahead += toLand;
+        if (pull.setProgress(percentOf(bytes))) moved = true;
       }
       if (moved) this.options.onMoved();
     } catch (err) {

@@ -114,6 +114,8 @@ class PermanentPullError extends Error {}
 export class TagPull {
   private current: ImageTagStatus;
   private readonly stop = new AbortController();
+  /** Aborted with the reason when the pull must not go on (refuse()): Failed with it, never retried. */
+  private readonly refusal = new AbortController();
   private readonly log: Logger;
   /** Pull secrets the last attempt went without (told in the status message). */
   private skipped = '';
@@ -157,6 +159,11 @@ export class TagPull {
     return this.current.phase === 'Pulling' && this.current.startTime !== undefined
       ? Date.parse(this.current.startTime)
       : undefined;
+  }
+
+  /** Stop the running attempt and fail with `message`, without retrying (the disk check: it would not fit). */
+  refuse(message: string): void {
+    if (!this.stop.signal.aborted && !this.refusal.signal.aborted) this.refusal.abort(new PermanentPullError(message));
   }
 
   /** Stop: cancel the CRI call, release the slot, report nothing more. */
@@ -213,10 +220,10 @@ export class TagPull {
           return;
         } catch (err) {
           if (this.stop.signal.aborted) return;
-          lastError = errorMessage(err);
+          lastError = errorMessage(this.refusal.signal.aborted ? this.refusal.signal.reason : err);
           this.deps.metrics?.attempt('error');
           this.log.warn({ attempt, of: attempts, err: lastError }, 'image pull attempt failed');
-          if (err instanceof PermanentPullError) break;
+          if (err instanceof PermanentPullError || this.refusal.signal.aborted) break;
         }
         if (attempt === attempts) break;
         // let another tag use the slot while this one backs off
@@ -225,9 +232,11 @@ export class TagPull {
         const pause = Math.min(backoffMs, Math.max(0, deadlineAt - this.deps.clock.now()));
         backoffMs = Math.min(backoffMs * 2, TAG_RETRY_MAX_WAIT_MS);
         try {
-          await this.deps.clock.sleep(pause, this.stop.signal);
+          await this.deps.clock.sleep(pause, AbortSignal.any([this.stop.signal, this.refusal.signal]));
         } catch {
-          return;
+          if (this.stop.signal.aborted) return;
+          lastError = errorMessage(this.refusal.signal.reason);
+          break;
         }
       }
       if (this.stop.signal.aborted) return;
@@ -287,7 +296,7 @@ export class TagPull {
             ),
       );
     }, budgetMs);
-    const signal = AbortSignal.any([this.stop.signal, timer.signal]);
+    const signal = AbortSignal.any([this.stop.signal, timer.signal, this.refusal.signal]);
     this.skipped = '';
     const endsAt = this.deps.clock.now() + budgetMs;
     // the CRI deadline is a little later than our own timer, so a cut says which limit was hit

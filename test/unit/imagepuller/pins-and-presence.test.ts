@@ -178,3 +178,37 @@ describe('imagepuller: progress of a running pull', () => {
     }
   });
 });
+
+describe('imagepuller: a running pull that would not fit', () => {
+  it('is stopped once its manifest tells its size and Failed with why, not retried', async () => {
+    const content = new FakeContent();
+    // 10 GiB, 70% full: 1.5 GiB more reaches kubelet's 85%
+    const space: FsSpace = { capacityBytes: 10 * GiB, availableBytes: 3 * GiB };
+    const h = startController([{ tag: 'big' }], {
+      content,
+      disk: { space: () => Promise.resolve(space) },
+      hang: [ref('big')],
+    });
+    h.runtime.imageFs = { mountpoint: '/var/lib/containerd', usedBytes: 7 * GiB };
+    try {
+      await waitFor(() => h.runtime.pullsOf(ref('big')).length === 1, { message: 'the pull is in flight' });
+      await h.clock.advance(1_000);
+      await waitFor(() => h.tagStatus('big')?.phase === 'Pulling', { message: 'Pulling written' });
+      // 0.6 GiB of layers: about 1.8 GiB on the filesystem once unpacked, past 85%
+      const source = { 'containerd.io/distribution.source.127.0.0.1': 'test/busybox' };
+      content.manifest('1', source, [{ d: fakeDigest('a'), size: 0.6 * GiB }], h.clock.now());
+      await h.clock.advance(4_000);
+      await waitFor(() => h.tagStatus('big')?.phase === 'Failed', { message: 'refused at the 5 s reading' });
+      assert.match(
+        h.tagStatus('big')?.message ?? '',
+        /^not pulled: its manifest names 614\.4 MiB of layers, and with them unpacked it would add about 1843 MiB to the image filesystem \(\/var\/lib\/containerd\), 70\.0% full now, 88\.0% after; kubelet's image GC starts at 85%/,
+      );
+      await waitFor(() => h.events.some((e) => e.reason === 'PullImageFailed'), { message: 'the failure event' });
+      await h.clock.advance(60_000);
+      assert.equal(h.runtime.pullsOf(ref('big')).length, 1, 'not retried');
+      assert.equal(h.tagStatus('big')?.phase, 'Failed');
+    } finally {
+      await h.controller.stop();
+    }
+  });
+});

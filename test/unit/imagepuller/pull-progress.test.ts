@@ -3,6 +3,10 @@
 // ingests' offsets; nothing told when two manifests of the repository are being fetched.
 import assert from 'node:assert/strict';
 import { distributionSource, pullProgress } from '../../../src/daemon/imagepuller/pull-progress.js';
+import { ProgressReader } from '../../../src/daemon/imagepuller/progress-reader.js';
+import { silentLogger } from '../../../src/observability/logger.js';
+import { FakeClock } from '../../../src/util/clock.js';
+import { waitFor } from '../../support/wait.js';
 import { FakeContent, fakeDigest as digest } from './fakes.js';
 
 const SINCE = Date.parse('2026-11-29T12:00:00Z');
@@ -46,5 +50,77 @@ describe('imagepuller: pull progress from the content store', () => {
     assert.equal(await pullProgress(store, image, SINCE), 99, 'all bytes in, the pull not ended: 99');
     store.manifest('2', source, [{ d: digest('d'), size: 10 }], SINCE + 500);
     assert.equal(await pullProgress(store, image, SINCE), undefined, 'two manifests since the start: cannot tell');
+  });
+
+  it('refuses, in the order the pulls started, the first whose bytes on top of the earlier ones would not fit', async () => {
+    const clock = new FakeClock(SINCE);
+    const store = new FakeContent();
+    const MiB = 1024 * 1024;
+    const pull = (imageName: string, startedAt: number) => ({
+      spec: { imageName, tag: '1.0', version: 0 },
+      pullingSince: startedAt as number | undefined,
+      progress: -1,
+      refused: '',
+      setProgress(percent: number) {
+        this.progress = percent;
+        return true;
+      },
+      refuse(message: string) {
+        this.refused = message;
+        this.pullingSince = undefined;
+      },
+    });
+    // started in this order: a (10 MiB of layers), b (20 MiB), c (1 MiB); listed out of order
+    const a = pull('127.0.0.1:5000/test/a', SINCE);
+    const b = pull('127.0.0.1:5000/test/b', SINCE + 10);
+    const c = pull('127.0.0.1:5000/test/c', SINCE + 20);
+    store.manifest(
+      '1',
+      { 'containerd.io/distribution.source.127.0.0.1': 'test/a' },
+      [{ d: digest('a'), size: 10 * MiB }],
+      SINCE + 100,
+    );
+    store.manifest(
+      '2',
+      { 'containerd.io/distribution.source.127.0.0.1': 'test/b' },
+      [{ d: digest('b'), size: 20 * MiB }],
+      SINCE + 100,
+    );
+    store.manifest(
+      '3',
+      { 'containerd.io/distribution.source.127.0.0.1': 'test/c' },
+      [{ d: digest('d'), size: 1 * MiB }],
+      SINCE + 100,
+    );
+    // room for 70 MiB below the threshold: a takes about 30 (10 to come, 20 unpacked), b 60 more: refused; c 3 fits
+    const asked: number[] = [];
+    const reader = new ProgressReader({
+      store: () => Promise.resolve(store),
+      running: () => [c, b, a],
+      onMoved: () => undefined,
+      disk: {
+        wouldCross: (bytes) => {
+          asked.push(Math.round(bytes / MiB));
+          return bytes > 70 * MiB ? 'past the threshold' : undefined;
+        },
+      },
+      clock,
+      logger: silentLogger,
+    });
+    reader.start();
+    try {
+      await clock.advance(5_000);
+      await waitFor(() => c.progress === 0, { message: 'the three read' });
+      assert.deepEqual(asked, [30, 90, 33]);
+      assert.equal(a.refused, '');
+      assert.match(
+        b.refused,
+        /^not pulled: its manifest names 20\.0 MiB of layers, and with them unpacked past the threshold$/,
+      );
+      assert.equal(c.refused, '');
+      assert.equal(b.progress, -1, 'a refused pull is not given progress');
+    } finally {
+      await reader.stop();
+    }
   });
 });
