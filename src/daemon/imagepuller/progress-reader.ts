@@ -1,8 +1,10 @@
-// The progress of the running pulls, read from containerd's content store (pull-progress.ts) every `intervalMs`
-// for all of them at once; `onMoved` once per reading when any moved (the controller then writes one status). A
-// runtime without a content store gives none; a reading that fails keeps what each pull said. The same reading
-// tells the disk check what each pull will still add: taken in the order the pulls started, one that would take
-// the image filesystem past kubelet's GC threshold, on top of the ones before it, is refused (stopped, Failed).
+// The running pulls, read from containerd's content store (pull-progress.ts) every second for all of them at once
+// (local calls, and only while something pulls). Each reading tells the disk check what each pull will still add:
+// taken in the order the pulls started, one that would take the image filesystem past kubelet's GC threshold, on
+// top of the ones before it, is refused (stopped, Failed) within a second of its manifest landing, before its
+// layers are unpacked. Progress is published every `intervalMs` (5 s) only: `onMoved` once per publication when
+// any pull moved (the controller then writes one status). A runtime without a content store gives neither; a
+// reading that fails keeps what each pull said.
 import type { ContentStore } from '../../cri/containerd-content.js';
 import type { Logger } from '../../observability/logger.js';
 import { repeatEvery, type Clock } from '../../util/clock.js';
@@ -11,8 +13,10 @@ import { bytesStillToLand, percentOf, pullBytes } from './pull-progress.js';
 import type { ImageFsGuard } from './image-fs.js';
 import type { TagPull } from './tag-pull.js';
 
-/** Progress of running pulls is read and written at most this often. */
+/** Progress of running pulls is written at most this often. */
 export const PROGRESS_INTERVAL_MS = 5_000;
+/** Running pulls are read this often (their size against the disk). */
+export const PULL_READ_INTERVAL_MS = 1_000;
 
 export interface ProgressReaderOptions {
   store: (signal: AbortSignal) => Promise<ContentStore | undefined>;
@@ -29,16 +33,14 @@ export class ProgressReader {
   private readonly stopping = new AbortController();
   private loop: Promise<void> | undefined;
   private store: ContentStore | undefined | null = null;
+  /** When progress was last due for publication (every intervalMs from the start). */
+  private publishedAt = 0;
 
   constructor(private readonly options: ProgressReaderOptions) {}
 
   start(): void {
-    this.loop ??= repeatEvery(
-      this.options.clock,
-      this.options.intervalMs ?? PROGRESS_INTERVAL_MS,
-      this.stopping.signal,
-      () => this.read(),
-    );
+    this.publishedAt = this.options.clock.now();
+    this.loop ??= repeatEvery(this.options.clock, PULL_READ_INTERVAL_MS, this.stopping.signal, () => this.read());
   }
 
   async stop(): Promise<void> {
@@ -48,6 +50,9 @@ export class ProgressReader {
   }
 
   private async read(): Promise<void> {
+    const now = this.options.clock.now();
+    const publish = now - this.publishedAt >= (this.options.intervalMs ?? PROGRESS_INTERVAL_MS);
+    if (publish) this.publishedAt = now;
     const running = [...this.options.running()].filter((pull) => pull.pullingSince !== undefined);
     if (running.length === 0) return;
     try {
@@ -72,7 +77,7 @@ export class ProgressReader {
           continue;
         }
         ahead += toLand;
-        if (pull.setProgress(percentOf(bytes))) moved = true;
+        if (publish && pull.setProgress(percentOf(bytes))) moved = true;
       }
       if (moved) this.options.onMoved();
     } catch (err) {

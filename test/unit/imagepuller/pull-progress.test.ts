@@ -109,8 +109,9 @@ describe('imagepuller: pull progress from the content store', () => {
     });
     reader.start();
     try {
-      await clock.advance(5_000);
-      await waitFor(() => c.progress === 0, { message: 'the three read' });
+      // the first reading, a second in: sizes checked, no progress published before 5 s
+      await clock.advance(1_000);
+      await waitFor(() => asked.length === 3, { message: 'the three read' });
       assert.deepEqual(asked, [30, 90, 33]);
       assert.equal(a.refused, '');
       assert.match(
@@ -118,6 +119,9 @@ describe('imagepuller: pull progress from the content store', () => {
         /^not pulled: its manifest names 20\.0 MiB of layers, and with them unpacked past the threshold$/,
       );
       assert.equal(c.refused, '');
+      assert.equal(c.progress, -1, 'no progress before 5 s');
+      await clock.advance(4_000);
+      await waitFor(() => c.progress === 0, { message: 'progress published at 5 s' });
       assert.equal(b.progress, -1, 'a refused pull is not given progress');
     } finally {
       await reader.stop();
