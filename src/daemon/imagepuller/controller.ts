@@ -191,7 +191,11 @@ export class ImagePullController {
       ...(options.disk?.lowPercent !== undefined && { lowPercent: options.disk.lowPercent }),
       ...(options.disk?.fsRoot !== undefined && { fsRoot: options.disk.fsRoot }),
       ...(options.disk?.space !== undefined && { space: options.disk.space }),
-      onUsage: () => void this.diskRelease.follow(),
+      onUsage: (usage) => {
+        options.metrics.setImageFsPercent(usage.percent);
+        void this.diskRelease.follow();
+      },
+      onOff: () => options.metrics.setImageFsPercent(undefined),
     });
     this.diskRelease = new DiskRelease({
       disk: this.disk,

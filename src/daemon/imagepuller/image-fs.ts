@@ -51,6 +51,8 @@ export interface ImageFsGuardOptions {
   space?: (path: string) => Promise<FsSpace>;
   /** The usage was read again (the controller decides on pins then). */
   onUsage?: (usage: ImageFsUsage) => void;
+  /** The usage could not be read: the check is off (`problem()` says why). */
+  onOff?: () => void;
   intervalMs?: number;
 }
 
@@ -182,6 +184,7 @@ export class ImageFsGuard {
       this.lastProblem = message;
       // without a reading nothing is held back: the check must never stop pre-pulls on its own failure
       this.last = undefined;
+      this.options.onOff?.();
       this.waiters.wakeAll();
     }
   }

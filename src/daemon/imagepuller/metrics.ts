@@ -1,4 +1,4 @@
-// The image puller's metrics: pulls by result, pull duration, and tags by phase.
+// The image puller's metrics: pulls by result, pull duration, tags by phase, pins, images gone, the image filesystem.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ImagePullPhase } from '../../api/nodeimage.js';
 import type { PinCounts } from './image-pins.js';
@@ -19,10 +19,13 @@ export interface ImagePullMetrics {
   setPins(counts: Readonly<PinCounts>): void;
   /** The image of a Succeeded tag left the node. */
   imageGone(): void;
+  /** The image filesystem's use as the disk check last read it (percent), or undefined while the check is off. */
+  setImageFsPercent(percent: number | undefined): void;
 }
 
 export const IMAGE_PINS = 'kruise_daemon_image_pins';
 export const IMAGES_REMOVED_TOTAL = 'kruise_daemon_image_removed_total';
+export const IMAGE_FS_USED_PERCENT = 'kruise_daemon_image_fs_used_percent';
 const PIN_STATES: readonly (keyof PinCounts)[] = ['pinned', 'pinned-by-others', 'missing', 'failed', 'unsupported'];
 
 const PHASES: readonly ImagePullPhase[] = ['Waiting', 'Pulling', 'Succeeded', 'Failed'];
@@ -68,6 +71,11 @@ export function imagePullMetrics(registry: Registry): ImagePullMetrics {
     help: 'Images of Succeeded tags found gone from the node (and pulled again)',
     registers,
   });
+  const imageFs = new Gauge({
+    name: IMAGE_FS_USED_PERCENT,
+    help: "The runtime's image filesystem in use, percent, as the disk check last read it (absent while it is off)",
+    registers,
+  });
   for (const state of PIN_STATES) pins.set({ state }, 0);
   for (const phase of PHASES) tags.set({ phase }, 0);
   for (const outcome of ['ok', 'error']) attempts.inc({ outcome }, 0);
@@ -88,6 +96,10 @@ export function imagePullMetrics(registry: Registry): ImagePullMetrics {
     },
     imageGone() {
       removed.inc();
+    },
+    setImageFsPercent(percent) {
+      if (percent === undefined) imageFs.reset();
+      else imageFs.set(percent);
     },
   };
   perRegistry.set(registry, metrics);

@@ -271,11 +271,33 @@ for (const major of HELM_MAJORS) {
             c.args = [
               '--addr=:10300',
               '--host-run-dir=/hostvarrun',
+              '--image-fs-root=/host',
               '--runtime-socket=/hostvarrun/containerd/containerd.sock',
             ];
             c.ports[0].containerPort = 10300;
             c.livenessProbe.httpGet.port = 10300;
             c.readinessProbe.httpGet.port = 10300;
+          },
+        },
+        {
+          // CRI-O keeps its images in /var/lib/containers
+          sets: ['daemon.imageFsPath=/var/lib/containers'],
+          change: (o) => {
+            const pod = find(o, 'DaemonSet', 'kruise-daemon').spec.template.spec;
+            pod.volumes.find((v: Tree) => v.name === 'host-image-fs').hostPath.path = '/var/lib/containers';
+            pod.containers[0].volumeMounts.find((m: Tree) => m.name === 'host-image-fs').mountPath =
+              '/host/var/lib/containers';
+          },
+        },
+        {
+          // no image filesystem mounted: no flag, no mount, no volume (the disk check is off)
+          sets: ['daemon.imageFsPath='],
+          change: (o) => {
+            const pod = find(o, 'DaemonSet', 'kruise-daemon').spec.template.spec;
+            pod.volumes = pod.volumes.filter((v: Tree) => v.name !== 'host-image-fs');
+            const c = pod.containers[0];
+            c.volumeMounts = c.volumeMounts.filter((m: Tree) => m.name !== 'host-image-fs');
+            c.args = c.args.filter((a: string) => a !== '--image-fs-root=/host');
           },
         },
         {

@@ -214,6 +214,17 @@ describe('installed in the cluster (deploy/overlays/ip-retention with the built 
         assert.equal(agent.probe.access[dir], 'W', `${what}: ${dir} writable`);
       }
       assert.deepEqual(beyond(agent, HOST_PATHS), [], `${what} writes nowhere else`);
+      // the runtime's image directory, read-only, for the disk check (statfs only); on containerd it reads there
+      assert.ok(isReadOnly(mountAt(agent.mounts, '/host/var/lib/containerd')), `${what}: image dir read-only`);
+      if (node.runtime === 'containerd') {
+        await waitFor(
+          async () =>
+            /^kruise_daemon_image_fs_used_percent \d/m.test(
+              await (await fetch(`http://${node.ip}:10221/metrics`)).text(),
+            ),
+          { timeoutMs: 30_000, message: `${what}: the disk check reads the image filesystem (its gauge)` },
+        );
+      }
       // Below /hostvarrun, the mounts the node has there (other containers' rootfs and shm, and in this cluster
       // /run/containerd itself) are read-only only where the runtime makes read-only mounts recursive
       // (recursiveReadOnly: IfPossible; containerd 2.0 and kernel 5.12 or later); kubelet reports which it did.
