@@ -95,24 +95,42 @@ export function useRealCluster(): Promise<RealCluster> {
   return memo;
 }
 
-async function startOnce(): Promise<RealCluster> {
-  const dir = realClusterDir();
+function startOnce(): Promise<RealCluster> {
+  return startRealClusterIn(realClusterDir());
+}
+
+export interface RealClusterOptions {
+  nodeCount?: number;
+  /** Cluster variables for this up only (e.g. CLUSTER_IMAGE_FS_MIB); CLUSTER_POD_IPAM is kruise-ipam. */
+  env?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A real cluster in `dir`, up, with deploy/'s API objects, as useRealCluster() gives the shared one; a test that
+ * needs nodes of its own kind (a small image filesystem) starts one in a directory of its own. Taken down at the end
+ * of the run if this process started it (purge it with downCluster when done).
+ */
+export async function startRealClusterIn(dir: string, options: RealClusterOptions = {}): Promise<RealCluster> {
+  validateClusterDir(dir);
   const log = fileLog(dir);
   const wasUp = await isClusterUp({ dir, log }).catch(() => false);
   if (!wasUp) atRunEnd(() => downCluster({ dir, log }));
   let vars: Record<string, string>;
-  const previousIpam = process.env.CLUSTER_POD_IPAM;
-  process.env.CLUSTER_POD_IPAM = 'kruise-ipam';
+  const overrides: Record<string, string> = { CLUSTER_POD_IPAM: 'kruise-ipam', ...options.env };
+  const previous = Object.fromEntries(Object.keys(overrides).map((key) => [key, process.env[key]]));
+  Object.assign(process.env, overrides);
   try {
-    vars = await upCluster({ dir, log, kind: 'real', nodeCount: REAL_NODE_COUNT });
+    vars = await upCluster({ dir, log, kind: 'real', nodeCount: options.nodeCount ?? REAL_NODE_COUNT });
   } catch (err) {
     const message = errorMessage(err);
     throw new Error(`real cluster in ${dir} did not come up: ${message} (log: ${join(dir, 'logs', 'cluster.log')})`, {
       cause: err,
     });
   } finally {
-    if (previousIpam === undefined) delete process.env.CLUSTER_POD_IPAM;
-    else process.env.CLUSTER_POD_IPAM = previousIpam;
+    for (const [key, value] of Object.entries(previous)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
   }
   const layout = await layoutFromContext({ dir, env: vars, log });
   if (!layout) throw new Error(`real cluster in ${dir}: no layout after up`);

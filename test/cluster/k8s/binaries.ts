@@ -249,13 +249,14 @@ export async function ensureStackBuilt(
       what === 'runtime'
         ? runtimeComponents(binaries.stack)
         : ['holder', 'crictl', 'etcd', 'kubernetes', ...runtimeComponents(binaries.stack)];
+    const component = what === 'runtime' ? 'runtime-binaries' : 'k8s-binaries';
     log(
-      `${what === 'runtime' ? 'runtime-binaries' : 'k8s-binaries'}: building ${components.join(', ')} of ` +
+      `${component}: building ${components.join(', ')} of ` +
         `${stackName(binaries.stack)} from Go modules into ${cacheDir()} (first run only; 5 to 15 minutes on 2 cores)`,
     );
     const env = buildEnv(binaries.stack);
     try {
-      await runBuild((line) => log(`${what}-binaries: ${line}`), { ...process.env, ...env }, components);
+      await runBuild((line) => log(`${component}: ${line}`), { ...process.env, ...env }, components);
     } catch (err) {
       // build.sh's message names the component, its version, the command and the last lines of its log
       throw new ClusterError(

@@ -196,7 +196,7 @@ function nsenter(holderPid: number): string[] {
  * private overlay (writes go to the node's directory) on /etc, /opt and /var, then the node's directories bound on the
  * usual paths. Nothing is created or changed on the host's own /etc, /opt, /var or /run.
  */
-export function mountScript(node: NodeLayout): string {
+export function mountScript(node: NodeLayout, imageFsMiB = imageFsSizeMiB()): string {
   const lines = ['set -e', 'mount -t tmpfs -o mode=0755 tmpfs /run'];
   for (const top of OVERLAID_DIRS) {
     const base = join(node.dir, 'overlay', top);
@@ -207,8 +207,31 @@ export function mountScript(node: NodeLayout): string {
   }
   for (const bind of node.binds)
     lines.push(`mkdir -p '${bind.target}'`, `mount --bind '${bind.source}' '${bind.target}'`);
+  if (imageFsMiB !== undefined) {
+    // a small image filesystem of the node's own: its runtime's store on a tmpfs of that size, seen by the runtime
+    // and by kubelet (imagefs), gone with the node's mount namespace (its images with it)
+    lines.push(`mount -t tmpfs -o size=${imageFsMiB}m,mode=0711 tmpfs '${runtimeStore(node)}'`);
+  }
   lines.push('exec "$0" "$1"');
   return lines.join('\n');
+}
+
+/** Where the node's runtime keeps its images (inside the node). */
+function runtimeStore(node: NodeLayout): string {
+  return node.runtime === 'cri-o' ? '/var/lib/containers' : '/var/lib/containerd';
+}
+
+/** CLUSTER_IMAGE_FS_MIB: every node's image filesystem a tmpfs of that many MiB (tests of a full disk); unset: none. */
+export function imageFsSizeMiB(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const text = env.CLUSTER_IMAGE_FS_MIB;
+  if (text === undefined || text === '') return undefined;
+  const mib = Number(text);
+  if (!/^\d+$/.test(text) || mib < 64 || mib > 1024 * 1024) {
+    throw new ClusterError(
+      `CLUSTER_IMAGE_FS_MIB must be a whole number of MiB from 64 to 1048576, got ${JSON.stringify(text)}`,
+    );
+  }
+  return mib;
 }
 
 function holderSpec(node: NodeLayout): ProcessSpec {
