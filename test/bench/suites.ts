@@ -13,6 +13,7 @@ import { openKruiseLaunchPrioritySuite } from './openkruise-launch-priority.js';
 import { openKruiseSuite } from './openkruise.js';
 import { openKruiseBugsSuite } from './openkruise-bugs.js';
 import { openKruiseHandoverSuite } from './openkruise-handover.js';
+import { openKruiseImagesStaySuite } from './openkruise-images-stay.js';
 import { openKruiseScaleSuite } from './openkruise-scale.js';
 import { persistentPodStateSuite } from './persistent-pod-state.js';
 import { podProbeSuite } from './pod-probe.js';
@@ -37,4 +38,5 @@ export const SUITES: readonly BenchSuite[] = [
   openKruiseHandoverSuite,
   openKruiseScaleSuite,
   openKruiseLaunchPrioritySuite,
+  openKruiseImagesStaySuite,
 ];
