@@ -17,6 +17,7 @@ import { downCluster, isClusterUp, upCluster } from '../cluster/components.js';
 import { layoutFromContext } from '../cluster/k8s/context.js';
 import type { K8sLayout, NodeLayout } from '../cluster/k8s/layout.js';
 import { daemonSetNodeOptions } from '../cluster/deployed-agent.js';
+import { agentImageGcArgs } from '../cluster/k8s/nodes.js';
 import {
   agentTokenPod,
   installApiObjects,
@@ -254,6 +255,8 @@ export async function startAgentOn(
       '--ipam',
       '--ipam-data-dir',
       join(node.inNode.cniStateDir, 'kruise-ipam'),
+      // the nodes' kubelet thresholds, unless the test names its own
+      ...(options.agentArgs?.some((arg) => arg.startsWith('--image-gc-')) ? [] : agentImageGcArgs()),
       ...(options.agentArgs ?? []),
     ],
     env: {

@@ -46,8 +46,15 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
   const halves = new Set<() => void>();
   const refuseFrom = new Set<string>();
 
-  /** The blob's first half now, the rest once halfBlobs goes off (the whole body is read first: test images). */
-  const forwardHalf = (req: IncomingMessage, res: ServerResponse): void => {
+  /** Send the upstream response on: piped as it comes, or through `answer` (which owns `res` then). */
+  const forward = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    answer: (upstreamRes: IncomingMessage, res: ServerResponse) => void = (upstreamRes) => {
+      res.writeHead(upstreamRes.statusCode ?? 502, { ...upstreamRes.headers });
+      upstreamRes.pipe(res);
+    },
+  ): void => {
     const upstreamReq = httpRequest(
       {
         host: upstreamHost,
@@ -56,28 +63,7 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
         path: req.url,
         headers: { ...req.headers, host: upstream },
       },
-      (upstreamRes) => {
-        const chunks: Buffer[] = [];
-        upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
-        upstreamRes.on('end', () => {
-          const body = Buffer.concat(chunks);
-          // small blobs (configs) whole: a runtime fetches the config before the layers
-          const half = body.length > 64 * 1024 ? Math.floor(body.length / 2) : body.length;
-          res.writeHead(upstreamRes.statusCode ?? 502, {
-            ...upstreamRes.headers,
-            'content-length': String(body.length),
-          });
-          res.write(body.subarray(0, half));
-          const rest = (): void => {
-            halves.delete(rest);
-            if (!res.destroyed) res.end(body.subarray(half));
-          };
-          if (state.halfBlobs) {
-            halves.add(rest);
-            res.on('close', () => halves.delete(rest));
-          } else rest();
-        });
-      },
+      (upstreamRes) => answer(upstreamRes, res),
     );
     upstreamReq.on('error', () => {
       if (!res.headersSent) res.writeHead(502);
@@ -86,26 +72,28 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
     req.pipe(upstreamReq);
   };
 
-  const forward = (req: IncomingMessage, res: ServerResponse): void => {
-    const upstreamReq = httpRequest(
-      {
-        host: upstreamHost,
-        port: Number(upstreamPort),
-        method: req.method,
-        path: req.url,
-        headers: { ...req.headers, host: upstream },
-      },
-      (upstreamRes) => {
-        const headers = { ...upstreamRes.headers };
-        res.writeHead(upstreamRes.statusCode ?? 502, headers);
-        upstreamRes.pipe(res);
-      },
-    );
-    upstreamReq.on('error', () => {
-      if (!res.headersSent) res.writeHead(502);
-      res.end();
+  /** The blob's first half now, the rest once halfBlobs goes off (the whole body is read first: test images). */
+  const sendHalf = (upstreamRes: IncomingMessage, res: ServerResponse): void => {
+    const chunks: Buffer[] = [];
+    upstreamRes.on('data', (chunk: Buffer) => chunks.push(chunk));
+    upstreamRes.on('end', () => {
+      const body = Buffer.concat(chunks);
+      // small blobs (configs) whole: a runtime fetches the config before the layers
+      const half = body.length > 64 * 1024 ? Math.floor(body.length / 2) : body.length;
+      res.writeHead(upstreamRes.statusCode ?? 502, {
+        ...upstreamRes.headers,
+        'content-length': String(body.length),
+      });
+      res.write(body.subarray(0, half));
+      const rest = (): void => {
+        halves.delete(rest);
+        if (!res.destroyed) res.end(body.subarray(half));
+      };
+      if (state.halfBlobs) {
+        halves.add(rest);
+        res.on('close', () => halves.delete(rest));
+      } else rest();
     });
-    req.pipe(upstreamReq);
   };
 
   const server: Server = createServer((req, res) => {
@@ -129,7 +117,7 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
       return;
     }
     if (isBlob && state.halfBlobs && req.method === 'GET') {
-      forwardHalf(req, res);
+      forward(req, res, sendHalf);
       return;
     }
     if (isBlob && state.blobDelayMs > 0) {

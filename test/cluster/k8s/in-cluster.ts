@@ -13,6 +13,7 @@ import { packageRoot } from '../../../src/util/repo-root.js';
 import { installPluginBundled } from '../../../src/daemon/ipreservation/install.js';
 import type { K8sLayout } from './layout.js';
 import { webhookClientCaPath } from './pki.js';
+import { agentImageGcArgs } from './nodes.js';
 import { kubectl, SYSTEM_NAMESPACE, WEBHOOK_CONFIGURATIONS } from './system.js';
 
 export const IN_CLUSTER_OVERLAY = 'ip-retention';
@@ -67,6 +68,12 @@ patches:
       - op: replace
         path: /spec/template/spec/containers/0/args/3
         value: --nodeimage-creation-delay=1s
+  # the agents are told the nodes' kubelet image GC thresholds (k8s/nodes.ts: the disk is the host's, shared)
+  - target: {group: apps, version: v1, kind: DaemonSet, name: kruise-daemon}
+    patch: |-
+${agentImageGcArgs()
+  .map((arg) => `      - op: add\n        path: /spec/template/spec/containers/0/args/-\n        value: ${arg}`)
+  .join('\n')}
 `;
 }
 

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { load } from 'js-yaml';
 import { packageRoot } from '../../../src/util/repo-root.js';
 import type { K8sLayout, NodeLayout } from './layout.js';
+import { agentImageGcArgs } from './nodes.js';
 import { webhookClientCaPath } from './pki.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -209,6 +210,7 @@ export function agentLaunch(node: NodeLayout, options: AgentLaunchOptions): Laun
     '--runtime-socket',
     node.inNode.runtimeSocket,
     ...(options.ipam ? ['--ipam', '--ipam-data-dir', join(node.inNode.cniStateDir, 'kruise-ipam')] : []),
+    ...agentImageGcArgs(),
     ...(options.extraArgs ?? []),
   ];
   return {

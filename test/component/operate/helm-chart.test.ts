@@ -272,6 +272,8 @@ for (const major of HELM_MAJORS) {
               '--addr=:10300',
               '--host-run-dir=/hostvarrun',
               '--image-fs-root=/host',
+              '--image-gc-high-threshold-percent=85',
+              '--image-gc-low-threshold-percent=80',
               '--runtime-socket=/hostvarrun/containerd/containerd.sock',
             ];
             c.ports[0].containerPort = 10300;
@@ -287,6 +289,20 @@ for (const major of HELM_MAJORS) {
             pod.volumes.find((v: Tree) => v.name === 'host-image-fs').hostPath.path = '/var/lib/containers';
             pod.containers[0].volumeMounts.find((m: Tree) => m.name === 'host-image-fs').mountPath =
               '/host/var/lib/containers';
+          },
+        },
+        {
+          // kubelets with GC thresholds of their own
+          sets: ['daemon.imageGC.highThresholdPercent=90', 'daemon.imageGC.lowThresholdPercent=75'],
+          change: (o) => {
+            const c = find(o, 'DaemonSet', 'kruise-daemon').spec.template.spec.containers[0];
+            c.args = c.args.map((a: string) =>
+              a.startsWith('--image-gc-high-')
+                ? '--image-gc-high-threshold-percent=90'
+                : a.startsWith('--image-gc-low-')
+                  ? '--image-gc-low-threshold-percent=75'
+                  : a,
+            );
           },
         },
         {

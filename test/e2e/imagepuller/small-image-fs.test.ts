@@ -1,11 +1,13 @@
-// The disk comes first, on a node whose image filesystem is small (a cluster of its own, one node, the runtime's
-// store on a 640 MiB tmpfs: CLUSTER_IMAGE_FS_MIB), with a pod running on it: two jobs of 90 MiB images fit and are
-// pulled and pinned; a third of 150 MiB would take the filesystem past kubelet's image GC threshold (85%), so the
-// agent stops its pull once the manifest tells the size and reports why, in the tag's status and an event. No
-// DiskPressure condition or taint appears, the pod is not evicted, the first two images stay. kubelet's own view of
-// the filesystem (its stats summary: imagefs) is what is checked.
+// The disk comes first, on a node whose image filesystem is small: a cluster of its own, one node, the runtime's
+// store on a 640 MiB tmpfs (CLUSTER_IMAGE_FS_MIB), its kubelet with the default disk thresholds (image GC at 85%,
+// DiskPressure below 15% free) and the agent told the same, a pod running on the node. Two jobs of 90 MiB images fit
+// and are pulled and pinned; a third of 150 MiB would take the filesystem past 85%, so the agent stops its pull once
+// the manifest tells the size and reports why, in the tag's status and an event. No DiskPressure condition or taint
+// appears, the pod is not evicted, the first two images stay. kubelet's own view of the filesystem (its stats
+// summary: imagefs) is what is checked.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { IMAGE_PULL_JOBS, type ImagePullJob } from '../../../src/api/imagepulljob.js';
 import { CriClient } from '../../../src/cri/client.js';
@@ -25,6 +27,7 @@ import {
   splitReference,
   type NodeRegistryProxy,
 } from '../../support/real-images.js';
+import { restartKubelet } from '../../support/own-cluster.js';
 import { pushUniqueImage } from '../../support/unique-image.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -88,7 +91,31 @@ describe('imagepuller e2e: a node whose image filesystem is small', function () 
     // each blob starts 3 s after its request, as from a remote registry: the pulls are not over before the agent's
     // reading (every second) sees their manifests
     registry.proxy.blobDelayMs = 3_000;
-    system = await startSystem(cluster);
+    // kubelet with its own defaults for the disk (the test cluster's kubelets wait until the host disk is really
+    // full): image GC at 85% / 80%, DiskPressure below 15% of imagefs free; the agent told the same
+    const dropIn = join(dir, 'kubelet-disk.d');
+    mkdirSync(dropIn, { recursive: true });
+    writeFileSync(
+      join(dropIn, '50-disk.conf'),
+      [
+        'apiVersion: kubelet.config.k8s.io/v1beta1',
+        'kind: KubeletConfiguration',
+        'imageGCHighThresholdPercent: 85',
+        'imageGCLowThresholdPercent: 80',
+        'evictionHard:',
+        '  memory.available: "100Mi"',
+        '  nodefs.available: "1%"',
+        '  nodefs.inodesFree: "1%"',
+        '  imagefs.available: "15%"',
+        '',
+      ].join('\n'),
+    );
+    const config = await restartKubelet(cluster, node, [`--config-dir=${dropIn}`]);
+    assert.equal(config.imageGCHighThresholdPercent, 85, "kubelet's image GC at 85%");
+    assert.equal((config.evictionHard as Record<string, string>)['imagefs.available'], '15%');
+    system = await startSystem(cluster, {
+      agentArgs: ['--image-gc-high-threshold-percent=85', '--image-gc-low-threshold-percent=80'],
+    });
   });
 
   after(async () => {

@@ -9,6 +9,7 @@
 // docs/image-pull.md). Then, on the same cluster, deploy/overlays/agent-only: our agent (kruise-daemon-ts) only on the
 // node labelled kruise-daemon.io/agent=true, pulling that node's NodeImage, nothing of ours on the other node; deleted
 // again. Figures (install to Ready, upgrade roll) are printed for docs/install.md.
+import { agentImageGcArgs, KUBELET_IMAGE_GC_PERCENT } from '../../cluster/k8s/nodes.js';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -108,6 +109,11 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
         `manager.image.tag=${cluster.image.tag}`,
         '--set',
         'featureGates=IPRetention=true',
+        // the test nodes' kubelet thresholds (test/cluster/k8s/nodes.ts: the disk is the host's, shared)
+        '--set',
+        `daemon.imageGC.highThresholdPercent=${KUBELET_IMAGE_GC_PERCENT.high}`,
+        '--set',
+        `daemon.imageGC.lowThresholdPercent=${KUBELET_IMAGE_GC_PERCENT.low}`,
       ]);
       const installed = Date.now();
       rollout('ds/kruise-daemon');
@@ -526,7 +532,11 @@ describe('deploy/chart installed, upgraded and uninstalled on a real cluster of 
     const ds = manifests.find((m) => m.kind === 'DaemonSet');
     assert.ok(ds);
     assert.equal(ds.metadata.name, 'kruise-daemon-ts');
-    for (const c of ds.spec.template.spec.containers as { image: string }[]) c.image = cluster.vars.KRUISE_IMAGE!;
+    for (const c of ds.spec.template.spec.containers as { image: string; args?: string[] }[]) {
+      c.image = cluster.vars.KRUISE_IMAGE!;
+      // the test nodes' kubelet thresholds (the last flag wins)
+      c.args = [...(c.args ?? []), ...agentImageGcArgs()];
+    }
     const list = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: manifests });
     cluster.must(['apply', '-f', '-'], list);
     cluster.must(['label', 'node', node2.name, 'kruise-daemon.io/agent=true']);
