@@ -22,8 +22,8 @@ export interface ProgressReaderOptions {
   store: (signal: AbortSignal) => Promise<ContentStore | undefined>;
   running: () => Iterable<Pick<TagPull, 'pullingSince' | 'setProgress' | 'spec' | 'refuse'>>;
   onMoved: () => void;
-  /** The disk check: a pull whose bytes would cross kubelet's GC threshold is refused. Unset: none is. */
-  disk?: Pick<ImageFsGuard, 'wouldCross'>;
+  /** The disk check, read afresh at each reading: a pull whose bytes would cross the threshold is refused. */
+  disk?: Pick<ImageFsGuard, 'wouldCross' | 'check'>;
   clock: Clock;
   logger: Logger;
   intervalMs?: number;
@@ -59,6 +59,8 @@ export class ProgressReader {
       if (this.store === null) this.store = await this.options.store(this.stopping.signal);
       const store = this.store;
       if (!store) return;
+      // the filesystem as it is now (the guard's own reading is every 10 s; pulls fill it faster)
+      await this.options.disk?.check(this.stopping.signal);
       let moved = false;
       let ahead = 0; // what the pulls started before this one will still add
       running.sort((a, b) => (a.pullingSince ?? 0) - (b.pullingSince ?? 0));

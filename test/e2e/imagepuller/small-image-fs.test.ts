@@ -168,7 +168,9 @@ describe('imagepuller e2e: a node whose image filesystem is small', function () 
     for (const fits of [a, b]) {
       await admin.create(IMAGE_PULL_JOBS, job(fits.name, fits.ref));
       await waitForJob(admin, NS, fits.name, (j) => (j.status?.succeeded ?? 0) === 1, 180_000);
-      process.stderr.write(`      [disk] ${fits.name} pulled: imagefs ${percent(imageFs()).toFixed(1)}% full\n`);
+      process.stderr.write(
+        `      [disk] ${fits.name} pulled: kubelet's stats summary says imagefs ${percent(imageFs()).toFixed(1)}% full\n`,
+      );
     }
     const before = imageFs();
     const since = Date.now();
@@ -185,6 +187,10 @@ describe('imagepuller e2e: a node whose image filesystem is small', function () 
       status?.message ?? '',
       /^not pulled: its manifest names 150\.\d MiB of layers, and with them unpacked it would add about \d+ MiB to the image filesystem \(\/var\/lib\/containerd[^)]*\), [\d.]+% full now, [\d.]+% after; kubelet's image GC starts at 85%/,
     );
+    // the agent judged the filesystem as it was (read afresh while the pull ran): the two images, 2 x 90 MiB fetched
+    // and 2 x 90 MiB unpacked, are more than half of it
+    const now = Number(/, ([\d.]+)% full now/.exec(status?.message ?? '')?.[1]);
+    assert.ok(now >= 50, `the agent's reading when it refused: ${now}% (two 90 MiB images held, unpacked)`);
     await waitFor(
       async () =>
         (await eventsSince(admin, NS, since)).some(

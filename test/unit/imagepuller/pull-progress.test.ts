@@ -99,6 +99,7 @@ describe('imagepuller: pull progress from the content store', () => {
       running: () => [c, b, a],
       onMoved: () => undefined,
       disk: {
+        check: () => Promise.resolve(),
         wouldCross: (bytes) => {
           asked.push(Math.round(bytes / MiB));
           return bytes > 70 * MiB ? 'past the threshold' : undefined;
