@@ -17,6 +17,7 @@ import { validateClusterDir } from '../cluster/paths.js';
 import { startDaemon, stopDaemon } from '../cluster/runtime/processes.js';
 import { atRunEnd } from './fixtures.js';
 import { waitFor } from './wait.js';
+import { withEnv } from './with-env.js';
 import { recordedCommand } from '../cluster/k8s/process.js';
 
 const PLUGIN_ENTRY = fileURLToPath(new URL('../../src/cli/kubectl-kruise-node.js', import.meta.url));
@@ -41,16 +42,13 @@ export async function startOwnCluster(name: string): Promise<OwnCluster> {
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> => (stopped ??= downCluster({ dir, log, purge: true }));
   atRunEnd(stop);
-  const previousIpam = process.env.CLUSTER_POD_IPAM;
-  process.env.CLUSTER_POD_IPAM = 'kruise-ipam';
   let vars: Record<string, string>;
   try {
-    vars = await upCluster({ dir, log, kind: 'real', nodeCount: 2 });
+    vars = await withEnv({ CLUSTER_POD_IPAM: 'kruise-ipam' }, () =>
+      upCluster({ dir, log, kind: 'real', nodeCount: 2 }),
+    );
   } catch (err) {
     throw new Error(`cluster in ${dir} did not come up: ${errorMessage(err)}`, { cause: err });
-  } finally {
-    if (previousIpam === undefined) delete process.env.CLUSTER_POD_IPAM;
-    else process.env.CLUSTER_POD_IPAM = previousIpam;
   }
   const layout = await layoutFromContext({ dir, env: vars, log });
   if (!layout) throw new Error(`cluster in ${dir}: no layout after up`);

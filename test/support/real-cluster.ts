@@ -35,6 +35,7 @@ import { AgentProcess } from '../component/daemon/agent-process.js';
 import { ControllerProcess, freePort } from '../e2e/controller/controller-process.js';
 import { atRunEnd } from './fixtures.js';
 import { waitFor } from './wait.js';
+import { withEnv } from './with-env.js';
 import { errorMessage } from '../../src/util/error-message.js';
 import { putKubectlOnPath } from '../cluster/k8s/binaries.js';
 
@@ -117,21 +118,15 @@ export async function startRealClusterIn(dir: string, options: RealClusterOption
   const wasUp = await isClusterUp({ dir, log }).catch(() => false);
   if (!wasUp) atRunEnd(() => downCluster({ dir, log }));
   let vars: Record<string, string>;
-  const overrides: Record<string, string> = { CLUSTER_POD_IPAM: 'kruise-ipam', ...options.env };
-  const previous = Object.fromEntries(Object.keys(overrides).map((key) => [key, process.env[key]]));
-  Object.assign(process.env, overrides);
   try {
-    vars = await upCluster({ dir, log, kind: 'real', nodeCount: options.nodeCount ?? REAL_NODE_COUNT });
+    vars = await withEnv({ CLUSTER_POD_IPAM: 'kruise-ipam', ...options.env }, () =>
+      upCluster({ dir, log, kind: 'real', nodeCount: options.nodeCount ?? REAL_NODE_COUNT }),
+    );
   } catch (err) {
     const message = errorMessage(err);
     throw new Error(`real cluster in ${dir} did not come up: ${message} (log: ${join(dir, 'logs', 'cluster.log')})`, {
       cause: err,
     });
-  } finally {
-    for (const [key, value] of Object.entries(previous)) {
-      if (value === undefined) delete process.env[key];
-      else process.env[key] = value;
-    }
   }
   const layout = await layoutFromContext({ dir, env: vars, log });
   if (!layout) throw new Error(`real cluster in ${dir}: no layout after up`);
