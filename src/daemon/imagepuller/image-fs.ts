@@ -68,6 +68,8 @@ async function statfsSpace(path: string): Promise<FsSpace> {
 export class ImageFsGuard {
   private last: ImageFsUsage | undefined;
   private lastProblem: string | undefined;
+  /** The reading in flight, if any. */
+  private reading: Promise<void> | undefined;
   private readonly waiters = new WakeList();
   private readonly stopping = new AbortController();
   private loop: Promise<void> | undefined;
@@ -147,8 +149,18 @@ export class ImageFsGuard {
     await this.loop;
   }
 
-  /** Read the usage now. */
-  async check(signal: AbortSignal = this.stopping.signal): Promise<void> {
+  /**
+   * Read the usage now. Callers at the same moment (the guard's own loop, the progress reader every second while
+   * pulls run) share one reading.
+   */
+  check(signal: AbortSignal = this.stopping.signal): Promise<void> {
+    this.reading ??= this.read(signal).finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async read(signal: AbortSignal): Promise<void> {
     try {
       const runtime = await this.options.runtime(signal);
       const info = await runtime.imageFsInfo({}, { signal, timeoutMs: 10_000 });
