@@ -1,7 +1,9 @@
 // Pins on the real runtime (src/cri/containerd-images.ts, src/daemon/imagepuller/image-pins.ts): on containerd 1.7+
 // a reference labelled by the image puller is reported pinned by CRI's ImageStatus (what kubelet's image GC reads),
 // the sandbox image's own pin is left alone, the pin is released, and `kruise-daemon pins ls|release` sees the same.
-// A runtime without pinning (CRI-O, containerd 1.6) says why, and nothing is written.
+// A runtime without pinning (CRI-O, containerd 1.6) says why, and nothing is written. containerd's CRI plugin learns a
+// label change from the runtime's image events (internal/cri/server/events.go: ImageUpdate → UpdateImage), so CRI's
+// `pinned` follows a write a moment later: the test waits for it, with a deadline.
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { ContainerdImages } from '../../../src/cri/containerd-images.js';
@@ -12,6 +14,7 @@ import { runPinsCommand } from '../../../src/daemon/imagepuller/pins-command.js'
 import { silentLogger } from '../../../src/observability/logger.js';
 import { systemClock } from '../../../src/util/clock.js';
 import { useCluster, type ClusterEnv } from '../../support/cluster.js';
+import { waitFor } from '../../support/wait.js';
 
 describe('image pins (real runtime)', function () {
   let env: ClusterEnv;
@@ -20,6 +23,13 @@ describe('image pins (real runtime)', function () {
 
   async function pinned(reference: string): Promise<boolean | undefined> {
     return (await client.imageStatus({ image: { image: reference } })).image?.pinned;
+  }
+
+  /** CRI's ImageStatus reports `want` for the reference (it follows containerd's image events). */
+  async function reportsPinned(reference: string, want: boolean, why = ''): Promise<void> {
+    await waitFor(async () => (await pinned(reference)) === want, {
+      message: `CRI ImageStatus of ${reference} pinned=${want}${why ? ` (${why})` : ''}`,
+    });
   }
 
   async function pinsCommand(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -77,14 +87,14 @@ describe('image pins (real runtime)', function () {
       assert.deepEqual(pins.state(env.images.busybox2), { kind: 'pinned' });
       assert.deepEqual(pins.state(env.sandboxImage), { kind: 'pinned-by-others' });
       assert.equal(changes, 1);
-      assert.equal(await pinned(env.images.busybox2), true, 'CRI ImageStatus reports the pin kubelet reads');
+      await reportsPinned(env.images.busybox2, true, 'the pin kubelet reads');
       const ls = await pinsCommand(['ls']);
       assert.equal(ls.code, 0, ls.stderr);
       assert.equal(ls.stdout, `${env.images.busybox2}\n`);
 
       pins.want([]);
       await pins.idle();
-      assert.equal(await pinned(env.images.busybox2), false);
+      await reportsPinned(env.images.busybox2, false);
       assert.equal(await pinned(env.sandboxImage), true, 'the runtime pin stays');
     } finally {
       pins.close();
@@ -100,12 +110,12 @@ describe('image pins (real runtime)', function () {
     again.want([env.images.busybox2]);
     await again.idle();
     again.close();
-    assert.equal(await pinned(env.images.busybox2), true);
+    await reportsPinned(env.images.busybox2, true);
     const release = await pinsCommand(['release']);
     assert.equal(release.code, 0, release.stderr);
     assert.equal(release.stdout, `${env.images.busybox2}\n`);
     assert.match(release.stderr, /released 1 pin/);
-    assert.equal(await pinned(env.images.busybox2), false);
+    await reportsPinned(env.images.busybox2, false);
     assert.equal(await pinned(env.sandboxImage), true);
   });
 });

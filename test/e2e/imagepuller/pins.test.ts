@@ -136,7 +136,10 @@ describe('imagepuller e2e: pins against kubelet image GC, and images removed beh
     // an image nobody pinned, on both nodes: the proof that kubelet's GC ran
     for (const node of [nodeA, nodeB]) await criOf(node).pullImage({ image: { image: control } });
     if (canPin) {
-      assert.equal((await imageOn(nodeA, kept))?.pinned, true, 'pinned on A (CRI ImageStatus, what kubelet reads)');
+      // the pin follows the Succeeded status, and CRI learns it from containerd's image events: a moment later
+      await waitFor(async () => (await imageOn(nodeA, kept))?.pinned === true, {
+        message: `${kept} pinned on A (CRI ImageStatus, what kubelet reads)`,
+      });
       assert.equal((await imageOn(nodeA, control))?.pinned, false);
     }
     await waitForJob(cluster.admin, NS, 'goes', (j) => Boolean(j.status?.completionTime), 60_000);
