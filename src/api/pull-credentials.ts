@@ -3,8 +3,13 @@
 // those the tag's owners may use (src/api/pull-secret-use.ts). HTTPS with the controller's serving certificate, whose
 // CA the controller publishes in a ConfigMap of kruise-daemon-config that agents may read by name.
 
-/** `GET <base>/pull-credentials/v1?image=<NodeImage image key>&tag=<tag>`, `Authorization: Bearer <token>`. */
+/**
+ * `GET <base>/pull-credentials/v1?image=<NodeImage image key>&tag=<tag>[&generation=<n>]`, `Authorization: Bearer
+ * <token>`.
+ */
 export const PULL_CREDENTIALS_PATH = '/pull-credentials/v1';
+/** The NodeImage's metadata.generation the agent read the tag from: answers come from a cache at least that new. */
+export const PULL_CREDENTIALS_GENERATION_PARAM = 'generation';
 /** Port the controller serves it on by default (its own listener, not the admission webhooks'). */
 export const DEFAULT_PULL_CREDENTIALS_PORT = 9443;
 /** ConfigMap of kruise-daemon-config holding the CA of the controller's serving certificate. */

@@ -1,20 +1,21 @@
 // The pull-credentials listener of kruise-controller (its own port, not the admission webhooks'): HTTPS with the
 // controller's serving certificate (swapped on rotation), one path, GET only. Each request: the agent's token checked
 // (AgentIdentities: TokenReview, cached), then the answer built from the caches (answer.ts). 401/403 with a message
-// saying why (a refusal for a tag not in the node's spec waits up to 2 s for the cache to catch up with the agent's
-// view); 503 while the caches have not synced or the TokenReview failed (the agent retries its pull).
+// saying why; 503 while the caches have not synced, the TokenReview failed, or the NodeImage cache is older than the
+// generation the agent read (the agent retries its pull). An answer a cache catching up could change (a refusal, a
+// cache behind the agent, a named secret not seen) waits up to 2 s for it before it is given.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { PULL_CREDENTIALS_PATH } from '../../api/pull-credentials.js';
+import { PULL_CREDENTIALS_GENERATION_PARAM, PULL_CREDENTIALS_PATH } from '../../api/pull-credentials.js';
 import { errorMessage } from '../../util/error-message.js';
 import type { AgentIdentities } from './agent-identity.js';
-import { answerFor, type CredentialsLookup } from './answer.js';
+import { answerFor, cacheMayCatchUp, type CredentialsLookup, type CredentialsQuestion } from './answer.js';
 import { closeNow, listenOn } from '../../util/server-listen.js';
 
-/** How long a refusal waits for the caches to catch up with what the agent saw (a tag just written). */
-const CACHE_GRACE_MS = 2000;
-const CACHE_GRACE_STEP_MS = 100;
+/** How long an answer waits for the caches to catch up with what the agent saw (a tag or secret just written). */
+export const CACHE_GRACE_MS = 2000;
+export const CACHE_GRACE_STEP_MS = 100;
 
 export interface PullCredentialsServerOptions {
   certPem: string;
@@ -24,6 +25,8 @@ export interface PullCredentialsServerOptions {
   /** Why answers cannot be given yet (caches not synced), or undefined. */
   notReady: () => string | undefined;
   logger: Logger;
+  /** Waits between looks at the caches while an answer may still change (default: a timer; tests pass their own). */
+  pause?: (ms: number) => Promise<void>;
 }
 
 export class PullCredentialsServer {
@@ -85,11 +88,20 @@ export class PullCredentialsServer {
     }
     const image = url.searchParams.get('image') ?? '';
     const tag = url.searchParams.get('tag') ?? '';
-    let answer = answerFor(identity.node, image, tag, this.o.lookup);
-    // The agent may have seen a new tag before this replica's cache did: give the cache a moment before refusing.
-    for (let waited = 0; answer.status === 403 && waited < CACHE_GRACE_MS; waited += CACHE_GRACE_STEP_MS) {
-      await new Promise((resolve) => setTimeout(resolve, CACHE_GRACE_STEP_MS));
-      answer = answerFor(identity.node, image, tag, this.o.lookup);
+    const generationText = url.searchParams.get(PULL_CREDENTIALS_GENERATION_PARAM);
+    const generation = generationText === null ? undefined : Number(generationText);
+    if (generation !== undefined && (!Number.isSafeInteger(generation) || generation < 0)) {
+      reply(res, 400, {
+        message: `${PULL_CREDENTIALS_GENERATION_PARAM} must be a whole number, not ${generationText}`,
+      });
+      return;
+    }
+    const question: CredentialsQuestion = { image, tag, generation };
+    let answer = answerFor(identity.node, question, this.o.lookup);
+    // The agent may have seen a write (a tag, an owner, a secret) before this replica's caches did: give them a moment.
+    for (let waited = 0; cacheMayCatchUp(answer) && waited < CACHE_GRACE_MS; waited += CACHE_GRACE_STEP_MS) {
+      await (this.o.pause ?? pauseFor)(CACHE_GRACE_STEP_MS);
+      answer = answerFor(identity.node, question, this.o.lookup);
     }
     if (answer.status !== 200) {
       this.o.logger.info(
@@ -99,6 +111,10 @@ export class PullCredentialsServer {
     }
     reply(res, answer.status, answer.body);
   }
+}
+
+function pauseFor(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function reply(res: ServerResponse, status: number, body: unknown): void {

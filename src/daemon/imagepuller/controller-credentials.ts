@@ -3,7 +3,8 @@
 // only the CA the controller publishes in ConfigMap kruise-daemon-config/kruise-controller-ca (read by name, again
 // after a TLS failure: the CA may have been renewed). A Service URL is reached at the Service's ClusterIP from the
 // pod's environment when kubelet set it (no cluster DNS needed), the certificate checked for the Service's name. A
-// tag whose image has no pull secrets asks nothing. The controller answers only for tags of this agent's node and
+// tag whose image has no pull secrets asks nothing. The question carries the generation of the NodeImage the tag was
+// read from, so a replica whose cache has not seen that write yet waits for it rather than answer from before it. The controller answers only for tags of this agent's node and
 // only with the secrets the tag's owners may use. Answers are kept DEFAULT_SECRET_CACHE_MS per tag. A refusal
 // (401/403) is a PullSecretProblem with the controller's reason; the controller unreachable or not ready is an error
 // the pull reports and retries with its backoff. Nothing of a token or secret is logged.
@@ -12,6 +13,7 @@ import { KRUISE_DAEMON_CONFIG_NAMESPACE } from '../../api/constants.js';
 import {
   CONTROLLER_CA_CONFIGMAP,
   CONTROLLER_CA_KEY,
+  PULL_CREDENTIALS_GENERATION_PARAM,
   PULL_CREDENTIALS_PATH,
   type PullCredentialsAnswer,
 } from '../../api/pull-credentials.js';
@@ -126,6 +128,8 @@ export class ControllerPullCredentials implements PullCredentialSource {
     const url = new URL(PULL_CREDENTIALS_PATH, this.o.url);
     url.searchParams.set('image', request.imageName);
     url.searchParams.set('tag', request.tag);
+    if (request.generation !== undefined)
+      url.searchParams.set(PULL_CREDENTIALS_GENERATION_PARAM, String(request.generation));
     const where = `kruise-controller (${this.o.url})`;
     this.ca ??= await this.o.readCa().catch((err: unknown) => {
       throw new Error(

@@ -358,6 +358,7 @@ export class ImagePullController {
       pullSecrets: Array.isArray(image.pullSecrets) ? image.pullSecrets : undefined,
       sandboxConfig: isRecord(image.sandboxConfig) ? image.sandboxConfig : undefined,
       ownerReferences: ownersOf(tag),
+      ...(Number.isSafeInteger(nodeImage.metadata.generation) && { generation: nodeImage.metadata.generation }),
       ...(pullAgain && { note: PULLED_AGAIN_NOTE }),
     };
     this.pulls.set(

@@ -32,6 +32,11 @@ export interface TagSecretsRequest {
   pullSecrets?: readonly ReferenceObject[] | undefined;
   /** The tag's owners (ImagePullJobs); none: a tag written by hand. */
   ownerReferences?: readonly ObjectReference[] | undefined;
+  /**
+   * metadata.generation of the NodeImage these were read from: the controller answers from a cache at least that
+   * new (its cache may lag the agent's by a write that added an owner or a secret).
+   */
+  generation?: number | undefined;
 }
 
 export interface PullSecretCredentials {

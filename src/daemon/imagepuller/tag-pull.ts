@@ -67,6 +67,8 @@ export interface TagPullSpec {
   pullSecrets?: ReferenceObject[] | undefined;
   sandboxConfig?: SandboxConfig | undefined;
   ownerReferences?: ObjectReference[] | undefined;
+  /** metadata.generation of the NodeImage the spec was copied from. */
+  generation?: number | undefined;
   /** Said in the status message when the pull succeeds (why this tag was pulled again). */
   note?: string | undefined;
 }

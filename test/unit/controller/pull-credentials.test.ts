@@ -9,8 +9,16 @@ import {
   POD_NAME_EXTRA,
   REFUSED_CACHE_MS,
 } from '../../../src/controller/pullcredentials/agent-identity.js';
-import { answerFor, type CredentialsLookup } from '../../../src/controller/pullcredentials/answer.js';
+import { answerFor, cacheMayCatchUp, type CredentialsLookup } from '../../../src/controller/pullcredentials/answer.js';
+import { request } from 'node:https';
 import type { NodeImage } from '../../../src/api/nodeimage.js';
+import { createWebhookCertificates } from '../../../src/controller/admission/certs.js';
+import {
+  CACHE_GRACE_MS,
+  CACHE_GRACE_STEP_MS,
+  PullCredentialsServer,
+} from '../../../src/controller/pullcredentials/server.js';
+import { silentLogger } from '../../../src/observability/logger.js';
 import type { SecretObject } from '../../../src/controller/resources.js';
 import type { KubeObject } from '../../../src/kube/object.js';
 import { FakeClock } from '../../../src/util/clock.js';
@@ -145,34 +153,203 @@ describe('pull credentials: the answer', () => {
   };
 
   it("answers only a tag of the asker's node, with its owners' secrets", () => {
-    const s = answerFor('node-2', 'reg/app', 's', lookup);
+    const s = answerFor('node-2', { image: 'reg/app', tag: 's' }, lookup);
     assert.equal(s.status, 200);
     assert.deepEqual(s.status === 200 && s.body, {
       secrets: [{ name: 's-copy', type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': 'UwO=' } }],
       missing: 1,
     });
-    const u = answerFor('node-2', 'reg/app', 'u', lookup);
+    const u = answerFor('node-2', { image: 'reg/app', tag: 'u' }, lookup);
     assert.deepEqual(u.status === 200 && u.body.secrets.map((x) => x.name), ['u-copy']);
-    const hand = answerFor('node-2', 'reg/app', 'hand', lookup);
+    const hand = answerFor('node-2', { image: 'reg/app', tag: 'hand' }, lookup);
     assert.deepEqual(hand.status === 200 && [hand.body.secrets.length, hand.body.missingNames], [2, ['gone']]);
+    assert.ok(!('unsettled' in JSON.parse(JSON.stringify(s.body))), 'what the caches are unsure of is never sent');
+  });
+
+  it("says when its caches may be behind the agent's view: an older generation, a named secret unseen, an owner's own copy not naming it yet", () => {
+    const at = (generation: number): CredentialsLookup => ({
+      nodeImage: (node) =>
+        node === 'node-2' ? { ...nodeImage, metadata: { ...nodeImage.metadata, generation } } : undefined,
+      secret: (name) => secrets[name],
+    });
+    const behind = answerFor('node-2', { image: 'reg/app', tag: 'u', generation: 8 }, at(7));
+    assert.equal(behind.status, 503);
+    assert.match(
+      'message' in behind.body ? behind.body.message : '',
+      /seen generation 7 of NodeImage node-2, the agent read 8/,
+    );
+    assert.ok(cacheMayCatchUp(behind));
+    const current = answerFor('node-2', { image: 'reg/app', tag: 'u', generation: 7 }, at(7));
+    assert.equal(current.status, 200, 'the same generation, or a newer one, is answered');
+    assert.equal(answerFor('node-2', { image: 'reg/app', tag: 'u', generation: 6 }, at(7)).status, 200);
+    // 'gone' is named by the spec and not in the cache: the answer may change once the cache has it
+    assert.ok(cacheMayCatchUp(current));
+    const settled: CredentialsLookup = {
+      nodeImage: () => ({
+        metadata: { name: 'node-2', generation: 7 },
+        spec: {
+          images: {
+            'reg/app': {
+              pullSecrets: [
+                { namespace: 'kruise-daemon-config', name: 'u-copy' },
+                { namespace: 'kruise-daemon-config', name: 's-copy' },
+                { namespace: 'kruise-daemon-config', name: 'u-other' },
+              ],
+              tags: [{ tag: 'u', ownerReferences: [{ kind: 'ImagePullJob', namespace: 'u', name: 'job' }] }],
+            },
+          },
+        },
+      }),
+      secret: (name) =>
+        name === 'u-other'
+          ? {
+              metadata: {
+                name,
+                annotations: { ...refs('u/earlier'), 'imagepulljobs.kruise.io/source-key': 'u/other' },
+              },
+              data: {},
+            }
+          : secrets[name],
+    };
+    const withOwnCopy = answerFor('node-2', { image: 'reg/app', tag: 'u' }, settled);
+    assert.deepEqual(withOwnCopy.status === 200 && withOwnCopy.body.secrets.map((x) => x.name), ['u-copy']);
+    assert.ok(cacheMayCatchUp(withOwnCopy), "u's own copy that does not name u/job yet: its references may be behind");
+    const otherTenants: CredentialsLookup = {
+      ...settled,
+      secret: (name) => (name === 'u-other' ? undefined : secrets[name]),
+    };
+    const tenantsOnly = answerFor(
+      'node-2',
+      { image: 'reg/app', tag: 'u' },
+      {
+        ...otherTenants,
+        nodeImage: () => {
+          const ni = structuredClone(settled.nodeImage('node-2')!);
+          ni.spec!.images!['reg/app']!.pullSecrets = ni.spec!.images!['reg/app']!.pullSecrets!.slice(0, 2);
+          return ni;
+        },
+      },
+    );
+    assert.equal(tenantsOnly.status, 200);
+    assert.ok(!cacheMayCatchUp(tenantsOnly), "another tenant's copy left out is settled: nothing to wait for");
   });
 
   it('403 with a clear message for another node, an unknown image or tag; 400 without them', () => {
     const msg = (r: ReturnType<typeof answerFor>) => `${r.status} ${'message' in r.body ? r.body.message : ''}`;
-    assert.equal(msg(answerFor('node-1', 'reg/app', 's', lookup)), '403 node node-1 has no NodeImage');
+    assert.equal(msg(answerFor('node-1', { image: 'reg/app', tag: 's' }, lookup)), '403 node node-1 has no NodeImage');
     assert.equal(
-      msg(answerFor('node-2', 'reg/other', 's', lookup)),
+      msg(answerFor('node-2', { image: 'reg/other', tag: 's' }, lookup)),
       '403 image reg/other is not in the spec of NodeImage node-2',
     );
     assert.equal(
-      msg(answerFor('node-2', 'reg/app', 'x', lookup)),
+      msg(answerFor('node-2', { image: 'reg/app', tag: 'x' }, lookup)),
       '403 tag reg/app:x is not in the spec of NodeImage node-2',
     );
     assert.equal(
-      msg(answerFor('node-2', 'constructor', 's', lookup)),
+      msg(answerFor('node-2', { image: 'constructor', tag: 's' }, lookup)),
       '403 image constructor is not in the spec of NodeImage node-2',
     );
-    assert.equal(answerFor('node-2', '', '', lookup).status, 400);
+    assert.equal(answerFor('node-2', { image: '', tag: '' }, lookup).status, 400);
+  });
+});
+
+describe('pull credentials: the listener waits for its caches to catch up with the agent', () => {
+  const certs = createWebhookCertificates({ hosts: ['127.0.0.1'], now: Date.now() });
+  const copy = (name: string, job: string): SecretObject => ({
+    metadata: {
+      name,
+      annotations: { 'imagepulljobs.kruise.io/references': job, 'imagepulljobs.kruise.io/source-key': `s/${name}` },
+    },
+    data: { '.dockerconfigjson': 'e30=' },
+  });
+  const written = (generation: number, secretNames: string[], owners: string[]): NodeImage => ({
+    metadata: { name: 'node-2', generation },
+    spec: {
+      images: {
+        'reg/app': {
+          pullSecrets: secretNames.map((name) => ({ namespace: 'kruise-daemon-config', name })),
+          tags: [{ tag: '1', ownerReferences: owners.map((name) => ({ kind: 'ImagePullJob', namespace: 's', name })) }],
+        },
+      },
+    },
+  });
+
+  async function listen(lookup: CredentialsLookup, onPause: () => void) {
+    const pauses: number[] = [];
+    const server = new PullCredentialsServer({
+      certPem: certs.serving.certPem,
+      keyPem: certs.serving.keyPem,
+      identities: { identify: () => Promise.resolve({ ok: true, node: 'node-2', pod: 'agent-x' }) },
+      lookup,
+      notReady: () => undefined,
+      logger: silentLogger,
+      pause: (ms) => {
+        pauses.push(ms);
+        onPause();
+        return Promise.resolve();
+      },
+    });
+    const port = await server.listen('127.0.0.1', 0);
+    const ask = (query: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = request(
+          `https://127.0.0.1:${port}/pull-credentials/v1?${query}`,
+          { ca: certs.ca.certPem, headers: { authorization: 'Bearer t' } },
+          (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (c: string) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    return { server, ask, pauses };
+  }
+
+  it("answers from the write the agent read: the job that joined the tag and its secret's copy, not the cache's older view", async () => {
+    // the cache has generation 7 (one owner, its good secret); the agent read 8 (a second job and its copy); the
+    // write reaches the NodeImage cache after two looks, the secret cache after four
+    let looks = 0;
+    const lookup: CredentialsLookup = {
+      nodeImage: () =>
+        looks >= 2 ? written(8, ['good', 'bad'], ['private', 'malformed']) : written(7, ['good'], ['private']),
+      secret: (name) =>
+        name === 'good' || looks >= 4 ? copy(name, name === 'good' ? 's/private' : 's/malformed') : undefined,
+    };
+    const { server, ask, pauses } = await listen(lookup, () => looks++);
+    try {
+      const answer = await ask('image=reg%2Fapp&tag=1&generation=8');
+      assert.equal(answer.status, 200, answer.body);
+      assert.deepEqual(
+        (JSON.parse(answer.body) as { secrets: Array<{ name: string }> }).secrets.map((s) => s.name),
+        ['good', 'bad'],
+      );
+      assert.equal(pauses.length, 4);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('503 once the grace is spent with the cache still behind (the agent retries); 400 for a generation that is no number', async () => {
+    const lookup: CredentialsLookup = {
+      nodeImage: () => written(7, ['good'], ['private']),
+      secret: (n) => copy(n, 's/private'),
+    };
+    const { server, ask, pauses } = await listen(lookup, () => undefined);
+    try {
+      const behind = await ask('image=reg%2Fapp&tag=1&generation=9');
+      assert.equal(behind.status, 503);
+      assert.match(behind.body, /seen generation 7 of NodeImage node-2, the agent read 9/);
+      assert.equal(pauses.length, CACHE_GRACE_MS / CACHE_GRACE_STEP_MS);
+      const settled = await ask('image=reg%2Fapp&tag=1&generation=7');
+      assert.equal(settled.status, 200, 'a settled answer is given at once');
+      assert.equal(pauses.length, CACHE_GRACE_MS / CACHE_GRACE_STEP_MS);
+      assert.equal((await ask('image=reg%2Fapp&tag=1&generation=x')).status, 400);
+      assert.equal((await ask('image=reg%2Fapp&tag=1&generation=-1')).status, 400);
+    } finally {
+      await server.close();
+    }
   });
 });
 
@@ -222,6 +399,12 @@ describe("pull credentials: the agent's side", () => {
       ['u'],
     );
     assert.deepEqual(a.asked, ['/pull-credentials/v1?image=reg%3A5000%2Fapp&tag=1 Bearer tok']);
+  });
+
+  it('says which generation of its NodeImage it read the tag from', async () => {
+    const a = agent([{ status: 200, body: { secrets: [], missing: 0 } }]);
+    await a.source.credentials({ ...request, generation: 12 });
+    assert.deepEqual(a.asked, ['/pull-credentials/v1?image=reg%3A5000%2Fapp&tag=1&generation=12 Bearer tok']);
   });
 
   it('asks again when the tag gets another owner or its image another secret (no stale answer)', async () => {
