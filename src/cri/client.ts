@@ -40,11 +40,16 @@ export type CriRequest<M extends CriMethod> = CriMethodTypes[M][0];
 export type CriResponse<M extends CriMethod> = CriMethodTypes[M][1];
 
 /** Per-call options. */
+/** The gRPC header containerd reads a call's lease from (its leases.FromContext); see containerd-leases.ts. */
+export const CONTAINERD_LEASE_HEADER = 'containerd-lease';
+
 export interface CriCallOptions {
   /** Deadline of this call in ms (default: the method's, see methods.ts). */
   timeoutMs?: number;
   /** Cancels the call (it then fails with kind Cancelled). */
   signal?: AbortSignal;
+  /** containerd: the lease the call's content is written under (the `containerd-lease` header); ignored elsewhere. */
+  containerdLease?: string | undefined;
 }
 
 export interface CriClientOptions {
@@ -281,7 +286,7 @@ export class CriClient {
     }
     const deadlineAt = Date.now() + deadlineMs;
     try {
-      return await this.attempt(method, request, deadlineAt, options.signal);
+      return await this.attempt(method, request, deadlineAt, options.signal, options.containerdLease);
     } catch (first) {
       if (!this.retryable(method, first, deadlineAt, options.signal)) throw toCriError(first, errorContext);
       const waitUntil = Math.min(deadlineAt, Date.now() + this.reconnectWaitMs);
@@ -292,7 +297,7 @@ export class CriClient {
       const ready = await this.waitForReady(waitUntil - Date.now());
       if (!ready || Date.now() >= deadlineAt) throw toCriError(first, errorContext);
       try {
-        return await this.attempt(method, request, deadlineAt, options.signal);
+        return await this.attempt(method, request, deadlineAt, options.signal, options.containerdLease);
       } catch (second) {
         throw toCriError(second, errorContext);
       }
@@ -311,6 +316,7 @@ export class CriClient {
     request: CriRequest<M>,
     deadlineAt: number,
     signal?: AbortSignal,
+    lease?: string,
   ): Promise<CriResponse<M>> {
     const spec = CRI_METHODS[method];
     const services = criServices();
@@ -323,12 +329,14 @@ export class CriClient {
         return;
       }
       const started = performance.now();
+      const metadata = new Metadata();
+      if (lease !== undefined) metadata.set(CONTAINERD_LEASE_HEADER, lease);
       const call = this.channel.makeUnaryRequest<CriRequest<M>, CriResponse<M>>(
         definition.path,
         definition.requestSerialize,
         definition.responseDeserialize,
         request,
-        new Metadata(),
+        metadata,
         { deadline: new Date(deadlineAt) },
         (err, response) => {
           signal?.removeEventListener('abort', onAbort);

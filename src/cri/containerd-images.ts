@@ -1,8 +1,8 @@
 // containerd's own image metadata service (proto/containerd/images.proto) on the runtime's socket, in the CRI
 // plugin's namespace (k8s.io): the image puller reads and writes the labels that pin an image. CRI has no call for
 // pinning; containerd's CRI plugin reports an image pinned (CRI Image.pinned, which kubelet's image GC never
-// removes) when one of its references carries io.cri-containerd.pinned=pinned, and it sees a label change at once
-// (its event monitor refreshes the reference). Another runtime answers Unimplemented: `unsupported` then.
+// removes) when one of its references carries io.cri-containerd.pinned=pinned, and it sees a label change a moment
+// later (its event monitor refreshes the reference on the runtime's ImageUpdate event). Another runtime answers Unimplemented: `unsupported` then.
 import { isRecord } from '../util/is-record.js';
 import {
   ContainerdApiError,

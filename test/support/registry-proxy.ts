@@ -28,9 +28,14 @@ export interface RegistryProxy {
   halfBlobs: boolean;
   /** Client addresses whose manifest requests get 404 (MANIFEST_UNKNOWN). */
   readonly refuseFrom: Set<string>;
+  /** Blobs (by digest) whose GETs are held, not answered, until released (the rest pass). */
+  holdDigests(digests: readonly string[]): void;
+  releaseDigests(): void;
   /** GET/HEAD of manifests, by repository:reference. */
   manifestRequests(): number;
   blobRequests(): number;
+  /** Bytes of blob bodies sent to clients (a pull that resumes sends fewer than the blob's size). */
+  blobBytes(): number;
   /** Requests being held right now. */
   stalled(): number;
   close(): Promise<void>;
@@ -40,11 +45,14 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
   const [upstreamHost, upstreamPort] = upstream.split(':');
   let manifests = 0;
   let blobs = 0;
+  let blobBytes = 0;
   const held = new Set<() => void>();
   const sockets = new Set<Socket>();
   const state = { stallBlobs: false, blobDelayMs: 0, halfBlobs: false };
   const halves = new Set<() => void>();
   const refuseFrom = new Set<string>();
+  const heldDigests = new Set<string>();
+  const heldByDigest = new Set<() => void>();
 
   /** Send the upstream response on: piped as it comes, or through `answer` (which owns `res` then). */
   const forward = (
@@ -52,6 +60,9 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
     res: ServerResponse,
     answer: (upstreamRes: IncomingMessage, res: ServerResponse) => void = (upstreamRes) => {
       res.writeHead(upstreamRes.statusCode ?? 502, { ...upstreamRes.headers });
+      if (/\/blobs\/sha/.test(req.url ?? '') && req.method === 'GET') {
+        upstreamRes.on('data', (chunk: Buffer) => (blobBytes += chunk.length));
+      }
       upstreamRes.pipe(res);
     },
   ): void => {
@@ -85,9 +96,12 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
         'content-length': String(body.length),
       });
       res.write(body.subarray(0, half));
+      blobBytes += half;
       const rest = (): void => {
         halves.delete(rest);
-        if (!res.destroyed) res.end(body.subarray(half));
+        if (res.destroyed) return;
+        blobBytes += body.length - half;
+        res.end(body.subarray(half));
       };
       if (state.halfBlobs) {
         halves.add(rest);
@@ -107,13 +121,22 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
     }
     const isBlob = /\/blobs\/sha/.test(path);
     if (isBlob) blobs++;
-    if (isBlob && state.stallBlobs) {
+    const digest = /\/blobs\/(sha256:[0-9a-f]+)/.exec(path)?.[1];
+    /** Answer the request only once its release (kept in `releases`) is called. */
+    const holdIn = (releases: Set<() => void>): void => {
       const release = (): void => {
-        held.delete(release);
+        releases.delete(release);
         if (!res.destroyed) forward(req, res);
       };
-      held.add(release);
-      res.on('close', () => held.delete(release));
+      releases.add(release);
+      res.on('close', () => releases.delete(release));
+    };
+    if (isBlob && digest !== undefined && heldDigests.has(digest)) {
+      holdIn(heldByDigest);
+      return;
+    }
+    if (isBlob && state.stallBlobs) {
+      holdIn(held);
       return;
     }
     if (isBlob && state.halfBlobs && req.method === 'GET') {
@@ -139,6 +162,13 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
   return {
     host: `${listenAddress}:${port}`,
     refuseFrom,
+    holdDigests(digests) {
+      for (const d of digests) heldDigests.add(d);
+    },
+    releaseDigests() {
+      heldDigests.clear();
+      for (const release of [...heldByDigest]) release();
+    },
     get stallBlobs() {
       return state.stallBlobs;
     },
@@ -161,10 +191,12 @@ export async function startRegistryProxy(upstream: string, listenAddress = '127.
     },
     manifestRequests: () => manifests,
     blobRequests: () => blobs,
+    blobBytes: () => blobBytes,
     stalled: () => held.size,
     async close() {
       held.clear();
       halves.clear();
+      heldByDigest.clear();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -10,8 +10,11 @@ export interface UniqueImage {
   imageName: string;
   tag: string;
   manifestDigest: string;
+  /** The first layer's. */
   layerDigest: string;
   layerSize: number;
+  /** Every layer, in the manifest's order. */
+  layers: { digest: string; size: number }[];
 }
 
 const sha256 = (data: Buffer): string => `sha256:${createHash('sha256').update(data).digest('hex')}`;
@@ -66,32 +69,36 @@ async function pushBlob(registry: string, repository: string, blob: Buffer): Pro
   return digest;
 }
 
-/** Push a fresh image `repository:tag` with one layer of `layerBytes` random bytes (incompressible). */
+/**
+ * Push a fresh image `repository:tag` with `layerCount` layers of `layerBytes` random bytes each (incompressible).
+ */
 export async function pushUniqueImage(
   registry: string,
   repository: string,
   tag = 'v1',
   layerBytes = 1024 * 1024,
+  layerCount = 1,
 ): Promise<UniqueImage> {
-  const tar = tarOfOneFile('random.bin', randomBytes(layerBytes));
-  const layer = gzipSync(tar);
+  const tars = Array.from({ length: layerCount }, (_, i) => tarOfOneFile(`random-${i}.bin`, randomBytes(layerBytes)));
+  const blobs = tars.map((tar) => gzipSync(tar));
   const architecture = process.arch === 'x64' ? 'amd64' : process.arch;
   const config = Buffer.from(
     JSON.stringify({
       architecture,
       os: 'linux',
-      config: { Cmd: ['/random.bin'] },
-      rootfs: { type: 'layers', diff_ids: [sha256(tar)] },
+      config: { Cmd: ['/random-0.bin'] },
+      rootfs: { type: 'layers', diff_ids: tars.map(sha256) },
     }),
   );
-  const layerDigest = await pushBlob(registry, repository, layer);
+  const layers: { digest: string; size: number }[] = [];
+  for (const blob of blobs) layers.push({ digest: await pushBlob(registry, repository, blob), size: blob.length });
   const configDigest = await pushBlob(registry, repository, config);
   const manifest = Buffer.from(
     JSON.stringify({
       schemaVersion: 2,
       mediaType: 'application/vnd.oci.image.manifest.v1+json',
       config: { mediaType: 'application/vnd.oci.image.config.v1+json', digest: configDigest, size: config.length },
-      layers: [{ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', digest: layerDigest, size: layer.length }],
+      layers: layers.map((l) => ({ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', ...l })),
     }),
   );
   await checked(
@@ -106,7 +113,8 @@ export async function pushUniqueImage(
     imageName: `${registry}/${repository}`,
     tag,
     manifestDigest: sha256(manifest),
-    layerDigest,
-    layerSize: layer.length,
+    layerDigest: layers[0]!.digest,
+    layerSize: layers[0]!.size,
+    layers,
   };
 }
