@@ -39,6 +39,8 @@ import type { ImagePullMetrics } from './metrics.js';
 import { buildNodeImageStatus, countPhases, specTags } from './nodeimage-status.js';
 import { PullSecretStore, type PullCredentialSource } from './pull-secrets.js';
 import { ControllerPullCredentials, controllerCaReader } from './controller-credentials.js';
+import type { LeaseStore } from '../../cri/containerd-leases.js';
+import { PullLeases } from './pull-leases.js';
 import { RunSlots } from '../run-slots.js';
 import { StatusWriter } from '../status-writer.js';
 import { tagSpecProblem } from './tag-spec-check.js';
@@ -72,8 +74,10 @@ export interface ImagePullControllerOptions {
   pinStore: (signal: AbortSignal) => Promise<ImageLabelStore | { unsupported: string }>;
   /** How often the Succeeded tags' images are looked for on the node (ms, default 5 s). */
   presenceIntervalMs?: number;
-  /** kubelet's pulls for this node's pods; new pre-pulls wait for them. Unset: they do not wait. */
-  kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling'>;
+  /** kubelet's pulls for this node's pods; new pre-pulls wait for them, resumable ones pause. Unset: neither. */
+  kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling' | 'onStart'>;
+  /** containerd's lease service, so a pull paused for kubelet resumes; undefined on another runtime. */
+  leaseStore?: (signal: AbortSignal) => Promise<LeaseStore | undefined>;
   /** containerd's content store, for pull progress; undefined on a runtime without one (no progress then). */
   contentStore?: (signal: AbortSignal) => Promise<ContentStore | undefined>;
   /** How often the progress of running pulls is read and written (ms, default 5 s: one write per 5 s at most). */
@@ -111,6 +115,7 @@ export class ImagePullController {
   private readonly diskRelease: DiskRelease;
   private readonly stopping = new AbortController();
   private readonly progress: ProgressReader | undefined;
+  private readonly leases: PullLeases | undefined;
   private readonly pins: ImagePins;
   private readonly presence: ImagePresence;
   /** The NodeImage to build the status on, and its status patch. */
@@ -146,6 +151,9 @@ export class ImagePullController {
       () => this.reconcile(),
     );
     this.slots = new RunSlots(options.maxParallelPulls ?? DEFAULT_MAX_PARALLEL_PULLS);
+    this.leases = options.leaseStore
+      ? new PullLeases({ store: options.leaseStore, clock: options.clock, logger: options.logger })
+      : undefined;
     this.secrets =
       options.pullCredentialsUrl !== undefined
         ? new ControllerPullCredentials({
@@ -254,6 +262,7 @@ export class ImagePullController {
     for (const pull of this.pulls.values()) pull.abort();
     await this.informer.stop();
     await Promise.all([...this.pulls.values()].map((p) => p.done));
+    this.leases?.close();
     await this.writer.close().catch(() => undefined);
     await this.events.close();
   }
@@ -373,6 +382,7 @@ export class ImagePullController {
         onChange: () => this.changed(),
         onFinished: (result) => this.onFinished(result),
         kubeletFirst: this.options.kubeletFirst,
+        leases: this.leases,
         disk: this.disk,
       }),
     );

@@ -1,5 +1,8 @@
 // kubelet's pulls come first: while kubelet pulls an image for a pod on this node, the image puller starts no new
-// pre-pull (running ones go on), so a starting pod does not share the node's bandwidth and disk with pre-pulls.
+// pre-pull, and a running one that can resume (its pull is under a lease of ours, pull-leases.ts) is paused: its CRI
+// call is cancelled when kubelet starts pulling (onStart) and made again once kubelet is done, fetching only what it
+// did not have. A pull that cannot resume goes on. So a starting pod does not share the node's bandwidth and disk
+// with pre-pulls.
 // How the agent knows, with no API request of its own: the node's pods (the agent's shared pod watch) tell which
 // containers kubelet has yet to start (no status yet, or waiting with ContainerCreating / PodInitializing), and the
 // runtime (CRI ImageStatus, local) which of their images are not on the node: kubelet is pulling those, or about to.
@@ -75,6 +78,7 @@ export class KubeletPulls {
   private readonly since = new Map<string, number>();
   private readonly expiredWarned = new Set<string>();
   private readonly waiters = new WakeList();
+  private readonly startListeners = new Set<() => void>();
   private timer: TimerHandle | undefined;
   private readonly evaluation = new SerialRun(
     () => this.evaluate(),
@@ -103,7 +107,14 @@ export class KubeletPulls {
     await this.waiters.wait(signal);
   }
 
+  /** Call `listener` each time kubelet starts pulling after a time it pulled nothing; returns its remover. */
+  onStart(listener: () => void): () => void {
+    this.startListeners.add(listener);
+    return () => this.startListeners.delete(listener);
+  }
+
   stop(): void {
+    this.startListeners.clear();
     this.stopping.abort(new Error('stopping'));
     this.unsubscribe();
     this.timer?.cancel();
@@ -154,7 +165,11 @@ export class KubeletPulls {
     const before = this.held.length;
     this.held = [...new Set(held)];
     if (before === 0 && this.held.length > 0) {
-      this.log.info({ pulling: this.held }, 'kubelet is pulling images for pods of this node; new pre-pulls wait');
+      this.log.info(
+        { pulling: this.held },
+        'kubelet is pulling images for pods of this node; new pre-pulls wait, resumable ones pause',
+      );
+      for (const listener of [...this.startListeners]) listener();
     }
     this.timer?.cancel();
     this.timer = undefined;

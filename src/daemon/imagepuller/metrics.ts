@@ -12,8 +12,8 @@ export type PullResult = 'succeeded' | 'failed' | 'present';
 
 export interface ImagePullMetrics {
   pullFinished(result: PullResult, seconds: number): void;
-  /** One CRI PullImage attempt (a tag may make several). */
-  attempt(outcome: 'ok' | 'error'): void;
+  /** One CRI PullImage attempt (a tag may make several); `paused`: cancelled for kubelet's pull, resumed later. */
+  attempt(outcome: 'ok' | 'error' | 'paused'): void;
   setTagsByPhase(counts: Readonly<Record<ImagePullPhase, number>>): void;
   /** The Succeeded tags' references by pin state. */
   setPins(counts: Readonly<PinCounts>): void;
@@ -43,7 +43,7 @@ export function imagePullMetrics(registry: Registry): ImagePullMetrics {
   });
   const attempts = new Counter({
     name: 'kruise_daemon_image_pull_attempts_total',
-    help: 'CRI PullImage attempts made by the image puller, by outcome',
+    help: 'CRI PullImage attempts made by the image puller, by outcome (paused: cancelled for kubelet, resumed later)',
     labelNames: ['outcome'],
     registers,
   });
@@ -78,7 +78,7 @@ export function imagePullMetrics(registry: Registry): ImagePullMetrics {
   });
   for (const state of PIN_STATES) pins.set({ state }, 0);
   for (const phase of PHASES) tags.set({ phase }, 0);
-  for (const outcome of ['ok', 'error']) attempts.inc({ outcome }, 0);
+  for (const outcome of ['ok', 'error', 'paused']) attempts.inc({ outcome }, 0);
   for (const result of ['succeeded', 'failed', 'present']) pulls.inc({ result }, 0);
   const metrics: ImagePullMetrics = {
     pullFinished(result, seconds) {

@@ -7,7 +7,7 @@ import { controllerModule } from '../controller-module.js';
 import { ImagePullController } from './controller.js';
 import { imagePullMetrics } from './metrics.js';
 import type { ImageRuntime } from './tag-pull.js';
-import { contentStoreFor, pinStoreFor } from './runtime-stores.js';
+import { contentStoreFor, leaseStoreFor, pinStoreFor } from './runtime-stores.js';
 import { KubeletPulls } from './kubelet-pulls.js';
 import { nodePodsOf } from '../node-pods.js';
 
@@ -50,6 +50,7 @@ export const imagePullerModule = controllerModule<CriClient>({
         fsRoot: ctx.options.imageFsRoot,
       },
       contentStore: async (signal) => await contentStoreFor(await untilAborted(ctx.runtime.connected(), signal)),
+      leaseStore: async (signal) => await leaseStoreFor(await untilAborted(ctx.runtime.connected(), signal)),
       pinStore: async (signal) => await pinStoreFor(await untilAborted(ctx.runtime.connected(), signal)),
       ...(ctx.options.pullCredentialsUrl !== undefined && { pullCredentialsUrl: ctx.options.pullCredentialsUrl }),
     });

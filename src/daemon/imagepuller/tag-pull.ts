@@ -2,7 +2,10 @@
 // Succeeded (imageID, completionTime, progress 100) or Failed (message). backoffLimit+1 attempts with a 1 s → 30 s
 // backoff between them; timeoutSeconds bounds each attempt (the CRI deadline), activeDeadlineSeconds the whole
 // pull from its start. abort() stops it at once: the CRI call is cancelled and nothing more is reported. A pull
-// secret that does not exist is skipped (a warning, and the tag's status message names it).
+// secret that does not exist is skipped (a warning, and the tag's status message names it). On containerd the pull
+// runs under a lease of its own (pull-leases.ts), so when kubelet starts pulling for a pod of this node the running
+// attempt is cancelled, the tag waits again (Waiting, saying so) and then resumes: no attempt is spent, and only
+// what was not fetched yet is fetched.
 import {
   KRUISE_DAEMON_CONFIG_NAMESPACE,
   PULLING_IMAGE_BY_ANNOTATION,
@@ -32,6 +35,7 @@ import type { Clock } from '../../util/clock.js';
 import { credentialsFor, type RegistryCredential } from './docker-keyring.js';
 import type { ImageListRuntime } from './image-presence.js';
 import type { KubeletPulls } from './kubelet-pulls.js';
+import type { PullLease, PullLeases } from './pull-leases.js';
 import type { ImageFsGuard, ImageFsRuntime } from './image-fs.js';
 import type { ImagePullMetrics } from './metrics.js';
 import {
@@ -95,8 +99,10 @@ export interface TagPullDependencies {
   onChange: () => void;
   /** The pull ended (Succeeded or Failed) and was not aborted. */
   onFinished?: (result: TagPullResult) => void;
-  /** kubelet's pulls for this node's pods, which a new pull waits for (kubelet-pulls.ts). */
-  kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling'> | undefined;
+  /** kubelet's pulls for this node's pods, which a new pull waits for and a resumable one pauses for. */
+  kubeletFirst?: Pick<KubeletPulls, 'whenClear' | 'pulling' | 'onStart'> | undefined;
+  /** Leases that make a pull resumable (containerd); none: pulls are not paused for kubelet. */
+  leases?: Pick<PullLeases, 'take'> | undefined;
   /** The image filesystem, which a new pull waits for while it is at kubelet's GC threshold (image-fs.ts). */
   disk?: Pick<ImageFsGuard, 'whenRoom' | 'full'> | undefined;
 }
@@ -112,6 +118,9 @@ class AttemptTimeout extends Error {
 
 /** An error the next attempt would get again: no point retrying. */
 class PermanentPullError extends Error {}
+
+/** The attempt was cancelled so kubelet's pull goes first; the pull resumes under its lease. */
+class PausedForKubelet extends Error {}
 
 export class TagPull {
   private current: ImageTagStatus;
@@ -205,7 +214,13 @@ export class TagPull {
 
     let lastError = '';
     let backoffMs = TAG_RETRY_FIRST_WAIT_MS;
+    let lease: PullLease | undefined;
     try {
+      try {
+        lease = await this.deps.leases?.take(this.stop.signal);
+      } catch {
+        if (this.stop.signal.aborted) return;
+      }
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const left = deadlineAt - this.deps.clock.now();
         if (left <= 0) {
@@ -217,11 +232,32 @@ export class TagPull {
           const outcome = await this.attempt(reference, pullRef, Math.min(timeoutMs, left), left < timeoutMs, {
             timeoutSeconds: timeoutSecondsOf(policy),
             deadlineSeconds: deadlineSeconds ?? 0,
+            lease: lease?.id,
           });
           this.succeed(outcome.imageId, startedAt, outcome.present);
           return;
         } catch (err) {
           if (this.stop.signal.aborted) return;
+          if (err instanceof PausedForKubelet) {
+            // not an attempt: let go of the slot, wait as a new pull would, then go on from what the lease kept
+            this.deps.metrics?.attempt('paused');
+            this.log.info({ attempt }, 'pull paused for kubelet; it resumes under its lease when kubelet is done');
+            release?.();
+            release = undefined;
+            try {
+              release = await this.acquireWhenNodeAllows(pullRef);
+            } catch {
+              return; // aborted while waiting
+            }
+            this.update({
+              tag: this.spec.tag,
+              phase: 'Pulling',
+              startTime: rfc3339(startedAt),
+              version: this.spec.version,
+            });
+            attempt--;
+            continue;
+          }
           lastError = errorMessage(this.refusal.signal.aborted ? this.refusal.signal.reason : err);
           this.deps.metrics?.attempt('error');
           this.log.warn({ attempt, of: attempts, err: lastError }, 'image pull attempt failed');
@@ -245,6 +281,7 @@ export class TagPull {
       this.fail(lastError || `pulling image ${pullRef} failed`, (this.deps.clock.now() - startedAt) / 1000, startedAt);
     } finally {
       release?.();
+      await lease?.release();
     }
   }
 
@@ -285,9 +322,16 @@ export class TagPull {
     pullRef: string,
     budgetMs: number,
     budgetIsDeadline: boolean,
-    limits: { timeoutSeconds: number; deadlineSeconds: number },
+    limits: { timeoutSeconds: number; deadlineSeconds: number; lease?: string | undefined },
   ): Promise<{ imageId: string; present: boolean }> {
     const timer = new AbortController();
+    // a pull under a lease pauses when kubelet starts pulling (what it fetched stays); one without a lease goes on
+    const pause = new AbortController();
+    const kubelet = this.deps.kubeletFirst;
+    const stopListening =
+      limits.lease !== undefined && kubelet
+        ? kubelet.onStart(() => pause.abort(new PausedForKubelet(`paused for kubelet's pull`)))
+        : () => undefined;
     const handle = this.deps.clock.setTimer(() => {
       timer.abort(
         budgetIsDeadline
@@ -298,7 +342,8 @@ export class TagPull {
             ),
       );
     }, budgetMs);
-    const signal = AbortSignal.any([this.stop.signal, timer.signal, this.refusal.signal]);
+    const signal = AbortSignal.any([this.stop.signal, timer.signal, this.refusal.signal, pause.signal]);
+    const lease = limits.lease;
     this.skipped = '';
     const endsAt = this.deps.clock.now() + budgetMs;
     // the CRI deadline is a little later than our own timer, so a cut says which limit was hit
@@ -337,7 +382,13 @@ export class TagPull {
           },
         };
         if (credentials.length === 0) {
-          const response = await this.pullOnce(runtime, request, remaining(), signal, pullRef, reference);
+          const response = await this.pullOnce(
+            runtime,
+            request,
+            { timeoutMs: remaining(), signal, lease },
+            pullRef,
+            reference,
+          );
           return { imageId: response.image_ref, present: false };
         }
         const failures: string[] = [];
@@ -346,8 +397,7 @@ export class TagPull {
             const response = await this.pullOnce(
               runtime,
               { ...request, auth: authConfigOf(credential) },
-              remaining(),
-              signal,
+              { timeoutMs: remaining(), signal, lease },
               pullRef,
               reference,
             );
@@ -369,22 +419,28 @@ export class TagPull {
       if (timer.signal.aborted && !this.stop.signal.aborted && timer.signal.reason instanceof AttemptTimeout) {
         throw timer.signal.reason;
       }
+      if (pause.signal.aborted && !this.stop.signal.aborted && !this.refusal.signal.aborted) throw pause.signal.reason;
       throw err;
     } finally {
       handle.cancel();
+      stopListening();
     }
   }
 
   private async pullOnce(
     runtime: ImageRuntime,
     request: PullImageRequest,
-    timeoutMs: number,
-    signal: AbortSignal,
+    call: { timeoutMs: number; signal: AbortSignal; lease: string | undefined },
     pullRef: string,
     reference: ImageReference,
   ): Promise<PullImageResponse__Output> {
+    const { signal } = call;
     try {
-      const response = await runtime.pullImage(request, { timeoutMs, signal });
+      const response = await runtime.pullImage(request, {
+        timeoutMs: call.timeoutMs,
+        signal,
+        ...(call.lease !== undefined && { containerdLease: call.lease }),
+      });
       this.deps.metrics?.attempt('ok');
       return response;
     } catch (err) {

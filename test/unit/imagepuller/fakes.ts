@@ -22,6 +22,8 @@ export type PullBehaviour = { id: string } | { fail: string; code?: number } | '
 export interface RecordedPull {
   request: PullImageRequest;
   timeoutMs?: number | undefined;
+  /** The containerd lease the call was made under. */
+  lease?: string | undefined;
   /** Set when the call ended: ok, error or cancelled. */
   outcome?: 'ok' | 'error' | 'cancelled' | undefined;
 }
@@ -38,7 +40,7 @@ export class FakeImageRuntime implements ImageRuntime {
 
   pullImage(request: PullImageRequest, options: CriCallOptions = {}): Promise<PullImageResponse__Output> {
     const image = request.image?.image ?? '';
-    const record: RecordedPull = { request, timeoutMs: options.timeoutMs };
+    const record: RecordedPull = { request, timeoutMs: options.timeoutMs, lease: options.containerdLease };
     this.pulls.push(record);
     const n = this.calls.get(image) ?? 0;
     this.calls.set(image, n + 1);

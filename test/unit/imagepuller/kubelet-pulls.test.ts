@@ -1,10 +1,13 @@
 // kubelet's pulls first (src/daemon/imagepuller/kubelet-pulls.ts): which containers kubelet has yet to start, which
-// of their images are missing from the node, and a new pre-pull that waits for them (its status says why) while a
-// pull already running goes on. Fake clock, fake pods, images present as a set.
+// of their images are missing from the node, and a new pre-pull that waits for them (its status says why); a running
+// pull under a lease (pull-leases.ts) pauses and resumes under the same lease without spending an attempt, one
+// without a lease goes on. Fake clock, fake pods, images present as a set, leases as a map.
 import assert from 'node:assert/strict';
 import type { ImageTagStatus } from '../../../src/api/nodeimage.js';
 import type { WirePod } from '../../../src/api/wire.js';
 import { imagesKubeletPrepares, KubeletPulls, type PodSource } from '../../../src/daemon/imagepuller/kubelet-pulls.js';
+import type { LeaseStore } from '../../../src/cri/containerd-leases.js';
+import { LEASE_OF_LABEL, PullLeases } from '../../../src/daemon/imagepuller/pull-leases.js';
 import { PullSecretStore } from '../../../src/daemon/imagepuller/pull-secrets.js';
 import { TagPull } from '../../../src/daemon/imagepuller/tag-pull.js';
 import { RunSlots } from '../../../src/daemon/run-slots.js';
@@ -153,6 +156,111 @@ describe('imagepuller: kubelet pulls first', () => {
       await until(() => pull.status.phase === 'Succeeded', 'the pre-pull succeeded once kubelet was done');
       assert.equal(runtime.pulls.length, 1);
       assert.equal(pull.status.message, undefined);
+    } finally {
+      pull.abort();
+      pulls.stop();
+    }
+  });
+
+  /** containerd's leases as a map; `made` counts creations. */
+  function fakeLeases(): LeaseStore & { leases: Map<string, Record<string, string>>; made: number } {
+    const leases = new Map<string, Record<string, string>>();
+    return {
+      leases,
+      made: 0,
+      create(id, labels) {
+        this.made++;
+        leases.set(id, labels);
+        return Promise.resolve();
+      },
+      delete(id) {
+        leases.delete(id);
+        return Promise.resolve();
+      },
+      listLabelled(key, value) {
+        return Promise.resolve([...leases].filter(([, l]) => l[key] === value).map(([id, labels]) => ({ id, labels })));
+      },
+    };
+  }
+
+  async function runningPull(withLeases: boolean) {
+    const clock = new FakeClock();
+    const pods = new FakePods();
+    const present = new Set<string>();
+    const pulls = new KubeletPulls({
+      pods,
+      imagePresent: (image) => Promise.resolve(present.has(image)),
+      clock,
+      logger: silentLogger,
+    });
+    const runtime = new FakeImageRuntime();
+    const ref = '127.0.0.1:5000/test/busybox:1.0';
+    runtime.script.set(ref, ['hang', { id: `sha256:${'b'.repeat(64)}` }]);
+    const store = fakeLeases();
+    // a lease an earlier agent left: deleted when the first lease is taken
+    store.leases.set('kruise-daemon-pull-old', { [LEASE_OF_LABEL]: 'kruise-daemon' });
+    const history: ImageTagStatus[] = [];
+    const pull: TagPull = new TagPull(
+      {
+        imageName: '127.0.0.1:5000/test/busybox',
+        tag: '1.0',
+        version: 0,
+        pullPolicy: { backoffLimit: 0, timeoutSeconds: 600 },
+      },
+      {
+        runtime: () => Promise.resolve(runtime),
+        slots: new RunSlots(2),
+        secrets: new PullSecretStore(secretReader({}).read, clock, 60_000),
+        clock,
+        logger: silentLogger,
+        onChange: () => history.push(pull.status),
+        kubeletFirst: pulls,
+        ...(withLeases && {
+          leases: new PullLeases({ store: () => Promise.resolve(store), clock, logger: silentLogger }),
+        }),
+      },
+    );
+    await until(() => runtime.inFlight === 1 && pull.status.phase === 'Pulling', 'the pre-pull is running');
+    // a pod comes whose image kubelet must pull
+    pods.set([pod('web', { phase: 'Pending' })]);
+    await until(() => pulls.pulling().length === 1, "kubelet pulls web's image");
+    return { clock, present, runtime, store, history, pull, pulls };
+  }
+
+  it('a running pull under a lease pauses for kubelet and resumes under the same lease, spending no attempt', async () => {
+    const { clock, present, runtime, store, history, pull, pulls } = await runningPull(true);
+    try {
+      await until(() => runtime.pulls[0]?.outcome === 'cancelled', 'the running pull cancelled for kubelet');
+      await until(() => pull.status.phase === 'Waiting', 'the tag waits again');
+      assert.match(pull.status.message ?? '', /^waiting for kubelet, which is pulling images for pods of this node/);
+      assert.equal(runtime.inFlight, 0, 'nothing of ours pulls beside kubelet');
+      assert.deepEqual([...store.leases.keys()].length, 1, "the earlier agent's lease deleted, ours kept");
+      present.add('app-web:1');
+      await clock.advance(1_000);
+      await until(() => pull.status.phase === 'Succeeded', 'resumed and pulled once kubelet was done (backoffLimit 0)');
+      assert.equal(runtime.pulls.length, 2);
+      const lease = runtime.pulls[0]!.lease;
+      assert.match(lease ?? '', /^kruise-daemon-pull-/);
+      assert.equal(runtime.pulls[1]!.lease, lease, 'the same lease: what the first call fetched is used');
+      assert.equal(store.made, 1);
+      await until(() => store.leases.size === 0, 'the lease let go once the image is made');
+      const phases = history.map((s) => s.phase).filter((p, i, a) => p !== a[i - 1]);
+      assert.deepEqual(phases, ['Pulling', 'Waiting', 'Pulling', 'Succeeded']);
+      assert.equal(pull.status.startTime, history.find((s) => s.phase === 'Pulling')?.startTime, 'one start time');
+    } finally {
+      pull.abort();
+      pulls.stop();
+    }
+  });
+
+  it('a running pull without a lease (another runtime) goes on while kubelet pulls', async () => {
+    const { clock, runtime, pull, pulls } = await runningPull(false);
+    try {
+      await clock.advance(5_000);
+      assert.equal(runtime.pulls.length, 1);
+      assert.equal(runtime.pulls[0]!.outcome, undefined, 'still running');
+      assert.equal(runtime.pulls[0]!.lease, undefined);
+      assert.equal(pull.status.phase, 'Pulling');
     } finally {
       pull.abort();
       pulls.stop();
