@@ -51,6 +51,8 @@ interface KubeletFirstRound {
   podBusyMs: number;
   prePullsMs: number;
   writesPerTag: number;
+  /** Running pre-pulls paused for the pod's pull. */
+  paused: number;
 }
 
 interface SideFigures {
@@ -232,11 +234,11 @@ async function measure(
   if (parts.has('kubelet-first')) {
     const runs = kubeletFirstRuns();
     for (let round = 1; round <= runs; round++) {
-      const result = await kubeletFirstRound(context, cluster, node, cri, side, round);
+      const result = await kubeletFirstRound(context, cluster, node, cri, agent, round);
       log(
         `${side}: round ${round}/${runs}: pod start idle ${Math.round(result.podIdleMs)} ms, during pre-pulls ` +
           `${Math.round(result.podBusyMs)} ms (${(result.podBusyMs / result.podIdleMs).toFixed(2)}x); pre-pulls done in ` +
-          `${Math.round(result.prePullsMs)} ms; ${result.writesPerTag} status writes per tag`,
+          `${Math.round(result.prePullsMs)} ms, ${result.paused} paused for kubelet; ${result.writesPerTag} status writes per tag`,
       );
       figures.kubeletFirst.push(result);
     }
@@ -250,10 +252,12 @@ async function kubeletFirstRound(
   cluster: RealCluster,
   node: NodeLayout,
   cri: CriClient,
-  side: string,
+  agent: AgentUnderTest,
   round: number,
 ): Promise<KubeletFirstRound> {
   const client = cluster.admin;
+  const side = agent.side;
+  const pausedBefore = agent.pausedPulls();
   await emptyNodeImage(client, node.name, side);
   await freshNamespace(client, NS);
   const idleImage = await push(cluster, `pod-idle-${side}-${round}`, POD_IMAGE_MIB);
@@ -293,7 +297,13 @@ async function kubeletFirstRound(
   await emptyNodeImage(client, node.name, side);
   await removeImages(cri, [idleImage, busyImage, ...preImages]);
   context.log(`${side}: round ${round} done`);
-  return { podIdleMs, podBusyMs, prePullsMs, writesPerTag: writes / PRE_PULLS };
+  return {
+    podIdleMs,
+    podBusyMs,
+    prePullsMs,
+    writesPerTag: writes / PRE_PULLS,
+    paused: agent.pausedPulls() - pausedBefore,
+  };
 }
 
 export const openKruiseImagesStaySuite: BenchSuite = {
@@ -371,6 +381,13 @@ export const openKruiseImagesStaySuite: BenchSuite = {
           ours: median(of(ours, (r) => r.prePullsMs)),
           theirs: median(of(theirs, (r) => r.prePullsMs)),
           note: `spec write to all ${PRE_PULLS} Succeeded, a pod's pull in between: what yielding to kubelet costs`,
+        },
+        {
+          name: 'pre-pulls.paused-for-kubelet',
+          unit: 'pulls',
+          ours: median(of(ours, (r) => r.paused)),
+          theirs: median(of(theirs, (r) => r.paused)),
+          note: 'running pre-pulls cancelled when the pod came and resumed under their lease',
         },
         {
           name: 'nodeimage.writes-per-tag',

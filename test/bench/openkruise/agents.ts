@@ -33,6 +33,8 @@ export interface AgentUnderTest {
   ownRequests(): Promise<number>;
   /** The duration of its last image pull as it logs it (ours: `image pulled` ms; its: `Successfully pull image` cost). */
   lastPullMs(): number | undefined;
+  /** Pulls it paused so kubelet's pull went first, so far (ours logs each; OpenKruise's daemon never pauses one). */
+  pausedPulls(): number;
   stop(): Promise<unknown>;
 }
 
@@ -68,6 +70,7 @@ async function startOurs(cluster: RealCluster, node: NodeLayout): Promise<AgentU
       const ms = agent.process.logs.findLast((l) => l.msg === 'image pulled')?.ms;
       return typeof ms === 'number' ? ms : undefined;
     },
+    pausedPulls: () => agent.process.logs.filter((l) => String(l.msg).startsWith('pull paused for kubelet')).length,
     stop: () => agent.process.stop(),
   };
 }
@@ -94,6 +97,7 @@ async function startOpenKruise(
       const line = daemon.log().findLast((l) => l.includes('"Successfully pull image"'));
       return line === undefined ? undefined : goDurationMs(/cost="([^"]+)"/.exec(line)?.[1] ?? '');
     },
+    pausedPulls: () => 0,
     stop: () => daemon.stop(),
   };
 }
