@@ -19,6 +19,7 @@ import {
   CONTAINER_RECREATE_REQUESTS,
   crrFinished,
   type ContainerRecreateRequest,
+  type ContainerRecreateRequestContainerRecreateState as RecreateState,
   type ContainerRecreateRequestStatus,
 } from '../../api/containerrecreaterequest.js';
 import { restartPolicyProblem } from '../../api/containerrecreaterequest-restart-policy.js';
@@ -281,17 +282,20 @@ export class CrrController {
       return step.recheckMs ? { requeueAfter: step.recheckMs } : undefined;
     }
 
-    // kill. The phase and every container's state (this one Recreating, isKilled, with what it is doing) are written
-    // before the preStop hook begins, so a long hook shows as progress and is never taken for an absent agent; the
-    // write is conditional on the CRR we read, so a CRR the controller completed meanwhile is not stopped. A restarted
-    // agent tells from the runtime whether the stop happened (the instance exited or was replaced; with forceRecreate
-    // the isKilled record is what tells).
+    // kill. The CRR's phase Recreating is written before the preStop hook begins, so a long hook shows as progress and
+    // is never taken for an absent agent. The container stays Pending through its hook and stop and is Recreating,
+    // isKilled once the stop returned, as OpenKruise records it (isKilled: the container was stopped). A restarted
+    // agent tells from the runtime whether the stop happened (the instance exited or was replaced); a hook cut by the
+    // agent's death runs again (at least once, as kubelet's hooks). With forceRecreate the runtime cannot tell (a
+    // restart before the CRR counts for nothing), so there the record is written before the stop, and an agent killed
+    // between the stop and its record never stops the new instance.
     const spec = picked.spec.containers.find((c) => c.name === step.container)!;
     const grace = picked.spec.strategy?.terminationGracePeriodSeconds ?? CRR_DEFAULT_TERMINATION_GRACE_SECONDS;
-    const stopping = step.states.map((s) =>
-      s.name === step.container ? { ...s, message: stoppingMessage(spec.preStop !== undefined, grace) } : s,
-    );
-    const current = await this.writeStatus(picked, { phase: 'Recreating', containerRecreateStates: stopping });
+    const recordFirst = picked.spec.strategy?.forceRecreate === true;
+    const current = await this.writeStatus(picked, {
+      phase: 'Recreating',
+      containerRecreateStates: recordFirst ? step.states : step.before,
+    });
     if (crrFinished(current.status)) {
       log.info({ container: step.container }, 'ContainerRecreateRequest completed meanwhile; not stopping');
       return;
@@ -339,8 +343,29 @@ export class CrrController {
         states = step.states.map((s) => (s.name === step.container ? { name: s.name, phase: 'Failed', message } : s));
       }
     }
-    await this.writeStatus(current, { phase: 'Recreating', containerRecreateStates: states });
+    await this.recordStop(
+      current,
+      step.container,
+      states.find((s) => s.name === step.container)!,
+    );
     return { requeueAfter: CACHE_WAIT_MS };
+  }
+
+  /**
+   * The stopped container's state once its stop returned, also on a CRR finished meanwhile (its deadline passed
+   * during the preStop hook): only that container's entry changes, and never one already Succeeded or Failed; the
+   * CRR's phase, completion time and message are left as they are. Conditional on what was read, as every write.
+   */
+  private async recordStop(crr: ContainerRecreateRequest, container: string, state: RecreateState): Promise<void> {
+    const result = await patchStatus(client(this.options), CONTAINER_RECREATE_REQUESTS, crr, (draft) => {
+      const states = draft.status?.containerRecreateStates ?? [];
+      const i = states.findIndex((s) => s.name === container);
+      const prev = states[i];
+      if (!prev || prev.phase === 'Succeeded' || prev.phase === 'Failed') return;
+      states[i] = state;
+      draft.status = { ...(draft.status ?? { phase: 'Recreating' }), containerRecreateStates: states };
+    });
+    if (result.patched) this.expectations.expect(uidOf(crr), result.object.metadata?.resourceVersion);
   }
 
   /**
@@ -368,13 +393,6 @@ function uidOf(crr: ContainerRecreateRequest): string {
 
 function client(options: CrrControllerOptions): KubeClient {
   return options.client;
-}
-
-/** What the CRR's state says while its container is being stopped. */
-function stoppingMessage(preStop: boolean, graceSeconds: number): string {
-  return preStop
-    ? `running the preStop hook, then stopping the container (grace period ${graceSeconds} s)`
-    : `stopping the container (grace period ${graceSeconds} s)`;
 }
 
 /** Why kubelet would not start a container of the CRR again (restartPolicy), from the cached pod if it is the CRR's. */

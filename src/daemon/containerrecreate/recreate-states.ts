@@ -1,11 +1,11 @@
 // The per-container state machine of a CRR and the step the agent takes next, as pure functions of the CRR, the
 // pod's containers in the runtime and the pod's status in the cache. OpenKruise's rules (reference §1.6.4, §8.3/4)
 // with three differences: readiness comes from the pod status the agent watches (not from the manager's snapshot
-// annotation); the state of a container is written (phase Recreating, isKilled) *before* it is stopped, so with
-// forceRecreate an agent killed mid-CRR never stops the same container twice (without forceRecreate the runtime
-// shows a stopped container as exited or replaced, which no restart can mistake); and a container kubelet holds
-// waiting (CrashLoopBackOff after a recent restart, ...) says so in its state's message, predicted from the runtime
-// while kubelet's status does not say it yet.
+// annotation); with forceRecreate the state of a container is written (phase Recreating, isKilled) *before* it is
+// stopped, so an agent killed mid-CRR never stops the same container twice (without forceRecreate it is written once
+// the stop returned, as OpenKruise does: the runtime shows a stopped container as exited or replaced, which no
+// restart can mistake); and a container kubelet holds waiting (CrashLoopBackOff after a recent restart, ...) says so
+// in its state's message, predicted from the runtime while kubelet's status does not say it yet.
 import type {
   ContainerRecreateRequest,
   ContainerRecreateRequestContainerRecreateState as RecreateState,
@@ -100,8 +100,11 @@ export function currentStates(input: StateInputs): RecreateState[] {
 }
 
 export type NextStep =
-  /** Stop `container`; `states` is what to record (Recreating + isKilled), before the stop with forceRecreate. */
-  | { kind: 'kill'; container: string; runtimeId: string; states: RecreateState[] }
+  /**
+   * Stop `container`: `before` is the states as they are (it Pending), `states` what to record for the stop
+   * (Recreating + isKilled): once the stop returned, or before it with forceRecreate.
+   */
+  | { kind: 'kill'; container: string; runtimeId: string; before: RecreateState[]; states: RecreateState[] }
   /** Write `states` and complete the CRR. */
   | { kind: 'complete'; states: RecreateState[] }
   /** Write `states` if they differ from the CRR's; then look again after `recheckMs`. */
@@ -146,7 +149,7 @@ export function nextStep(input: StateInputs): NextStep {
     }
     const next = states.slice();
     next[i] = { name: state.name, phase: 'Recreating', isKilled: true };
-    return { kind: 'kill', container: state.name, runtimeId: current.id, states: next };
+    return { kind: 'kill', container: state.name, runtimeId: current.id, before: states, states: next };
   }
   if (completed === states.length) return { kind: 'complete', states };
   return { kind: 'wait', states, recheckMs };

@@ -214,16 +214,6 @@ export const KNOWN_FAILURES: readonly { it: string; at: string; reason: string }
       "1 s here (a small image from a local registry, or one already on the nodes); OpenKruise's daemon reports a " +
       'tag no sooner than 3 to 5 s after it starts, so against OpenKruise the check always comes first',
   })),
-  {
-    it: 'recreates containers with preStopHook',
-    at: 'test/e2e/apps/v1alpha1/containerrecreate.go:412',
-    reason:
-      'a documented difference (docs/container-recreate.md): our agent writes the state of the container it stops ' +
-      '(Recreating, isKilled, with a message) before the preStop hook and the stop, so a restarted agent knows the ' +
-      "stop went out and a long hook shows as progress; OpenKruise's daemon writes it only after KillContainer " +
-      'returned (pkg/daemon/containerrecreate/crr_daemon_controller.go:357-373), so when activeDeadlineSeconds (3 s) ' +
-      "ends the CRR inside the 8 s hook the spec finds both containers still Pending, ours 'app' Recreating",
-  },
 ];
 
 export interface E2eRun {

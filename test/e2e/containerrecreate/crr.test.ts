@@ -511,12 +511,58 @@ describe('ContainerRecreateRequest e2e', function () {
       ['', 'Recreating', 'Completed'].slice(phases[0] === '' ? 0 : 1),
       `phases: ${JSON.stringify(seen)}`,
     );
+    // through the hook the CRR is Recreating and its container Pending (not yet stopped); then stopped, recreated
     const running = seen.find((s) => s?.phase === 'Recreating');
-    assert.match(running?.containerRecreateStates?.[0]?.message ?? '', /running the preStop hook/);
+    assert.deepEqual(running?.containerRecreateStates, [{ name: 'app', phase: 'Pending' }], JSON.stringify(seen));
+    assert.ok(
+      seen.some((s) => s?.phase === 'Recreating' && s.containerRecreateStates?.[0]?.isKilled === true),
+      `isKilled once the stop returned: ${JSON.stringify(seen)}`,
+    );
     const completed = seen.filter((s) => s?.phase === 'Completed');
     assert.equal(completed.length, 1, `the completed status never changed: ${JSON.stringify(completed)}`);
     assert.equal(completed[0]?.message, undefined, 'not completed for want of an answer');
     assert.deepEqual(completed[0]?.containerRecreateStates, [{ name: 'app', phase: 'Succeeded', isKilled: true }]);
+  });
+
+  it("a deadline inside a preStop hook (OpenKruise's case): Completed with both Pending, then app recorded stopped once its stop returned", async () => {
+    const before = await runPod(
+      stack,
+      pod([{ name: 'app', preStop: ['sleep', '8'] }, { name: 'sidecar' }], { grace: 30 }),
+    );
+    const podName = before.metadata!.name!;
+    const name = `crr-deadline-prestop-${seq}`;
+    await createCrr(stack, name, {
+      podName,
+      containers: [{ name: 'app' }, { name: 'sidecar' }],
+      activeDeadlineSeconds: 3,
+    });
+    const done = await waitCompleted(stack, name);
+    assert.equal(done.status?.message, 'recreating has exceeded the activeDeadlineSeconds');
+    assert.deepEqual(done.status?.containerRecreateStates, [
+      { name: 'app', phase: 'Pending' },
+      { name: 'sidecar', phase: 'Pending' },
+    ]);
+    // the stop goes on after the deadline: app restarts once, the sidecar is never stopped
+    await waitFor(async () => containerStatus((await getPod(stack, podName))!, 'app').restartCount === 1, {
+      timeoutMs: 60_000,
+      message: 'app restarted once after its preStop hook',
+    });
+    const recorded = await waitFor(
+      async () => {
+        const crr = await getCrr(stack, name);
+        return crr?.status?.containerRecreateStates?.[0]?.isKilled === true ? crr : undefined;
+      },
+      { message: "app's stop recorded on the completed CRR" },
+    );
+    assert.deepEqual(recorded.status?.containerRecreateStates, [
+      { name: 'app', phase: 'Recreating', isKilled: true },
+      { name: 'sidecar', phase: 'Pending' },
+    ]);
+    assert.equal(recorded.status?.phase, 'Completed');
+    assert.equal(recorded.status?.completionTime, done.status?.completionTime);
+    assert.equal(recorded.status?.message, done.status?.message);
+    const after = (await getPod(stack, podName))!;
+    assert.equal(containerStatus(after, 'sidecar').restartCount, 0);
   });
 
   it('denies a CRR for a pod with restartPolicy Never: kubelet would not start the container again', async () => {
