@@ -39,10 +39,10 @@ export interface CriMethodTypes {
 export type CriRequest<M extends CriMethod> = CriMethodTypes[M][0];
 export type CriResponse<M extends CriMethod> = CriMethodTypes[M][1];
 
-/** Per-call options. */
 /** The gRPC header containerd reads a call's lease from (its leases.FromContext); see containerd-leases.ts. */
 export const CONTAINERD_LEASE_HEADER = 'containerd-lease';
 
+/** Per-call options. */
 export interface CriCallOptions {
   /** Deadline of this call in ms (default: the method's, see methods.ts). */
   timeoutMs?: number;
